@@ -1,0 +1,102 @@
+#include "address.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+
+#include "usage_error.h"
+
+namespace paddle_launch {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string Endpoint::str() const { return port ? fmt::format("{}:{}", ip, *port) : ip; }
+
+bool is_ipv4(std::string_view text) {
+  in_addr addr{};
+  return inet_pton(AF_INET, std::string(text).c_str(), &addr) == 1;
+}
+
+std::vector<std::string> split_list(std::string_view text, std::string_view what) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string_view item = trim(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (item.empty())
+      throw UsageError(fmt::format("{}: empty item in '{}'", what, text));
+    items.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<std::string> parse_ip_list(std::string_view text, std::string_view flag) {
+  std::vector<std::string> ips = split_list(text, flag);
+  for (size_t i = 0; i < ips.size(); ++i) {
+    if (!is_ipv4(ips[i]))
+      throw UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, ips[i]));
+    if (std::find(ips.begin(), ips.begin() + i, ips[i]) != ips.begin() + i)
+      throw UsageError(fmt::format("{}: '{}' is listed twice", flag, ips[i]));
+  }
+  return ips;
+}
+
+int parse_port(std::string_view text, std::string_view what) {
+  int port = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
+    throw UsageError(fmt::format("{}: port '{}' is not a number in 1..65535", what, text));
+  return port;
+}
+
+std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_view flag,
+                                          bool port_required) {
+  std::vector<Endpoint> endpoints;
+  for (const std::string& item : split_list(text, flag)) {
+    Endpoint e;
+    size_t colon = item.rfind(':');
+    e.ip = item.substr(0, colon);
+    if (colon != std::string::npos)
+      e.port = parse_port(std::string_view(item).substr(colon + 1), fmt::format("{} entry '{}'", flag, item));
+    else if (port_required)
+      throw UsageError(fmt::format("{}: '{}' has no port (expected ip:port)", flag, item));
+    if (!is_ipv4(e.ip))
+      throw UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, e.ip));
+    if (e.port && std::find(endpoints.begin(), endpoints.end(), e) != endpoints.end())
+      throw UsageError(fmt::format("{}: '{}' is listed twice", flag, item));
+    endpoints.push_back(std::move(e));
+  }
+  return endpoints;
+}
+
+std::vector<std::string> local_ipv4_addresses() {
+  std::vector<std::string> result;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return result;
+  for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET) continue;
+    if (!(it->ifa_flags & IFF_UP)) continue;
+    char buf[INET_ADDRSTRLEN] = {};
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
+    if (inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf) != nullptr &&
+        std::find(result.begin(), result.end(), buf) == result.end())
+      result.emplace_back(buf);
+  }
+  freeifaddrs(list);
+  return result;
+}
+
+}  // namespace paddle_launch

@@ -1,0 +1,40 @@
+#pragma once
+// Node addresses and endpoints: strict IPv4 parsing of the lists users type (--ips, --servers,
+// --workers), and the IPv4 addresses of this machine's interfaces.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace paddle_launch {
+
+struct Endpoint {
+  std::string ip;
+  std::optional<int> port;  // absent where a list allows it (worker entries)
+
+  std::string str() const;  // "ip:port", or "ip" without a port
+  bool operator==(const Endpoint&) const = default;
+};
+
+bool is_ipv4(std::string_view text);
+
+// Splits a comma list, trimming blanks around items; an empty item is an error naming `what`.
+std::vector<std::string> split_list(std::string_view text, std::string_view what);
+
+// "a,b,c" of IPv4 addresses, in the order given. Throws UsageError naming `flag` for an
+// invalid or duplicated address.
+std::vector<std::string> parse_ip_list(std::string_view text, std::string_view flag);
+
+// "ip:port,..." lists. `port_required` decides whether a bare "ip" is accepted.
+// Throws UsageError naming `flag` for a bad address, a port out of 1..65535 or a duplicate.
+std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_view flag,
+                                          bool port_required);
+
+// Port number in 1..65535 from text; throws UsageError naming `what`.
+int parse_port(std::string_view text, std::string_view what);
+
+// IPv4 addresses of this machine's interfaces that are up, in interface order.
+std::vector<std::string> local_ipv4_addresses();
+
+}  // namespace paddle_launch

@@ -1,0 +1,138 @@
+#include "launch_options.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "usage_error.h"
+
+namespace paddle_launch {
+namespace {
+
+constexpr const char* kVersion = "paddle-launch 0.1.0";
+constexpr const char* kUsage = "paddle-launch [options] training_script [training_script_args...]";
+
+template <typename T>
+std::string or_none(const std::optional<T>& value) {
+  return value ? fmt::format("{}", *value) : "None";
+}
+
+std::string python_list(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& item : items) quoted.push_back(fmt::format("'{}'", item));
+  return fmt::format("[{}]", fmt::join(quoted, ", "));
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const argv[]) {
+  CommandLine result;
+  LaunchOptions& o = result.options;
+
+  CLI::App app{std::string("Usage: ") + kUsage + "\n\npaddle-launch: start a distributed training job (collective or parameter-server) "
+               "on this node and supervise it.",
+               "paddle-launch"};
+  app.prefix_command();  // the first positional argument and everything after it is the script's
+  app.set_version_flag("--version", kVersion);
+  app.get_formatter()->column_width(34);
+
+  const auto port = CLI::Range(1, 65535);
+  app.add_option("--gpus,--devices", o.gpus,
+                 "Comma list of GPU ids (relative to CUDA_VISIBLE_DEVICES); one process per id. "
+                 "Default: all visible GPUs");
+  app.add_option("--nproc_per_node", o.nproc_per_node,
+                 "Processes per node. Default: the number of GPUs, else 1")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--ips", o.ips, "Comma list of node IPs, the same list on every node")
+      ->capture_default_str();
+  app.add_option("--host", o.host, "This node's IP. Default: POD_IP, else the local address found in --ips");
+  app.add_option("--start_port", o.start_port,
+                 "First port of deterministic endpoints. Default: FLAGS_START_PORT, else 6070 "
+                 "(one node: free ports)")
+      ->check(port);
+  app.add_option("--log_dir", o.log_dir, "Directory of the per-process logs")->capture_default_str();
+  app.add_option("--run_mode", o.run_mode, "collective or ps. Default: chosen from the other flags")
+      ->check(CLI::IsMember({"collective", "ps"}));
+  app.add_option("--backend", o.backend, "Collective backend: auto, gloo or nccl")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--server_num", o.server_num, "PS mode on one node: number of servers")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--worker_num", o.worker_num, "PS mode on one node: number of workers")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--servers", o.servers, "PS mode: comma list of server ip:port");
+  app.add_option("--workers", o.workers, "PS mode: comma list of worker ip[:port]");
+  app.add_option("--http_port", o.http_port, "Port of the rendezvous key-value store")->check(port);
+  app.add_flag("--dry_run{table}", o.dry_run,
+               "Print the plan (every process, its role, rank, command and environment) and start "
+               "nothing; --dry_run=json prints it as JSON")
+      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("--max_restarts", o.max_restarts,
+                 "On a failure, restart all local processes up to this many times")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--grace_period", o.grace_period,
+                 "Seconds between SIGTERM and SIGKILL when stopping processes")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.footer(
+      "Examples:\n"
+      "  paddle-launch --nproc_per_node=2 train                       # 2 CPU processes (Gloo)\n"
+      "  paddle-launch --gpus=0,1 train                               # one process per GPU (NCCL)\n"
+      "  paddle-launch --ips=10.0.0.1,10.0.0.2 --gpus=0,1 train       # run on each node\n"
+      "  paddle-launch --server_num=1 --worker_num=2 train            # parameter-server mode\n"
+      "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
+      "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.action = CommandLine::Action::kHelp;
+    result.text = app.help();
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.action = CommandLine::Action::kVersion;
+    result.text = kVersion;
+    return result;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+
+  std::vector<std::string> rest = app.remaining();
+  if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+  if (rest.empty()) throw UsageError(std::string("missing training_script (usage: ") + kUsage + ")");
+  if (rest.front().starts_with("-"))
+    throw UsageError("unknown option '" + rest.front() + "' (see --help)");
+  o.training_script = rest.front();
+  o.training_script_args.assign(rest.begin() + 1, rest.end());
+  return result;
+}
+
+std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOptions& o) {
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"backend", o.backend},
+      {"dry_run", or_none(o.dry_run)},
+      {"gpus", or_none(o.gpus)},
+      {"grace_period", fmt::format("{}", o.grace_period)},
+      {"host", or_none(o.host)},
+      {"http_port", or_none(o.http_port)},
+      {"ips", o.ips},
+      {"log_dir", o.log_dir},
+      {"max_restarts", fmt::format("{}", o.max_restarts)},
+      {"nproc_per_node", or_none(o.nproc_per_node)},
+      {"run_mode", o.run_mode.empty() ? "None" : o.run_mode},
+      {"server_num", or_none(o.server_num)},
+      {"servers", or_none(o.servers)},
+      {"start_port", or_none(o.start_port)},
+      {"training_script", o.training_script},
+      {"training_script_args", python_list(o.training_script_args)},
+      {"worker_num", or_none(o.worker_num)},
+      {"workers", or_none(o.workers)},
+  };
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+}  // namespace paddle_launch

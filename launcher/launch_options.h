@@ -1,0 +1,47 @@
+#pragma once
+// LaunchOptions: what the user asked for on the command line, syntax-checked.
+// Checks that need the machine (interfaces, GPUs, files, ports) belong to planning.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace paddle_launch {
+
+struct LaunchOptions {
+  std::optional<std::string> gpus;  // --gpus / --devices, as typed
+  std::optional<int> nproc_per_node;
+  std::string ips = "127.0.0.1";
+  std::optional<std::string> host;
+  std::optional<int> start_port;
+  std::string log_dir = "log";
+  std::string run_mode;  // "", "collective" or "ps"
+  std::string backend = "auto";
+  std::optional<int> server_num;
+  std::optional<int> worker_num;
+  std::optional<std::string> servers;
+  std::optional<std::string> workers;
+  std::optional<int> http_port;
+  std::optional<std::string> dry_run;  // "table" or "json"
+  int max_restarts = 0;
+  double grace_period = 5.0;
+  std::string training_script;
+  std::vector<std::string> training_script_args;
+};
+
+struct CommandLine {
+  enum class Action { kRun, kHelp, kVersion };
+  Action action = Action::kRun;
+  LaunchOptions options;
+  std::string text;  // the help or version text, for kHelp and kVersion
+};
+
+// Parses argv; everything from the training script on belongs to the script.
+// Throws UsageError naming the flag at fault.
+CommandLine parse_command_line(int argc, const char* const argv[]);
+
+// The options as sorted `name: value` pairs, for the "Configuration Arguments" block.
+std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOptions& options);
+
+}  // namespace paddle_launch

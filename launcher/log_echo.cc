@@ -1,0 +1,57 @@
+#include "log_echo.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace paddle_launch {
+
+void LogEcho::poll() {
+  std::FILE* in = std::fopen(path_.c_str(), "re");
+  if (in == nullptr) return;
+  if (std::fseek(in, offset_, SEEK_SET) == 0) {
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) {
+      offset_ += static_cast<long>(n);
+      partial_.append(buffer, n);
+      size_t end = partial_.rfind('\n');
+      if (end != std::string::npos) {
+        std::fwrite(partial_.data(), 1, end + 1, out_);
+        partial_.erase(0, end + 1);
+      }
+    }
+    std::fflush(out_);
+  }
+  std::fclose(in);
+}
+
+void LogEcho::finish() {
+  poll();
+  if (!partial_.empty()) {
+    partial_ += '\n';
+    std::fwrite(partial_.data(), 1, partial_.size(), out_);
+    std::fflush(out_);
+    partial_.clear();
+  }
+}
+
+std::string last_lines(const std::string& path, int count) {
+  std::FILE* in = std::fopen(path.c_str(), "re");
+  if (in == nullptr) return {};
+  constexpr long kWindow = 64 * 1024;
+  std::fseek(in, 0, SEEK_END);
+  long size = std::ftell(in);
+  long start = std::max(0L, size - kWindow);
+  std::fseek(in, start, SEEK_SET);
+  std::string text(static_cast<size_t>(size - start), '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), in));
+  std::fclose(in);
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (text.empty()) return {};
+  size_t pos = text.size();
+  for (int i = 0; i < count && pos != std::string::npos && pos > 0; ++i) pos = text.rfind('\n', pos - 1);
+  if (pos == std::string::npos) return text + "\n";
+  return text.substr(pos == 0 && text[0] != '\n' ? 0 : pos + 1) + "\n";
+}
+
+}  // namespace paddle_launch

@@ -1,0 +1,30 @@
+#pragma once
+// LogEcho: follows a growing log file and copies it to an output stream, whole lines only, so
+// that the console shows local rank 0's output while the job runs without interleaving halves
+// of lines with the launcher's own messages.
+
+#include <cstdio>
+#include <string>
+
+namespace paddle_launch {
+
+class LogEcho {
+ public:
+  LogEcho(std::string path, std::FILE* out) : path_(std::move(path)), out_(out) {}
+
+  // Copies every complete line written since the last call.
+  void poll();
+  // Copies what is left, ending a last partial line with a newline.
+  void finish();
+
+ private:
+  std::string path_;
+  std::FILE* out_;
+  long offset_ = 0;
+  std::string partial_;
+};
+
+// The last `count` lines of a file (at most the last 64 KiB of it), for failure reports.
+std::string last_lines(const std::string& path, int count);
+
+}  // namespace paddle_launch

@@ -1,0 +1,125 @@
+// paddle-launch: parses the command line, plans this node's processes, prints what Paddle's
+// launcher prints, starts the processes and supervises them until the job ends.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <thread>
+
+#include "address.h"
+#include "gpu_devices.h"
+#include "launch_log.h"
+#include "launch_options.h"
+#include "launch_plan.h"
+#include "plan_report.h"
+#include "port_reservation.h"
+#include "supervisor.h"
+#include "training_command.h"
+#include "usage_error.h"
+
+extern char** environ;
+
+namespace paddle_launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+void prepare_log_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw UsageError(fmt::format("--log_dir: cannot create directory '{}': {}", dir,
+                                 ec ? ec.message() : "a file of that name exists"));
+  const fs::path probe = fs::path(dir) / fmt::format(".paddle-launch-write-test.{}", ::getpid());
+  std::ofstream test(probe);
+  if (!test) throw UsageError(fmt::format("--log_dir: directory '{}' is not writable", dir));
+  test.close();
+  fs::remove(probe, ec);
+}
+
+void write_endpoints_log(const LaunchPlan& plan) {
+  const std::string path = plan.log_dir + "/endpoints.log";
+  std::ofstream out(path, std::ios::trunc);
+  out << "PADDLE_TRAINER_ENDPOINTS: \n";
+  for (const auto& e : plan.trainer_endpoints) out << e << "\n";
+  if (!out) throw UsageError(fmt::format("--log_dir: cannot write {}", path));
+}
+
+void announce(const LaunchPlan& plan, LaunchLog& log) {
+  for (const auto& note : plan.notes) log.info(note);
+  if (plan.mode == LaunchPlan::Mode::kCollective) {
+    log.info(fmt::format("Local start {} processes. First process distributed environment info (Only For Debug): {}",
+                         plan.processes.size(), distributed_envs_table(plan.processes.front().env)));
+    log.info(fmt::format("details about PADDLE_TRAINER_ENDPOINTS can be found in {0}/endpoints.log, and detail "
+                         "running logs maybe found in {0}/workerlog.0",
+                         plan.log_dir));
+    return;
+  }
+  for (Role role : {Role::kServer, Role::kWorker}) {
+    int count = 0;
+    const ProcessSpec* first = nullptr;
+    for (const auto& p : plan.processes)
+      if (p.role == role && count++ == 0) first = &p;
+    if (first != nullptr)
+      log.info(fmt::format("Local {} start {} processes. First process distributed environment info (Only For Debug): {}",
+                           role_name(role), count, distributed_envs_table(first->env)));
+  }
+  log.info(fmt::format("Please check servers and workers logs in {0}/workerlog.* and {0}/serverlog.*", plan.log_dir));
+}
+
+int run(int argc, const char* const argv[]) {
+  CommandLine command_line = parse_command_line(argc, argv);
+  if (command_line.action != CommandLine::Action::kRun) {
+    fmt::print("{}\n", command_line.text);
+    return 0;
+  }
+  const LaunchOptions& options = command_line.options;
+
+  HostFacts host;
+  host.env = capture_environment(environ);
+  host.local_addresses = local_ipv4_addresses();
+  host.gpu_count = visible_gpu_count(host.env);
+  host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
+
+  std::vector<std::string> command =
+      resolve_training_command(options.training_script, options.training_script_args, host.env);
+  PortReservation ports(default_port_lock_dir(get_env(host.env, "TMPDIR").value_or("")));
+  LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
+
+  if (options.dry_run) {
+    fmt::print("{}", *options.dry_run == "json" ? dry_run_json(plan) : dry_run_table(plan));
+    return 0;
+  }
+  check_ports_bindable(plan.node_ip, plan.fixed_local_ports,
+                       plan.mode == LaunchPlan::Mode::kPs ? "--servers/--workers/--start_port" : "--start_port");
+  prepare_log_dir(options.log_dir);
+
+  LaunchLog log;
+  log.attach_file(options.log_dir + "/launch.log");
+  log.print(configuration_block(options));
+  write_endpoints_log(plan);
+  announce(plan, log);
+
+  ports.release_sockets();
+  SupervisorOptions supervision;
+  supervision.max_restarts = options.max_restarts;
+  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
+  return supervise(plan, host.env, supervision, log);
+}
+
+}  // namespace
+}  // namespace paddle_launch
+
+int main(int argc, char* argv[]) {
+  try {
+    return paddle_launch::run(argc, argv);
+  } catch (const paddle_launch::UsageError& e) {
+    fmt::print(stderr, "paddle-launch: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "paddle-launch: fatal: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,26 @@
+#pragma once
+// Text renderings of options and plans: the "Configuration Arguments" block, the
+// "Distributed Envs" table of Paddle's launcher, and the --dry_run outputs (table and JSON).
+
+#include <string>
+
+#include "environment.h"
+#include "launch_options.h"
+#include "launch_plan.h"
+
+namespace paddle_launch {
+
+// "-----------  Configuration Arguments -----------", sorted "name: value" lines, a dashed line.
+std::string configuration_block(const LaunchOptions& options);
+
+// Paddle's pretty_print_envs(envs, ("Distributed Envs", "Value")): a boxed two-column table,
+// with a blank line before and after.
+std::string distributed_envs_table(const EnvList& env);
+
+std::string dry_run_table(const LaunchPlan& plan);
+std::string dry_run_json(const LaunchPlan& plan);
+
+// The command as a shell would show it, quoting arguments that need it.
+std::string shell_join(const std::vector<std::string>& argv);
+
+}  // namespace paddle_launch

@@ -1,0 +1,247 @@
+#include "supervisor.h"
+
+#include <sys/wait.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+
+#include "child_process.h"
+#include "log_echo.h"
+
+namespace paddle_launch {
+namespace {
+
+bool succeeded(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+
+std::string indent(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (!out.empty()) out += "\n";
+    out += "    | " + text.substr(start, end - start);
+    start = end + 1;
+  }
+  return out;
+}
+
+class Job {
+ public:
+  Job(const LaunchPlan& plan, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
+      : plan_(plan), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
+        grace_timer_(io_), echo_timer_(io_) {
+    wait_for_signal();
+  }
+
+  int run() {
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > 0) archive_logs(attempt - 1);
+      run_attempt(attempt);
+      if (interrupted_by_) return 128 + interrupted_by_;
+      if (!failed_) return 0;
+      const int status = shell_exit_status(*failed_status_);
+      if (attempt >= options_.max_restarts) {
+        if (options_.max_restarts > 0)
+          log_.error(fmt::format("giving up after {} restart(s); exit status {}", options_.max_restarts, status));
+        return status;
+      }
+      log_.warning(fmt::format("restarting all {} local process(es): restart {} of {} (PADDLE_RESTART_COUNT={})",
+                               plan_.processes.size(), attempt + 1, options_.max_restarts, attempt + 1));
+    }
+  }
+
+ private:
+  struct Slot {
+    const ProcessSpec* spec;
+    std::unique_ptr<ChildProcess> child;
+    std::optional<int> status;
+  };
+
+  std::string name(const Slot& s) const {
+    return fmt::format("{} {} (local {}, pid {})", role_name(s.spec->role), s.spec->rank, s.spec->local_index,
+                       s.child ? s.child->pid() : -1);
+  }
+
+  void run_attempt(int attempt) {
+    slots_.clear();
+    slots_.reserve(plan_.processes.size());
+    failed_.reset();
+    failed_status_.reset();
+    stopping_ = false;
+    servers_finishing_ = false;
+    echo_ = std::make_unique<LogEcho>(plan_.echoed_process().log_file, stdout);
+    io_.restart();
+
+    for (const auto& spec : plan_.processes) {
+      Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
+      const size_t index = slots_.size() - 1;
+      try {
+        slot.child = std::make_unique<ChildProcess>(io_, plan_.command, child_environment(env_, spec, attempt),
+                                                    spec.log_file, [this, index](int status) { on_exit(index, status); });
+      } catch (const std::exception& e) {
+        log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
+        slot.status = W_EXITCODE(127, 0);
+        on_failure(index);
+        break;
+      }
+    }
+    if (!all_exited()) {
+      schedule_echo();
+      io_.run();
+    }
+    echo_->finish();
+    grace_timer_.cancel();
+    echo_timer_.cancel();
+    // Whatever the processes left behind in their groups goes with them.
+    for (auto& s : slots_)
+      if (s.child) s.child->signal_group(SIGKILL);
+    if (failed_) report_failure(slots_[*failed_]);
+  }
+
+  void on_exit(size_t index, int status) {
+    Slot& slot = slots_[index];
+    slot.status = status;
+    if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
+      on_failure(index);
+    } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
+      servers_finishing_ = true;
+      log_.info("all workers exit, going to finish parameter server");
+      stop(Role::kServer);
+    }
+    if (all_exited()) {
+      if (servers_finishing_ && !stopping_ && count_local(Role::kServer) > 0) log_.info("all parameter server are killed");
+      io_.stop();
+    }
+  }
+
+  void on_failure(size_t index) {
+    failed_ = index;
+    failed_status_ = slots_[index].status;
+    const Slot& s = slots_[index];
+    log_.error(fmt::format("ABORT!!! Out of all {} {}s, the {} process with rank=[{}] was aborted ({}). Please check its log.",
+                           count_role(s.spec->role), role_name(s.spec->role), role_name(s.spec->role), s.spec->rank,
+                           describe_wait_status(*s.status)));
+    stopping_ = true;
+    stop(std::nullopt);
+  }
+
+  // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the grace period.
+  void stop(std::optional<Role> role) {
+    std::vector<std::string> names;
+    for (auto& s : slots_) {
+      if (!s.child || s.child->exited() || (role && s.spec->role != *role)) continue;
+      s.child->signal_group(SIGTERM);
+      names.push_back(name(s));
+    }
+    if (names.empty()) return;
+    log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL",
+                          fmt::join(names, ", "), options_.grace_period.count() / 1000.0));
+    grace_timer_.expires_after(options_.grace_period);
+    grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) kill_remaining("did not exit within the grace period");
+    });
+  }
+
+  void kill_remaining(std::string_view why) {
+    for (auto& s : slots_) {
+      if (!s.child || s.child->exited()) continue;
+      log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
+      s.child->signal_group(SIGKILL);
+    }
+  }
+
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (!interrupted_by_) {
+        interrupted_by_ = sig;
+        log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)",
+                                 sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        stopping_ = true;
+        stop(std::nullopt);
+      } else {
+        kill_remaining("second signal");
+      }
+      wait_for_signal();
+    });
+  }
+
+  void schedule_echo() {
+    echo_timer_.expires_after(options_.echo_interval);
+    echo_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      echo_->poll();
+      schedule_echo();
+    });
+  }
+
+  void report_failure(const Slot& s) {
+    std::string tail = last_lines(s.spec->log_file, 20);
+    log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}; log: {}{}",
+                           role_name(s.spec->role), s.spec->rank, s.spec->local_index, s.spec->endpoint,
+                           describe_wait_status(*s.status), s.spec->log_file,
+                           tail.empty() ? " (empty)" : ", last lines:\n" + indent(tail)));
+  }
+
+  void archive_logs(int attempt) {
+    for (const auto& spec : plan_.processes) {
+      std::error_code ec;
+      std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
+    }
+  }
+
+  bool all_exited() const {
+    for (const auto& s : slots_)
+      if (s.child && !s.status) return false;
+    return true;
+  }
+
+  bool all_workers_done() const {
+    for (const auto& s : slots_)
+      if (s.spec->role == Role::kWorker && (!s.status || !succeeded(*s.status))) return false;
+    return true;
+  }
+
+  int count_local(Role role) const {
+    int n = 0;
+    for (const auto& s : slots_) n += s.spec->role == role;
+    return n;
+  }
+
+  int count_role(Role role) const {
+    if (role != Role::kServer) return plan_.world_size();
+    return static_cast<int>(plan_.server_endpoints.size());
+  }
+
+  const LaunchPlan& plan_;
+  const EnvMap& env_;
+  const SupervisorOptions& options_;
+  LaunchLog& log_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer grace_timer_;
+  boost::asio::steady_timer echo_timer_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<LogEcho> echo_;
+  std::optional<size_t> failed_;
+  std::optional<int> failed_status_;
+  int interrupted_by_ = 0;
+  bool stopping_ = false;
+  bool servers_finishing_ = false;
+};
+
+}  // namespace
+
+int supervise(const LaunchPlan& plan, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log) {
+  Job job(plan, launcher_env, options, log);
+  return job.run();
+}
+
+}  // namespace paddle_launch

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and running paddle-launch needs.
+# Idempotent and non-interactive: packages already present are left alone, and
+# `apt-get update` runs at most once per call (only when something is missing).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config python3
+  libcli11-dev libboost-dev libboost-system-dev libboost-filesystem-dev
+  nlohmann-json3-dev libfmt-dev libeigen3-dev doctest-dev libgloo-dev
+  zlib1g-dev dataset-fashion-mnist
+  iproute2 procps openmpi-bin
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
