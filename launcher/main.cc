@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -113,6 +114,9 @@ int run(int argc, const char* const argv[]) {
 }  // namespace paddle_launch
 
 int main(int argc, char* argv[]) {
+  // A closed console (`paddle-launch ... | head`) must not kill the launcher and, through the
+  // parent-death signal, the whole job. Children get the default disposition back.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return paddle_launch::run(argc, argv);
   } catch (const paddle_launch::UsageError& e) {
