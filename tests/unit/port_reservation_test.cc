@@ -66,3 +66,9 @@ TEST_CASE("a fixed port with a listener on it is reported, naming the flag") {
   CHECK_NOTHROW(check_ports_bindable("127.0.0.1", {port}, "--start_port"));
   CHECK_NOTHROW(check_ports_bindable("198.18.200.1", {port}, "--start_port"));  // not an address here
 }
+
+TEST_CASE("asking for more ports than the probes can find is a 'no free ports' error") {
+  PortReservation r(lock_dir());
+  CHECK_THROWS_WITH_AS(r.take_free_ports(100000), doctest::Contains("no free ports"), UsageError);
+  std::filesystem::remove_all(lock_dir());
+}
