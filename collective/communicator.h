@@ -1,0 +1,36 @@
+#pragma once
+// Communicator: the collectives data-parallel training needs, over one group of ranks.
+// Buffers live in the backend's memory (host for Gloo, device for NCCL). Every call has the
+// communicator's timeout and throws CollectiveError with the operation and ranks involved.
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace paddle::collective {
+
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ReduceOp { kSum, kAvg };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;
+
+  // In place: every rank ends with the sum (or mean) of all ranks' `data`.
+  virtual void allreduce(float* data, size_t count, ReduceOp op) = 0;
+  // In place: every rank ends with `root`'s `data`.
+  virtual void broadcast(float* data, size_t count, int root) = 0;
+  // `output` (size() * count) gets every rank's `input`, in rank order.
+  virtual void allgather(const float* input, float* output, size_t count) = 0;
+  virtual void barrier() = 0;
+};
+
+}  // namespace paddle::collective

@@ -1,0 +1,45 @@
+#pragma once
+// GlooCommunicator: the CPU backend, Gloo's TCP transport with a full mesh built through the
+// job's key-value store.
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "communicator.h"
+
+namespace paddle::collective {
+
+class GlooCommunicator : public Communicator {
+ public:
+  // Says, after a failure, which peers are gone (for the error message).
+  using Diagnosis = std::function<std::string()>;
+
+  // `ip`: the address this rank listens on for its peers.
+  GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store, const std::string& ip,
+                   std::chrono::milliseconds timeout, Diagnosis diagnose = {});
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "gloo"; }
+
+  void allreduce(float* data, size_t count, ReduceOp op) override;
+  void broadcast(float* data, size_t count, int root) override;
+  void allgather(const float* input, float* output, size_t count) override;
+  void barrier() override;
+
+ private:
+  [[noreturn]] void fail(const std::string& operation, const std::exception& e) const;
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  Diagnosis diagnose_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  uint32_t next_tag_ = 0;
+};
+
+}  // namespace paddle::collective

@@ -1,0 +1,120 @@
+#include "kv_store_server.h"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+
+namespace paddle::collective {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr std::string_view kPrefix = "/kv/";
+constexpr std::string_view kPresence = "/presence/";
+constexpr size_t kMaxBody = 64 << 20;
+
+// One connection: requests are answered in turn until the client closes.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::mutex& mutex, std::map<std::string, std::string>& values)
+      : stream_(std::move(socket)), mutex_(mutex), values_(values) {}
+
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(kMaxBody);
+    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (!ec) {
+        self->respond();
+      } else if (!self->presence_.empty()) {
+        std::lock_guard lock(self->mutex_);
+        self->values_["lost/" + self->presence_] = "1";
+      }
+    });
+  }
+
+ private:
+  void respond() {
+    const auto& request = parser_->get();
+    response_ = {};
+    response_.version(request.version());
+    response_.keep_alive(request.keep_alive());
+    std::string_view target(request.target().data(), request.target().size());
+    if (target.starts_with(kPresence) && request.method() == http::verb::put) {
+      presence_ = std::string(target.substr(kPresence.size()));
+      response_.keep_alive(true);
+      response_.result(http::status::ok);
+    } else if (target == "/lost") {
+      std::lock_guard lock(mutex_);
+      std::string lost;
+      for (auto it = values_.lower_bound("lost/"); it != values_.end() && it->first.starts_with("lost/"); ++it)
+        lost += (lost.empty() ? "" : ",") + it->first.substr(5);
+      response_.body() = lost;
+      response_.result(http::status::ok);
+    } else if (!target.starts_with(kPrefix)) {
+      response_.result(http::status::not_found);
+    } else {
+      std::string key(target.substr(kPrefix.size()));
+      std::lock_guard lock(mutex_);
+      if (request.method() == http::verb::put) {
+        values_[key] = request.body();
+        response_.result(http::status::ok);
+      } else if (request.method() == http::verb::get) {
+        auto it = values_.find(key);
+        response_.result(it == values_.end() ? http::status::not_found : http::status::ok);
+        if (it != values_.end()) response_.body() = it->second;
+      } else {
+        response_.result(http::status::method_not_allowed);
+      }
+    }
+    response_.prepare_payload();
+    http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (!ec && self->response_.keep_alive()) self->read();
+    });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  std::mutex& mutex_;
+  std::map<std::string, std::string>& values_;
+  std::string presence_;  // set when this connection is a rank's presence
+};
+
+}  // namespace
+
+KvStoreServer::KvStoreServer(const std::string& ip, int port) : acceptor_(io_) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(ip, ec);
+  if (ec) throw std::runtime_error(fmt::format("key-value store: '{}' is not an IP address", ip));
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+KvStoreServer::~KvStoreServer() {
+  io_.stop();
+  thread_.join();
+}
+
+void KvStoreServer::accept() {
+  acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec) return;
+    std::make_shared<Session>(std::move(socket), mutex_, values_)->read();
+    accept();
+  });
+}
+
+}  // namespace paddle::collective

@@ -1,0 +1,51 @@
+#pragma once
+// Rendezvous: brings the trainers of a collective job together before any collective runs.
+// Rank 0 serves the key-value store on its own endpoint; every rank registers there and waits
+// until all have, printing Paddle's "server not ready, wait 3 sec to retry..." and
+// "not ready endpoints:[...]" every 3 s, and failing after the timeout with the ranks that
+// never arrived.
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "http_store.h"
+#include "kv_store_server.h"
+
+namespace paddle::collective {
+
+struct RendezvousConfig {
+  int rank = 0;
+  std::vector<std::string> endpoints;  // rank order; rank 0's hosts the store
+  std::chrono::milliseconds timeout{300000};
+  std::chrono::milliseconds report_interval{3000};
+  std::FILE* report_to = stderr;
+};
+
+class Rendezvous {
+ public:
+  // Returns once every rank has registered; throws CollectiveError naming the missing ranks.
+  explicit Rendezvous(const RendezvousConfig& config);
+
+  HttpStore& store() { return *store_; }
+
+  // After a failed collective: which ranks have left the job, as "rank(s) 1 (ip:port) left
+  // the job", from the store's presence records; rank 0 when the store itself is gone.
+  std::string who_left();
+
+ private:
+  RendezvousConfig config_;
+  std::unique_ptr<KvStoreServer> server_;  // rank 0 only
+  std::unique_ptr<HttpStore> store_;
+  std::unique_ptr<HttpStore::Presence> presence_;
+};
+
+// "ip:port" split; throws CollectiveError naming the text.
+std::pair<std::string, int> split_endpoint(const std::string& endpoint);
+
+// PADDLE_COLLECTIVE_TIMEOUT in seconds (default 300); throws CollectiveError when malformed.
+std::chrono::milliseconds collective_timeout_from(const char* value);
+
+}  // namespace paddle::collective

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the collective layer: rendezvous through rank 0's store, the Gloo
+communicator, and failures that must be named instead of hanging. Loopback only."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, launch, main, scratch  # noqa: E402
+
+COLLECTIVE_PROBE = os.environ.get("COLLECTIVE_PROBE", "collective_probe")
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def by_hand(rank, endpoints, timeout_s=10, args=()):
+    env = dict(os.environ, PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(len(endpoints)),
+               PADDLE_TRAINER_ENDPOINTS=",".join(endpoints), PADDLE_CURRENT_ENDPOINT=endpoints[rank],
+               PADDLE_COLLECTIVE_TIMEOUT=str(timeout_s))
+    return subprocess.Popen([COLLECTIVE_PROBE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def test_collectives_agree_through_the_launcher():
+    r = launch(["--nproc_per_node=3"], [], script=COLLECTIVE_PROBE)
+    check(r.returncode == 0, "all ranks agree", r)
+    for i in range(3):
+        check(f"rank {i}: allreduce, broadcast, allgather and barrier agree" in r.read("log", f"workerlog.{i}"),
+              f"rank {i} checked every collective")
+
+
+def test_started_by_hand_in_any_order():
+    endpoints = [f"127.0.0.1:{p}" for p in free_ports(2)]
+    late_root = by_hand(1, endpoints)
+    time.sleep(1.0)  # rank 1 waits for rank 0's store
+    root = by_hand(0, endpoints)
+    for proc in (root, late_root):
+        out, err = proc.communicate(timeout=30)
+        check(proc.returncode == 0, f"exit 0\nstdout:{out}\nstderr:{err}")
+
+
+def test_missing_rank_times_out_naming_it():
+    endpoints = [f"127.0.0.1:{p}" for p in free_ports(2)]
+    started = time.monotonic()
+    root = by_hand(0, endpoints, timeout_s=4)
+    out, err = root.communicate(timeout=30)
+    elapsed = time.monotonic() - started
+    check(root.returncode != 0, f"rank 0 fails\n{err}")
+    check(3.5 < elapsed < 10, f"within the 4 s timeout ({elapsed:.1f}s)")
+    check("server not ready, wait 3 sec to retry..." in err, f"Paddle's wait message\n{err}")
+    check(f"not ready endpoints:[{endpoints[1]}]" in err, f"names the endpoint it waits for\n{err}")
+    check(f"rank(s) 1 ({endpoints[1]}) did not arrive" in err, f"names the missing rank\n{err}")
+
+
+def test_a_dead_rank_is_named_by_the_survivors():
+    endpoints = [f"127.0.0.1:{p}" for p in free_ports(3)]
+    procs = [by_hand(r, endpoints, timeout_s=30, args=["--die-rank", "1", "--die-after", "0.5"]) for r in range(3)]
+    started = time.monotonic()
+    results = [p.communicate(timeout=60) for p in procs]
+    elapsed = time.monotonic() - started
+    check(procs[1].returncode == 17, "rank 1 died")
+    check(elapsed < 20, f"the survivors did not wait for the 30 s timeout ({elapsed:.1f}s)")
+    for r in (0, 2):
+        check(procs[r].returncode == 1, f"rank {r} fails")
+        check(f"rank(s) 1 ({endpoints[1]}) left the job" in results[r][1], f"rank {r} names rank 1\n{results[r][1]}")
+
+
+def test_inconsistent_environment_is_named():
+    env = dict(os.environ, PADDLE_TRAINER_ID="0", PADDLE_TRAINERS_NUM="2",
+               PADDLE_TRAINER_ENDPOINTS="127.0.0.1:1,127.0.0.1:2", PADDLE_CURRENT_ENDPOINT="127.0.0.1:2")
+    r = subprocess.run([COLLECTIVE_PROBE], env=env, capture_output=True, text=True, timeout=20)
+    check(r.returncode == 1 and "PADDLE_CURRENT_ENDPOINT=127.0.0.1:2 is not entry 0" in r.stderr, r.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
