@@ -1,0 +1,44 @@
+#pragma once
+// Dataset: samples held in memory (features of one fixed shape, plus a class label or a
+// regression target), and Batch, what a loader hands the trainer.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tensor.h"
+
+namespace paddle::runtime {
+
+// A missing or malformed data file; the message names the file (and line, for text files).
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Batch {
+  Tensor inputs;                // [n, sample shape...]
+  std::vector<int64_t> labels;  // classification
+  std::vector<float> targets;   // regression
+  size_t size() const { return static_cast<size_t>(inputs.shape.empty() ? 0 : inputs.shape[0]); }
+};
+
+class Dataset {
+ public:
+  std::vector<int64_t> sample_shape;
+  std::vector<float> features;  // size() * sample numel
+  std::vector<int64_t> labels;  // empty for regression
+  std::vector<float> targets;   // empty for classification
+
+  size_t size() const {
+    const int64_t per = Tensor::count(sample_shape);
+    return per == 0 ? 0 : features.size() / static_cast<size_t>(per);
+  }
+  // The samples at `indices`, in that order.
+  Batch gather(const std::vector<size_t>& indices) const;
+  // The first `count` samples (all when count is 0 or larger than the set).
+  void truncate(size_t count);
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,36 @@
+#pragma once
+// DistributedContext: this process's place in the job and its communicator. Built from the
+// environment: a single process needs nothing; a collective job rendezvouses through rank 0's
+// store (PADDLE_COLLECTIVE_TIMEOUT, default 300 s) and connects the backend.
+
+#include <cstdio>
+#include <memory>
+
+#include "communicator.h"
+#include "rendezvous.h"
+#include "topology.h"
+
+namespace paddle::runtime {
+
+class DistributedContext {
+ public:
+  // Throws TopologyError or CollectiveError with the variables or ranks at fault.
+  static std::unique_ptr<DistributedContext> from_environment(const Environment& env);
+
+  const Topology& topology() const { return topology_; }
+  int rank() const { return topology_.trainer_id; }
+  int world() const { return topology_.trainer_num; }
+  // Null in a single-process job.
+  collective::Communicator* communicator() { return communicator_.get(); }
+
+  void barrier();
+  // The mean of `value` over all ranks (itself in a single process).
+  float average(float value);
+
+ private:
+  Topology topology_;
+  std::unique_ptr<collective::Rendezvous> rendezvous_;
+  std::unique_ptr<collective::Communicator> communicator_;
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,24 @@
+#pragma once
+// Learning-rate schedules, as functions of the global step (and the steps in an epoch).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paddle::runtime {
+
+struct LrSchedule {
+  std::string type = "constant";  // constant, piecewise, cosine
+  float base_lr = 0.01f;
+  std::vector<int64_t> boundaries;  // piecewise: step boundaries
+  std::vector<float> values;        // piecewise: boundaries.size() + 1 rates
+  int64_t steps_per_epoch = 1;      // cosine
+  int64_t epochs = 1;               // cosine
+
+  // Throws std::invalid_argument for an unknown type or mismatched piecewise lists.
+  void validate() const;
+  // Paddle's forms: piecewise_decay; cosine_decay: base * 0.5 * (cos(epoch * pi / epochs) + 1).
+  float at(int64_t step) const;
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,25 @@
+#pragma once
+// TrainConfig: a training run's settings, from a JSON file (configs/*.json) with `--set key=value`
+// overrides (dotted keys reach into objects: --set optimizer.lr=0.1). Unknown keys are errors.
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace paddle::runtime {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The built-in defaults: the Fashion-MNIST CNN.
+nlohmann::json default_train_config();
+
+// Defaults, overlaid with the file (if any), then with each "key=value" override. Values parse
+// as JSON when they can (numbers, true/false, lists), else as strings. Throws ConfigError naming
+// the file, key or value at fault.
+nlohmann::json load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace paddle::runtime
