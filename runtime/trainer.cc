@@ -165,7 +165,8 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
       ++position.step;
       last_loss = ctx.average(loss.loss);
       if (!std::isfinite(last_loss)) throw NanLossError();
-      if (position.step % log_every == 0 || batch_index == 0) {
+      const bool log_now = model.task == Task::kRegression ? position.step % log_every == 0 : batch_index % log_every == 0;
+      if (log_now) {
         if (model.task == Task::kRegression) {
           fmt::print("step {}, loss: [{:.6f}]\n", position.step, last_loss);
         } else {

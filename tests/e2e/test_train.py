@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `train` program through paddle-launch: learning, exactness of data
+parallelism, checkpoints and restarts, and failures. Loopback only."""
+
+import glob
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, check, finish, launch, main, scratch, start, wait_for  # noqa: E402
+
+TRAIN = os.environ.get("TRAIN", "train")
+SHARED = os.environ.get("SHARED_DATA", "")
+HOUSING = os.path.join(SHARED, "uci_housing")
+FASHION = "/usr/share/datasets/fashion-mnist"
+SMALL_CNN = ["--set", "cnn.channels=[4,8]", "--set", "cnn.hidden=16"]
+
+
+def need(path):
+    if not os.path.exists(path):
+        raise Skip(f"no data at {path}")
+
+
+def train(nproc, args, timeout=120, launch_args=(), **kw):
+    return launch([f"--nproc_per_node={nproc}", *launch_args], args, script=TRAIN, timeout=timeout, **kw)
+
+
+def metrics(r):
+    with open(r.path("output", "metrics.json")) as f:
+        return json.load(f)
+
+
+def read_checkpoint(path):
+    """{name: [floats]} from the checkpoint format documented in runtime/checkpoint.h."""
+    with open(path, "rb") as f:
+        magic = f.readline().decode().strip()
+        check(magic == "PADDLE-LAUNCH-CHECKPOINT 1", f"magic {magic!r}")
+        header = json.loads(f.readline())
+        tensors = {}
+        for t in header["tensors"]:
+            data = f.read(4 * t["count"])
+            tensors[t["name"]] = struct.unpack(f"<{t['count']}f", data)
+    return header, tensors
+
+
+def max_relative_difference(a, b):
+    """The largest ||a - b|| / ||a|| over the model's tensors (optimizer state left out)."""
+    worst = 0.0
+    for name, values in a.items():
+        if "/" in name:
+            continue
+        diff = sum((x - y) ** 2 for x, y in zip(values, b[name])) ** 0.5
+        norm = sum(x * x for x in values) ** 0.5
+        worst = max(worst, diff / max(norm, 1e-12))
+    return worst
+
+
+def fit_a_line(extra):
+    return ["--config", os.path.join(os.path.dirname(__file__), "../../configs/fit_a_line.json"),
+            "--set", f"data_dir={HOUSING}", *extra]
+
+
+def test_fit_a_line_learns_on_two_ranks():
+    need(HOUSING)
+    r = train(2, fit_a_line(["--set", "batch_size=10"]))
+    check(r.returncode == 0, "exit 0", r)
+    m = metrics(r)
+    check(m["world_size"] == 2 and m["epochs"] == 100 and m["model"] == "fit_a_line", f"metrics {m}")
+    check(m["test_loss"] < 30, f"test loss after 100 epochs below 30: {m['test_loss']}")
+    check(m["steps"] == 100 * (404 // 20), f"steps {m['steps']}")
+    for key in ("train_loss", "samples_per_sec", "wall_seconds"):
+        check(key in m, f"metrics has {key}")
+    check("step 100, loss: [" in r.read("log", "workerlog.0"), "Paddle's fit_a_line log lines")
+    check(os.path.exists(r.path("output", "checkpoint-100.bin")), "a checkpoint per epoch")
+
+
+def _exactness(args, nproc_batches):
+    finals = []
+    for nproc, batch in nproc_batches:
+        r = train(nproc, args + ["--set", f"batch_size={batch}", "--set", "max_steps=20"])
+        check(r.returncode == 0, f"{nproc} rank(s) exit 0", r)
+        header, tensors = read_checkpoint(r.path("output", "final.bin"))
+        check(header["step"] == 20, f"20 steps: {header}")
+        finals.append(tensors)
+    diff = max_relative_difference(finals[0], finals[1])
+    check(diff <= 1e-5, f"2 ranks x B and 1 rank x 2B agree: max relative difference {diff:.2e}")
+    print(f"max relative parameter difference after 20 steps: {diff:.2e}")
+
+
+def test_two_ranks_equal_one_rank_with_double_batch_fit_a_line():
+    need(HOUSING)
+    _exactness(fit_a_line(["--set", "shuffle=true"]), [(1, 20), (2, 10)])
+
+
+def test_two_ranks_equal_one_rank_with_double_batch_cnn():
+    need(FASHION)
+    args = SMALL_CNN + ["--set", "train_samples=640", "--set", "test_samples=100", "--set", "optimizer.type=sgd",
+                        "--set", "optimizer.lr=0.05"]
+    _exactness(args, [(1, 16), (2, 8)])
+
+
+def test_fashion_mnist_subset_learns_on_two_ranks():
+    need(FASHION)
+    r = train(2, ["--set", "train_samples=6400", "--set", "test_samples=1000", "--set", "epochs=1",
+                  "--set", "log_every=20"], timeout=300)
+    check(r.returncode == 0, "exit 0", r)
+    m = metrics(r)
+    check(m["test_acc"] > 0.7, f"test accuracy after 1 epoch of 6400 samples: {m['test_acc']}")
+    log = r.read("log", "workerlog.0")
+    check("[Epoch 0, batch 20] loss: " in log and "acc1: " in log and "acc5: " in log, "Paddle's log lines")
+    check("fused 8 gradient tensors into 1 bucket(s)" in log, "bucket fusion reported")
+    check("[Epoch 0, batch 20]" in r.stdout, "rank 0's output echoed by the launcher", r)
+
+
+def test_nan_loss_stops_the_job():
+    need(HOUSING)
+    r = train(2, fit_a_line(["--set", "optimizer.lr=1e12", "--set", "epochs=5"]))
+    check(r.returncode == 3, "the trainer's NaN exit status", r)
+    check("got NaN loss, training failed." in r.read("log", "workerlog.0"), "Paddle's NaN message")
+
+
+def _trainer_pid(launcher_pid, rank):
+    for environ in glob.glob("/proc/[0-9]*/environ"):
+        pid = int(environ.split("/")[2])
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            if int(stat[stat.rfind(")") + 2:].split()[1]) != launcher_pid:
+                continue
+            with open(environ, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if f"PADDLE_TRAINER_ID={rank}".encode() in env:
+            return pid
+    return None
+
+
+def test_restart_resumes_from_checkpoint_with_the_same_result():
+    need(FASHION)
+    args = SMALL_CNN + ["--set", "train_samples=2560", "--set", "test_samples=500", "--set", "epochs=4",
+                        "--set", "batch_size=16"]
+    clean = train(2, args, timeout=300)
+    check(clean.returncode == 0, "uninterrupted run", clean)
+    started = time.monotonic()
+    proc, workdir = start(["--nproc_per_node=2", "--max_restarts=1", "--grace_period=2"], args, script=TRAIN)
+    wait_for(lambda: os.path.exists(os.path.join(workdir, "output", "checkpoint-1.bin")), 120, "the first checkpoint")
+    victim = wait_for(lambda: _trainer_pid(proc.pid, 1), 10, "rank 1's pid")
+    os.kill(victim, signal.SIGKILL)
+    r = finish(proc, workdir, started, timeout=300)
+    check(r.returncode == 0, "the restarted attempt finishes", r)
+    check("restart 1 of 1" in r.stderr, "the launcher restarted the job", r)
+    check("resumed from output/latest" in r.read("log", "workerlog.0"), "the second attempt resumed")
+    a, b = metrics(clean), metrics(r)
+    for key in ("test_loss", "test_acc", "train_loss", "steps", "epochs"):
+        check(abs(a[key] - b[key]) <= 1e-6, f"{key}: uninterrupted {a[key]} vs restarted {b[key]}")
+
+
+def test_bad_config_and_data_are_named():
+    r = subprocess.run([TRAIN, "--set", "optimizer.rate=1"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "optimizer.rate: unknown key" in r.stderr, r.stderr)
+    workdir = scratch()
+    r = subprocess.run([TRAIN, "--set", f"data_dir={workdir}"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and f"{workdir}/train-images-idx3-ubyte.gz: cannot open" in r.stderr, r.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
