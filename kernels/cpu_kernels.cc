@@ -74,23 +74,28 @@ void col2im(const float* columns, const ConvShape& s, float* image) {
       }
 }
 
-void max_pool_forward(const float* x, int planes, int height, int width, int kernel, int stride, float* y,
+void max_pool_forward(const float* x, int planes, int height, int width, int kernel, int stride, int padding, float* y,
                       int32_t* argmax) {
-  const int ho = pooled(height, kernel, stride), wo = pooled(width, kernel, stride);
+  const int ho = pooled(height + 2 * padding, kernel, stride), wo = pooled(width + 2 * padding, kernel, stride);
   for (int p = 0; p < planes; ++p) {
     const float* plane = x + static_cast<size_t>(p) * height * width;
     for (int oy = 0; oy < ho; ++oy)
       for (int ox = 0; ox < wo; ++ox) {
         float best = -std::numeric_limits<float>::infinity();
         int best_index = 0;
-        for (int ki = 0; ki < kernel; ++ki)
+        for (int ki = 0; ki < kernel; ++ki) {
+          const int iy = oy * stride - padding + ki;
+          if (iy < 0 || iy >= height) continue;
           for (int kj = 0; kj < kernel; ++kj) {
-            const int index = (oy * stride + ki) * width + ox * stride + kj;
+            const int ix = ox * stride - padding + kj;
+            if (ix < 0 || ix >= width) continue;
+            const int index = iy * width + ix;
             if (plane[index] > best) {
               best = plane[index];
               best_index = index;
             }
           }
+        }
         const size_t out = (static_cast<size_t>(p) * ho + oy) * wo + ox;
         y[out] = best;
         argmax[out] = best_index;

@@ -26,9 +26,10 @@ struct ConvShape {
 void im2col(const float* image, const ConvShape& s, float* columns);
 void col2im(const float* columns, const ConvShape& s, float* image);
 
-// Max pooling of [N*C, H, W] planes with a square window; argmax records the winning input
-// index of each output for the backward pass.
-void max_pool_forward(const float* x, int planes, int height, int width, int kernel, int stride, float* y,
+// Max pooling of [N*C, H, W] planes with a square window and zero-size padding (padded cells
+// never win); argmax records the winning input index of each output for the backward pass.
+// Output size: (H + 2*padding - kernel) / stride + 1.
+void max_pool_forward(const float* x, int planes, int height, int width, int kernel, int stride, int padding, float* y,
                       int32_t* argmax);
 // dx (planes of in_size = H*W) accumulates dy (planes of out_size) at the recorded argmax.
 void max_pool_backward(const float* dy, const int32_t* argmax, int planes, int in_size, int out_size, float* dx);

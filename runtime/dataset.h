@@ -31,6 +31,11 @@ class Dataset {
   std::vector<int64_t> labels;  // empty for regression
   std::vector<float> targets;   // empty for classification
 
+  // When set ([C,H,W]), gather() resamples each image to it: nearest-neighbour in H and W,
+  // channels repeated (so 1-channel 28x28 images can feed a 3x224x224 model).
+  std::vector<int64_t> output_shape;
+
+  const std::vector<int64_t>& batch_sample_shape() const { return output_shape.empty() ? sample_shape : output_shape; }
   size_t size() const {
     const int64_t per = Tensor::count(sample_shape);
     return per == 0 ? 0 : features.size() / static_cast<size_t>(per);

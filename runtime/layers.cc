@@ -149,10 +149,11 @@ Tensor MaxPool2D::forward(const Tensor& x, bool) {
   require_rank(x, 4, "MaxPool2D");
   input_shape_ = x.shape;
   const int h = static_cast<int>(x.dim(2)), w = static_cast<int>(x.dim(3));
-  const int64_t ho = (h - kernel_) / stride_ + 1, wo = (w - kernel_) / stride_ + 1;
+  const int64_t ho = (h + 2 * padding_ - kernel_) / stride_ + 1, wo = (w + 2 * padding_ - kernel_) / stride_ + 1;
   Tensor y({x.dim(0), x.dim(1), ho, wo});
   argmax_.resize(y.data.size());
-  k::max_pool_forward(x.ptr(), static_cast<int>(x.dim(0) * x.dim(1)), h, w, kernel_, stride_, y.ptr(), argmax_.data());
+  k::max_pool_forward(x.ptr(), static_cast<int>(x.dim(0) * x.dim(1)), h, w, kernel_, stride_, padding_, y.ptr(),
+                      argmax_.data());
   return y;
 }
 
@@ -164,7 +165,9 @@ Tensor MaxPool2D::backward(const Tensor& dy) {
   return dx;
 }
 
-std::string MaxPool2D::describe() const { return fmt::format("MaxPool2D({}, stride={})", kernel_, stride_); }
+std::string MaxPool2D::describe() const {
+  return fmt::format("MaxPool2D({}, stride={}, padding={})", kernel_, stride_, padding_);
+}
 
 Tensor AvgPool2D::forward(const Tensor& x, bool) {
   require_rank(x, 4, "AvgPool2D");

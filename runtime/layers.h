@@ -57,13 +57,13 @@ class ReLU : public Layer {
 
 class MaxPool2D : public Layer {
  public:
-  MaxPool2D(int kernel, int stride) : kernel_(kernel), stride_(stride) {}
+  MaxPool2D(int kernel, int stride, int padding = 0) : kernel_(kernel), stride_(stride), padding_(padding) {}
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::string describe() const override;
 
  private:
-  int kernel_, stride_;
+  int kernel_, stride_, padding_;
   std::vector<int64_t> input_shape_;
   std::vector<int32_t> argmax_;
 };

@@ -1,6 +1,8 @@
 #pragma once
-// The models `train` can build, by name: "fit_a_line" (one Linear layer, as Paddle's example)
-// and "cnn" (two conv-ReLU-pool stages and two Linear layers, for 28x28 images).
+// The models `train` can build, by name: "fit_a_line" (one Linear layer, as Paddle's example),
+// "cnn" (two conv-ReLU-pool stages and two Linear layers, for 28x28 images) and "resnet"
+// (bottleneck ResNet as in Paddle's image-classification example; resnet.depth 50 is ResNet-50,
+// 14 and 26 are shallow variants for CPU tests; resnet.width is the first stage's channels).
 
 #include <nlohmann/json.hpp>
 #include <random>

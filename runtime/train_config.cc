@@ -21,6 +21,8 @@ nlohmann::json default_train_config() {
       {"optimizer", {{"type", "momentum"}, {"lr", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.0}}},
       {"lr_schedule", {{"type", "constant"}, {"boundaries", nlohmann::json::array()}, {"values", nlohmann::json::array()}}},
       {"cnn", {{"channels", {16, 32}}, {"hidden", 128}}},
+      {"resnet", {{"depth", 50}, {"width", 64}}},
+      {"image_shape", nlohmann::json::array()},
       {"output_dir", "output"},
       {"resume", false},
       {"checkpoint", true},

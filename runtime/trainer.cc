@@ -38,6 +38,12 @@ TrainTestSplit load_data(const nlohmann::json& config) {
   else throw ConfigError(fmt::format("dataset '{}' is not uci_housing or fashion_mnist", name));
   split.train.truncate(config.at("train_samples"));
   split.test.truncate(config.at("test_samples"));
+  const auto shape = config.at("image_shape").get<std::vector<int64_t>>();
+  if (!shape.empty()) {
+    if (shape.size() != 3 || split.train.sample_shape.size() != 3)
+      throw ConfigError("image_shape must be [C,H,W], for an image data set");
+    split.train.output_shape = split.test.output_shape = shape;
+  }
   return split;
 }
 
@@ -95,7 +101,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
   const int classes = data.train.labels.empty() ? 0 : 10;
 
   std::mt19937 rng(config.at("seed").get<uint32_t>());
-  Model model = build_model(config, data.train.sample_shape, classes, rng);
+  Model model = build_model(config, data.train.batch_sample_shape(), classes, rng);
   auto optimizer = make_optimizer(optimizer_config(config.at("optimizer")));
   const std::string output_dir = config.at("output_dir");
 

@@ -117,6 +117,18 @@ def test_fashion_mnist_subset_learns_on_two_ranks():
     check("[Epoch 0, batch 20]" in r.stdout, "rank 0's output echoed by the launcher", r)
 
 
+def test_shrunk_resnet_trains_on_two_ranks():
+    need(FASHION)
+    config = os.path.join(os.path.dirname(__file__), "../../configs/resnet.json")
+    r = train(2, ["--config", config, "--set", "resnet.depth=14", "--set", "resnet.width=8",
+                  "--set", "image_shape=[3,32,32]", "--set", "train_samples=256", "--set", "test_samples=64",
+                  "--set", "batch_size=8", "--set", "log_every=4"], timeout=300)
+    check(r.returncode == 0, "exit 0", r)
+    m = metrics(r)
+    check(m["model"] == "resnet" and m["steps"] == 16 and m["world_size"] == 2, f"metrics {m}")
+    check("Residual(" in r.read("log", "workerlog.0"), "the model is a ResNet")
+
+
 def test_nan_loss_stops_the_job():
     need(HOUSING)
     r = train(2, fit_a_line(["--set", "optimizer.lr=1e12", "--set", "epochs=5"]))

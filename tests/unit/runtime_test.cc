@@ -17,6 +17,7 @@
 #include "lr_schedule.h"
 #include "metrics.h"
 #include "optimizer.h"
+#include "residual.h"
 #include "sequential.h"
 #include "train_config.h"
 
@@ -117,6 +118,21 @@ TEST_CASE("layer gradients match finite differences") {
   SUBCASE("BatchNorm2D") {
     BatchNorm2D bn(3, "bn");
     check_gradients(bn, random_tensor({4, 3, 2, 2}, rng), 5e-2);
+  }
+  SUBCASE("Residual with a projection shortcut, and with identity") {
+    Sequential branch, shortcut;
+    branch.add(std::make_unique<Conv2D>(2, 3, 3, 1, 1, rng, "b.conv")).add(std::make_unique<ReLU>());
+    shortcut.add(std::make_unique<Conv2D>(2, 3, 1, 1, 0, rng, "s.conv"));
+    Residual projected(std::move(branch), std::move(shortcut));
+    check_gradients(projected, random_tensor({2, 2, 4, 4}, rng));
+    Sequential same;
+    same.add(std::make_unique<Conv2D>(3, 3, 3, 1, 1, rng, "i.conv"));
+    Residual identity(std::move(same), Sequential());
+    check_gradients(identity, random_tensor({1, 3, 4, 4}, rng));
+  }
+  SUBCASE("MaxPool2D with padding") {
+    MaxPool2D m(3, 2, 1);
+    check_gradients(m, random_tensor({1, 2, 5, 5}, rng));
   }
   SUBCASE("Embedding") {
     Embedding e(10, 4, rng, "emb");
