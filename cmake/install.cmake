@@ -1,0 +1,23 @@
+# Installs the binaries, the runtime libraries and headers, and the PaddleLaunch CMake package
+# (find_package(PaddleLaunch) then target_link_libraries(app PRIVATE paddle::runtime)).
+include(CMakePackageConfigHelpers)
+include(GNUInstallDirs)
+
+set_target_properties(paddle_collective PROPERTIES EXPORT_NAME collective)
+set_target_properties(paddle_kernels PROPERTIES EXPORT_NAME kernels)
+foreach(target paddle_collective paddle_kernels)
+  target_include_directories(${target} PUBLIC $<INSTALL_INTERFACE:include/paddle_launch>)
+endforeach()
+
+install(TARGETS paddle_runtime paddle_collective paddle_kernels EXPORT PaddleLaunchTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+foreach(dir runtime collective kernels)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION include/paddle_launch FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(EXPORT PaddleLaunchTargets NAMESPACE paddle:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/PaddleLaunch)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/PaddleLaunchConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/PaddleLaunchConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/PaddleLaunch)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/PaddleLaunchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/PaddleLaunchConfig.cmake ${PROJECT_BINARY_DIR}/PaddleLaunchConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/PaddleLaunch)
