@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "gloo_communicator.h"
+#include "nccl_communicator.h"
 
 namespace paddle::runtime {
 
@@ -10,10 +13,12 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
   auto ctx = std::make_unique<DistributedContext>();
   ctx->topology_ = topology_from_environment(env);
   if (ctx->topology_.kind != JobKind::kCollective || ctx->topology_.trainer_num == 1) return ctx;
-  auto backend = env.count("PADDLE_DISTRI_BACKEND") ? env.at("PADDLE_DISTRI_BACKEND") : std::string("gloo");
-  if (backend != "gloo" && backend != "auto")
-    throw collective::CollectiveError(fmt::format(
-        "PADDLE_DISTRI_BACKEND={}: this build trains on CPU with the gloo backend only", backend));
+  auto get = [&](const char* name) { return env.count(name) ? env.at(name) : std::string(); };
+  std::string backend = get("PADDLE_DISTRI_BACKEND");
+  const std::string gpus = get("FLAGS_selected_gpus");
+  if (backend.empty() || backend == "auto") backend = (!gpus.empty() && collective::nccl_available()) ? "nccl" : "gloo";
+  if (backend != "gloo" && backend != "nccl")
+    throw collective::CollectiveError(fmt::format("PADDLE_DISTRI_BACKEND={} is not gloo, nccl or auto", backend));
   collective::RendezvousConfig config;
   config.rank = ctx->topology_.trainer_id;
   config.endpoints = ctx->topology_.trainer_endpoints;
@@ -22,9 +27,17 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
   ctx->rendezvous_ = std::make_unique<collective::Rendezvous>(config);
   auto [ip, port] = collective::split_endpoint(ctx->topology_.current_endpoint);
   auto* rendezvous = ctx->rendezvous_.get();
-  ctx->communicator_ = std::make_unique<collective::GlooCommunicator>(
-      config.rank, ctx->topology_.trainer_num, rendezvous->store(), ip, config.timeout,
-      [rendezvous] { return rendezvous->who_left(); });
+  auto who_left = [rendezvous] { return rendezvous->who_left(); };
+  if (backend == "nccl") {
+    // The trainer's tensors live in host memory; NCCL reduces them through a device buffer.
+    const int device = gpus.empty() ? 0 : std::atoi(gpus.substr(0, gpus.find(',')).c_str());
+    ctx->communicator_ = std::make_unique<collective::NcclCommunicator>(
+        config.rank, ctx->topology_.trainer_num, device, rendezvous->store(), config.timeout,
+        collective::BufferKind::kHost, who_left);
+  } else {
+    ctx->communicator_ = std::make_unique<collective::GlooCommunicator>(
+        config.rank, ctx->topology_.trainer_num, rendezvous->store(), ip, config.timeout, who_left);
+  }
   return ctx;
 }
 

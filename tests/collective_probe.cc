@@ -15,9 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "gloo_communicator.h"
-#include "rendezvous.h"
-#include "topology.h"
+#include "distributed_context.h"
 
 using namespace paddle;
 
@@ -43,16 +41,10 @@ int main(int argc, char** argv) {
   try {
     runtime::Topology topo = runtime::topology_from_environment(runtime::current_environment());
     expect(topo.kind == runtime::JobKind::kCollective, "a collective environment");
-    collective::RendezvousConfig config;
-    config.rank = topo.trainer_id;
-    config.endpoints = topo.trainer_endpoints;
-    config.timeout = collective::collective_timeout_from(std::getenv("PADDLE_COLLECTIVE_TIMEOUT"));
-    collective::Rendezvous rendezvous(config);
-    auto [ip, port] = collective::split_endpoint(topo.current_endpoint);
-    collective::GlooCommunicator comm(topo.trainer_id, topo.trainer_num, rendezvous.store(), ip, config.timeout,
-                                      [&] { return rendezvous.who_left(); });
+    auto ctx = runtime::DistributedContext::from_environment(runtime::current_environment());
+    collective::Communicator& comm = *ctx->communicator();
     const int rank = comm.rank(), size = comm.size();
-    fmt::print("rank {} of {} joined\n", rank, size);
+    fmt::print("rank {} of {} joined ({})\n", rank, size, comm.backend());
 
     if (rank == die_rank) {
       std::this_thread::sleep_for(std::chrono::duration<double>(die_after));

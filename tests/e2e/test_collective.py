@@ -9,7 +9,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, launch, main, scratch  # noqa: E402
+from harness import Skip, check, launch, main, scratch  # noqa: E402
 
 COLLECTIVE_PROBE = os.environ.get("COLLECTIVE_PROBE", "collective_probe")
 
@@ -74,6 +74,17 @@ def test_a_dead_rank_is_named_by_the_survivors():
     for r in (0, 2):
         check(procs[r].returncode == 1, f"rank {r} fails")
         check(f"rank(s) 1 ({endpoints[1]}) left the job" in results[r][1], f"rank {r} names rank 1\n{results[r][1]}")
+
+
+def test_nccl_backend_on_two_gpus():
+    gpus = os.listdir("/proc/driver/nvidia/gpus") if os.path.isdir("/proc/driver/nvidia/gpus") else []
+    if len(gpus) < 2:
+        raise Skip(f"needs 2 GPUs, found {len(gpus)}")
+    r = launch(["--gpus=0,1"], [], script=COLLECTIVE_PROBE)
+    if "not in this build" in r.read("log", "workerlog.0"):
+        raise Skip("built without CUDA")
+    check(r.returncode == 0, "NCCL collectives agree", r)
+    check("(nccl)" in r.read("log", "workerlog.1"), "the nccl backend was chosen for GPUs")
 
 
 def test_inconsistent_environment_is_named():

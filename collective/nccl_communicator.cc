@@ -1,0 +1,151 @@
+#include "nccl_communicator.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <thread>
+
+namespace paddle::collective {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw CollectiveError(fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(status)));
+}
+
+}  // namespace
+
+struct NcclCommunicator::State {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  std::chrono::milliseconds timeout;
+  BufferKind buffers;
+  Diagnosis diagnose;
+  float* scratch = nullptr;  // device staging for host buffers, and the barrier's word
+  size_t scratch_floats = 0;
+
+  [[noreturn]] void fail(const std::string& what, const std::string& why) {
+    if (comm != nullptr) ncclCommAbort(comm);
+    comm = nullptr;
+    throw CollectiveError(fmt::format("nccl {} failed: {}{}", what, diagnose ? diagnose() + "; " : "", why));
+  }
+
+  // Waits for the communicator (after a non-blocking call) or the stream, within the timeout.
+  void wait(const std::string& what, bool stream_work) {
+    const auto deadline = Clock::now() + timeout;
+    while (true) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) fail(what, ncclGetErrorString(async));
+      if (!stream_work && async == ncclSuccess) return;
+      if (stream_work && async == ncclSuccess) {
+        cudaError_t q = cudaStreamQuery(stream);
+        if (q == cudaSuccess) return;
+        if (q != cudaErrorNotReady) fail(what, cudaGetErrorString(q));
+      }
+      if (Clock::now() > deadline) fail(what, fmt::format("timed out after {} s", timeout.count() / 1000));
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  void ensure_scratch(size_t floats) {
+    if (floats <= scratch_floats) return;
+    if (scratch != nullptr) cudaFree(scratch);
+    check_cuda(cudaMalloc(&scratch, floats * sizeof(float)), "cudaMalloc");
+    scratch_floats = floats;
+  }
+
+  void run(const std::string& what, ncclResult_t launched) {
+    if (launched != ncclSuccess && launched != ncclInProgress) fail(what, ncclGetErrorString(launched));
+    wait(what, true);
+  }
+};
+
+NcclCommunicator::NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
+                                   BufferKind buffers, Diagnosis diagnose)
+    : state_(std::make_unique<State>()), rank_(rank), size_(size) {
+  state_->device = device;
+  state_->timeout = timeout;
+  state_->buffers = buffers;
+  state_->diagnose = std::move(diagnose);
+  check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device).c_str());
+  check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+
+  ncclUniqueId id;
+  if (rank == 0) {
+    if (ncclGetUniqueId(&id) != ncclSuccess) throw CollectiveError("ncclGetUniqueId failed");
+    store.put("nccl/unique_id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
+  } else {
+    std::vector<char> bytes = store.get("nccl/unique_id");
+    if (bytes.size() != sizeof id) throw CollectiveError("nccl: the unique id in the store has the wrong size");
+    std::memcpy(&id, bytes.data(), sizeof id);
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = ncclCommInitRankConfig(&state_->comm, size, id, rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress)
+    throw CollectiveError(fmt::format("ncclCommInitRankConfig failed on rank {}: {}", rank, ncclGetErrorString(r)));
+  state_->wait(fmt::format("communicator setup on rank {} of {}", rank, size), false);
+  state_->ensure_scratch(1);
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (state_->comm != nullptr) ncclCommDestroy(state_->comm);
+  if (state_->scratch != nullptr) cudaFree(state_->scratch);
+  if (state_->stream != nullptr) cudaStreamDestroy(state_->stream);
+}
+
+void NcclCommunicator::allreduce(float* data, size_t count, ReduceOp op) {
+  if (count == 0) return;
+  const std::string what = fmt::format("allreduce of {} floats on rank {}", count, rank_);
+  float* buffer = data;
+  if (state_->buffers == BufferKind::kHost) {
+    state_->ensure_scratch(count);
+    buffer = state_->scratch;
+    check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
+  }
+  state_->run(what, ncclAllReduce(buffer, buffer, count, ncclFloat, op == ReduceOp::kAvg ? ncclAvg : ncclSum,
+                                  state_->comm, state_->stream));
+  if (state_->buffers == BufferKind::kHost)
+    check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+}
+
+void NcclCommunicator::broadcast(float* data, size_t count, int root) {
+  if (count == 0) return;
+  const std::string what = fmt::format("broadcast of {} floats from rank {}", count, root);
+  float* buffer = data;
+  if (state_->buffers == BufferKind::kHost) {
+    state_->ensure_scratch(count);
+    buffer = state_->scratch;
+    check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
+  }
+  state_->run(what, ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_->comm, state_->stream));
+  if (state_->buffers == BufferKind::kHost)
+    check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+}
+
+void NcclCommunicator::allgather(const float* input, float* output, size_t count) {
+  const std::string what = fmt::format("allgather of {} floats", count);
+  if (state_->buffers == BufferKind::kDevice) {
+    state_->run(what, ncclAllGather(input, output, count, ncclFloat, state_->comm, state_->stream));
+    return;
+  }
+  state_->ensure_scratch(count * (size_ + 1));
+  float* in = state_->scratch + count * size_;
+  check_cuda(cudaMemcpyAsync(in, input, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
+  state_->run(what, ncclAllGather(in, state_->scratch, count, ncclFloat, state_->comm, state_->stream));
+  check_cuda(cudaMemcpy(output, state_->scratch, count * size_ * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+}
+
+void NcclCommunicator::barrier() {
+  state_->run("barrier", ncclAllReduce(state_->scratch, state_->scratch, 1, ncclFloat, ncclSum, state_->comm,
+                                       state_->stream));
+}
+
+bool nccl_available() { return true; }
+
+}  // namespace paddle::collective

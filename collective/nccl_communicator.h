@@ -1,0 +1,48 @@
+#pragma once
+// NcclCommunicator: the GPU backend. NCCL's unique id travels through the job's key-value store
+// (rank 0 publishes it). Communicators are created non-blocking, and every operation is waited
+// for by polling, so that the timeout holds everywhere: a peer that stops answering aborts the
+// communicator and raises CollectiveError naming who left.
+//
+// Buffers are device memory by default; with BufferKind::kHost they are host memory staged
+// through a device buffer, so a host-side trainer can still reduce over NVLink/NCCL.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "communicator.h"
+#include "http_store.h"
+
+namespace paddle::collective {
+
+enum class BufferKind { kDevice, kHost };
+
+class NcclCommunicator : public Communicator {
+ public:
+  using Diagnosis = std::function<std::string()>;
+
+  NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
+                   BufferKind buffers, Diagnosis diagnose = {});
+  ~NcclCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "nccl"; }
+
+  void allreduce(float* data, size_t count, ReduceOp op) override;
+  void broadcast(float* data, size_t count, int root) override;
+  void allgather(const float* input, float* output, size_t count) override;
+  void barrier() override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  int rank_;
+  int size_;
+};
+
+// Whether this build has the NCCL backend.
+bool nccl_available();
+
+}  // namespace paddle::collective
