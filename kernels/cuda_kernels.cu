@@ -1,0 +1,330 @@
+#include "cuda_kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace paddle::kernels::cuda {
+namespace {
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
+}
+void check(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(s));
+}
+
+constexpr int kThreads = 256;
+int blocks_for(size_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+
+__global__ void add_bias_rows_kernel(float* y, const float* bias, int m, int n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < static_cast<size_t>(m) * n) y[i] += bias[i % n];
+}
+
+__global__ void bias_grad_rows_kernel(const float* dy, float* db, int m, int n) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= n) return;
+  float sum = 0;
+  for (int r = 0; r < m; ++r) sum += dy[static_cast<size_t>(r) * n + col];
+  db[col] += sum;
+}
+
+__global__ void relu_forward_kernel(const float* x, float* y, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) dx[i] = y[i] > 0 ? dy[i] : 0;
+}
+
+__global__ void add_channel_bias_kernel(float* y, const float* bias, int channels, int plane, size_t total) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < total) y[i] += bias[(i / plane) % channels];
+}
+
+__global__ void channel_bias_grad_kernel(const float* dy, float* db, int batch, int channels, int plane) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= channels) return;
+  float sum = 0;
+  for (int b = 0; b < batch; ++b)
+    for (int p = 0; p < plane; ++p) sum += dy[(static_cast<size_t>(b) * channels + c) * plane + p];
+  db[c] += sum;
+}
+
+__global__ void max_pool_forward_kernel(const float* x, int planes, int height, int width, int kernel, int stride,
+                                        int padding, int ho, int wo, float* y, int32_t* argmax) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<size_t>(planes) * ho * wo) return;
+  const int ox = i % wo, oy = (i / wo) % ho;
+  const size_t p = i / (static_cast<size_t>(ho) * wo);
+  const float* plane = x + p * height * width;
+  float best = -INFINITY;
+  int best_index = 0;
+  for (int ki = 0; ki < kernel; ++ki) {
+    const int iy = oy * stride - padding + ki;
+    if (iy < 0 || iy >= height) continue;
+    for (int kj = 0; kj < kernel; ++kj) {
+      const int ix = ox * stride - padding + kj;
+      if (ix < 0 || ix >= width) continue;
+      const int index = iy * width + ix;
+      if (plane[index] > best) {
+        best = plane[index];
+        best_index = index;
+      }
+    }
+  }
+  y[i] = best;
+  argmax[i] = best_index;
+}
+
+__global__ void max_pool_backward_kernel(const float* dy, const int32_t* argmax, int in_size, int out_size,
+                                         size_t total, float* dx) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  const size_t p = i / out_size;
+  atomicAdd(dx + p * in_size + argmax[i], dy[i]);
+}
+
+__global__ void avg_pool_forward_kernel(const float* x, int height, int width, int kernel, int stride, int ho, int wo,
+                                        size_t total, float* y) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  const int ox = i % wo, oy = (i / wo) % ho;
+  const float* plane = x + (i / (static_cast<size_t>(ho) * wo)) * height * width;
+  float sum = 0;
+  for (int ki = 0; ki < kernel; ++ki)
+    for (int kj = 0; kj < kernel; ++kj) sum += plane[(oy * stride + ki) * width + ox * stride + kj];
+  y[i] = sum / static_cast<float>(kernel * kernel);
+}
+
+__global__ void avg_pool_backward_kernel(const float* dy, int height, int width, int kernel, int stride, int ho,
+                                         int wo, size_t total, float* dx) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  const int ox = i % wo, oy = (i / wo) % ho;
+  float* plane = dx + (i / (static_cast<size_t>(ho) * wo)) * height * width;
+  const float g = dy[i] / static_cast<float>(kernel * kernel);
+  for (int ki = 0; ki < kernel; ++ki)
+    for (int kj = 0; kj < kernel; ++kj) atomicAdd(plane + (oy * stride + ki) * width + ox * stride + kj, g);
+}
+
+__global__ void momentum_kernel(float* w, const float* g, float* v, size_t n, float lr, float mu, float decay) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  v[i] = mu * v[i] + g[i] + decay * w[i];
+  w[i] -= lr * v[i];
+}
+
+}  // namespace
+
+struct Handles::Impl {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+
+  void* ensure_workspace(size_t bytes) {
+    if (bytes > workspace_bytes) {
+      if (workspace != nullptr) cudaFree(workspace);
+      check(cudaMalloc(&workspace, bytes), "cudaMalloc(workspace)");
+      workspace_bytes = bytes;
+    }
+    return workspace;
+  }
+};
+
+Handles::Handles(int device) : impl_(std::make_unique<Impl>()) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  check(cudaStreamCreate(&impl_->stream), "cudaStreamCreate");
+  check(cublasCreate(&impl_->cublas), "cublasCreate");
+  check(cublasSetStream(impl_->cublas, impl_->stream), "cublasSetStream");
+  check(cudnnCreate(&impl_->cudnn), "cudnnCreate");
+  check(cudnnSetStream(impl_->cudnn, impl_->stream), "cudnnSetStream");
+}
+
+Handles::~Handles() {
+  if (impl_->workspace != nullptr) cudaFree(impl_->workspace);
+  if (impl_->cudnn != nullptr) cudnnDestroy(impl_->cudnn);
+  if (impl_->cublas != nullptr) cublasDestroy(impl_->cublas);
+  if (impl_->stream != nullptr) cudaStreamDestroy(impl_->stream);
+}
+
+void Handles::synchronize() { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
+
+int device_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+void gemm(Handles& h, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, const float* b, float* c,
+          bool accumulate) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  check(cublasSgemm(h.impl().cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    n, m, k, &alpha, b, transpose_b ? k : n, a, transpose_a ? m : k, &beta, c, n),
+        "cublasSgemm");
+}
+
+void add_bias_rows(Handles& h, float* y, const float* bias, int m, int n) {
+  add_bias_rows_kernel<<<blocks_for(static_cast<size_t>(m) * n), kThreads, 0, h.impl().stream>>>(y, bias, m, n);
+  check(cudaGetLastError(), "add_bias_rows");
+}
+
+void bias_grad_rows(Handles& h, const float* dy, float* db, int m, int n) {
+  bias_grad_rows_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(dy, db, m, n);
+  check(cudaGetLastError(), "bias_grad_rows");
+}
+
+void relu_forward(Handles& h, const float* x, float* y, size_t n) {
+  relu_forward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(x, y, n);
+  check(cudaGetLastError(), "relu_forward");
+}
+
+void relu_backward(Handles& h, const float* y, const float* dy, float* dx, size_t n) {
+  relu_backward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(y, dy, dx, n);
+  check(cudaGetLastError(), "relu_backward");
+}
+
+namespace {
+
+// cuDNN descriptors for one convolution, released on scope exit.
+struct ConvDescriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+
+  ConvDescriptors(const cpu::ConvShape& s, int batch, int out_channels) {
+    check(cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateFilterDescriptor(&w), "cudnnCreateFilterDescriptor");
+    check(cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor");
+    check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, s.channels, s.height, s.width),
+          "cudnnSetTensor4dDescriptor(x)");
+    check(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, batch, out_channels, s.out_height(),
+                                     s.out_width()),
+          "cudnnSetTensor4dDescriptor(y)");
+    check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, out_channels, s.channels, s.kernel,
+                                     s.kernel),
+          "cudnnSetFilter4dDescriptor");
+    check(cudnnSetConvolution2dDescriptor(conv, s.padding, s.padding, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT),
+          "cudnnSetConvolution2dDescriptor");
+  }
+  ~ConvDescriptors() {
+    cudnnDestroyConvolutionDescriptor(conv);
+    cudnnDestroyFilterDescriptor(w);
+    cudnnDestroyTensorDescriptor(y);
+    cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+}  // namespace
+
+void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x, const float* w,
+                    float* y) {
+  ConvDescriptors d(s, batch, out_channels);
+  cudnnConvolutionFwdAlgoPerf_t perf[8];
+  int found = 0;
+  check(cudnnGetConvolutionForwardAlgorithm_v7(h.impl().cudnn, d.x, d.w, d.conv, d.y, 8, &found, perf),
+        "cudnnGetConvolutionForwardAlgorithm_v7");
+  size_t bytes = 0;
+  check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, perf[0].algo, &bytes),
+        "cudnnGetConvolutionForwardWorkspaceSize");
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnConvolutionForward(h.impl().cudnn, &alpha, d.x, x, d.w, w, d.conv, perf[0].algo,
+                                h.impl().ensure_workspace(bytes), bytes, &beta, d.y, y),
+        "cudnnConvolutionForward");
+}
+
+void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* w,
+                          const float* dy, float* dx) {
+  ConvDescriptors d(s, batch, out_channels);
+  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+  int found = 0;
+  check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.impl().cudnn, d.w, d.y, d.conv, d.x, 8, &found, perf),
+        "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, perf[0].algo, &bytes),
+        "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnConvolutionBackwardData(h.impl().cudnn, &alpha, d.w, w, d.y, dy, d.conv, perf[0].algo,
+                                     h.impl().ensure_workspace(bytes), bytes, &beta, d.x, dx),
+        "cudnnConvolutionBackwardData");
+}
+
+void conv2d_backward_filter(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x,
+                            const float* dy, float* dw) {
+  ConvDescriptors d(s, batch, out_channels);
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
+  int found = 0;
+  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.impl().cudnn, d.x, d.y, d.conv, d.w, 8, &found, perf),
+        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, perf[0].algo, &bytes),
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  const float alpha = 1.0f, beta = 1.0f;  // accumulate, as the CPU layer does
+  check(cudnnConvolutionBackwardFilter(h.impl().cudnn, &alpha, d.x, x, d.y, dy, d.conv, perf[0].algo,
+                                       h.impl().ensure_workspace(bytes), bytes, &beta, d.w, dw),
+        "cudnnConvolutionBackwardFilter");
+}
+
+void add_channel_bias(Handles& h, float* y, const float* bias, int batch, int channels, int plane) {
+  const size_t total = static_cast<size_t>(batch) * channels * plane;
+  add_channel_bias_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(y, bias, channels, plane, total);
+  check(cudaGetLastError(), "add_channel_bias");
+}
+
+void channel_bias_grad(Handles& h, const float* dy, float* db, int batch, int channels, int plane) {
+  channel_bias_grad_kernel<<<blocks_for(channels), kThreads, 0, h.impl().stream>>>(dy, db, batch, channels, plane);
+  check(cudaGetLastError(), "channel_bias_grad");
+}
+
+void max_pool_forward(Handles& h, const float* x, int planes, int height, int width, int kernel, int stride,
+                      int padding, float* y, int32_t* argmax) {
+  const int ho = (height + 2 * padding - kernel) / stride + 1, wo = (width + 2 * padding - kernel) / stride + 1;
+  const size_t total = static_cast<size_t>(planes) * ho * wo;
+  max_pool_forward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(x, planes, height, width, kernel, stride,
+                                                                                 padding, ho, wo, y, argmax);
+  check(cudaGetLastError(), "max_pool_forward");
+}
+
+void max_pool_backward(Handles& h, const float* dy, const int32_t* argmax, int planes, int in_size, int out_size,
+                       float* dx) {
+  const size_t total = static_cast<size_t>(planes) * out_size;
+  max_pool_backward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(dy, argmax, in_size, out_size, total, dx);
+  check(cudaGetLastError(), "max_pool_backward");
+}
+
+void avg_pool_forward(Handles& h, const float* x, int planes, int height, int width, int kernel, int stride, float* y) {
+  const int ho = (height - kernel) / stride + 1, wo = (width - kernel) / stride + 1;
+  const size_t total = static_cast<size_t>(planes) * ho * wo;
+  avg_pool_forward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(x, height, width, kernel, stride, ho, wo,
+                                                                                 total, y);
+  check(cudaGetLastError(), "avg_pool_forward");
+}
+
+void avg_pool_backward(Handles& h, const float* dy, int planes, int height, int width, int kernel, int stride,
+                       float* dx) {
+  const int ho = (height - kernel) / stride + 1, wo = (width - kernel) / stride + 1;
+  const size_t total = static_cast<size_t>(planes) * ho * wo;
+  avg_pool_backward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(dy, height, width, kernel, stride, ho,
+                                                                                  wo, total, dx);
+  check(cudaGetLastError(), "avg_pool_backward");
+}
+
+void momentum_update(Handles& h, float* w, const float* g, float* v, size_t n, float lr, float mu, float decay) {
+  momentum_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(w, g, v, n, lr, mu, decay);
+  check(cudaGetLastError(), "momentum_update");
+}
+
+}  // namespace paddle::kernels::cuda

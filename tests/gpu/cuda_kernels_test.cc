@@ -1,0 +1,206 @@
+// Each CUDA kernel against its CPU twin on random data. Without a CUDA device the whole test
+// reports a skip (exit 77).
+
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "cuda_kernels.h"
+
+namespace cpu = paddle::kernels::cpu;
+namespace gpu = paddle::kernels::cuda;
+
+namespace {
+
+std::vector<float> random_vector(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// A device copy of a host vector, copied back with host().
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(const std::vector<T>& host) : size_(host.size()) {
+    cudaMalloc(reinterpret_cast<void**>(&ptr_), size_ * sizeof(T));
+    cudaMemcpy(ptr_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  T* get() { return ptr_; }
+  std::vector<T> host() const {
+    std::vector<T> out(size_);
+    cudaMemcpy(out.data(), ptr_, size_ * sizeof(T), cudaMemcpyDeviceToHost);
+    return out;
+  }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t size_;
+};
+
+void expect_close(const std::vector<float>& gpu_result, const std::vector<float>& cpu_result, double tolerance = 1e-4) {
+  REQUIRE(gpu_result.size() == cpu_result.size());
+  for (size_t i = 0; i < cpu_result.size(); ++i) {
+    INFO("element " << i);
+    CHECK(gpu_result[i] == doctest::Approx(cpu_result[i]).epsilon(tolerance).scale(1.0));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gemm, every transpose combination, with and without accumulation") {
+  gpu::Handles h;
+  const int m = 7, n = 5, k = 9;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool acc : {false, true}) {
+        auto a = random_vector(m * k, 1), b = random_vector(k * n, 2), c = random_vector(m * n, 3);
+        auto expected = c;
+        cpu::gemm(ta, tb, m, n, k, a.data(), b.data(), expected.data(), acc);
+        DeviceBuffer<float> da(a), db(b), dc(c);
+        gpu::gemm(h, ta, tb, m, n, k, da.get(), db.get(), dc.get(), acc);
+        h.synchronize();
+        expect_close(dc.host(), expected);
+      }
+}
+
+TEST_CASE("bias rows and their gradient") {
+  gpu::Handles h;
+  auto y = random_vector(6 * 4, 4), bias = random_vector(4, 5), db = random_vector(4, 6);
+  auto y_cpu = y, db_cpu = db;
+  cpu::add_bias_rows(y_cpu.data(), bias.data(), 6, 4);
+  cpu::bias_grad_rows(y.data(), db_cpu.data(), 6, 4);
+  DeviceBuffer<float> dy(y), dbias(bias), ddb(db);
+  gpu::bias_grad_rows(h, dy.get(), ddb.get(), 6, 4);
+  gpu::add_bias_rows(h, dy.get(), dbias.get(), 6, 4);
+  h.synchronize();
+  expect_close(dy.host(), y_cpu);
+  expect_close(ddb.host(), db_cpu);
+}
+
+TEST_CASE("ReLU forward and backward") {
+  gpu::Handles h;
+  auto x = random_vector(1000, 7), dy = random_vector(1000, 8);
+  std::vector<float> y(1000), dx(1000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    y[i] = x[i] > 0 ? x[i] : 0;
+    dx[i] = y[i] > 0 ? dy[i] : 0;
+  }
+  DeviceBuffer<float> dx_in(x), dy_out(std::vector<float>(1000)), ddy(dy), ddx(std::vector<float>(1000));
+  gpu::relu_forward(h, dx_in.get(), dy_out.get(), 1000);
+  gpu::relu_backward(h, dy_out.get(), ddy.get(), ddx.get(), 1000);
+  h.synchronize();
+  expect_close(dy_out.host(), y);
+  expect_close(ddx.host(), dx);
+}
+
+TEST_CASE("convolution forward, backward data and backward filter match im2col + GEMM") {
+  gpu::Handles h;
+  const cpu::ConvShape s{3, 9, 9, 3, 2, 1};
+  const int batch = 2, out = 4, rows = s.channels * s.kernel * s.kernel, positions = s.out_height() * s.out_width();
+  const int image = s.channels * s.height * s.width;
+  auto x = random_vector(batch * image, 9), w = random_vector(out * rows, 10), dy = random_vector(batch * out * positions, 11);
+  std::vector<float> y(batch * out * positions), dx(batch * image, 0.0f), dw(out * rows, 0.0f), cols(rows * positions);
+  std::vector<float> dcols(rows * positions);
+  for (int i = 0; i < batch; ++i) {
+    cpu::im2col(x.data() + i * image, s, cols.data());
+    cpu::gemm(false, false, out, positions, rows, w.data(), cols.data(), y.data() + i * out * positions, false);
+    cpu::gemm(false, true, out, rows, positions, dy.data() + i * out * positions, cols.data(), dw.data(), true);
+    cpu::gemm(true, false, rows, positions, out, w.data(), dy.data() + i * out * positions, dcols.data(), false);
+    cpu::col2im(dcols.data(), s, dx.data() + i * image);
+  }
+  DeviceBuffer<float> gx(x), gw(w), gy(std::vector<float>(y.size())), gdy(dy), gdx(std::vector<float>(dx.size())),
+      gdw(std::vector<float>(dw.size(), 0.0f));
+  gpu::conv2d_forward(h, s, batch, out, gx.get(), gw.get(), gy.get());
+  gpu::conv2d_backward_data(h, s, batch, out, gw.get(), gdy.get(), gdx.get());
+  gpu::conv2d_backward_filter(h, s, batch, out, gx.get(), gdy.get(), gdw.get());
+  h.synchronize();
+  expect_close(gy.host(), y, 1e-3);
+  expect_close(gdx.host(), dx, 1e-3);
+  expect_close(gdw.host(), dw, 1e-3);
+}
+
+TEST_CASE("channel bias and its gradient") {
+  gpu::Handles h;
+  const int batch = 2, channels = 3, plane = 5;
+  auto y = random_vector(batch * channels * plane, 12), bias = random_vector(channels, 13);
+  auto expected = y;
+  std::vector<float> db(channels, 0.0f);
+  for (int b = 0; b < batch; ++b)
+    for (int c = 0; c < channels; ++c)
+      for (int p = 0; p < plane; ++p) {
+        expected[(b * channels + c) * plane + p] += bias[c];
+        db[c] += y[(b * channels + c) * plane + p];
+      }
+  DeviceBuffer<float> gy(y), gb(bias), gdb(std::vector<float>(channels, 0.0f));
+  gpu::channel_bias_grad(h, gy.get(), gdb.get(), batch, channels, plane);
+  gpu::add_channel_bias(h, gy.get(), gb.get(), batch, channels, plane);
+  h.synchronize();
+  expect_close(gy.host(), expected);
+  expect_close(gdb.host(), db);
+}
+
+TEST_CASE("max and average pooling, forward and backward") {
+  gpu::Handles h;
+  const int planes = 6, height = 7, width = 7;
+  auto x = random_vector(planes * height * width, 14);
+  for (auto [kernel, stride, padding] : {std::tuple{2, 2, 0}, std::tuple{3, 2, 1}}) {
+    const int ho = (height + 2 * padding - kernel) / stride + 1, wo = (width + 2 * padding - kernel) / stride + 1;
+    std::vector<float> y(planes * ho * wo), dx(planes * height * width, 0.0f);
+    std::vector<int32_t> argmax(y.size());
+    auto dy = random_vector(y.size(), 15);
+    cpu::max_pool_forward(x.data(), planes, height, width, kernel, stride, padding, y.data(), argmax.data());
+    cpu::max_pool_backward(dy.data(), argmax.data(), planes, height * width, ho * wo, dx.data());
+    DeviceBuffer<float> gx(x), gy(std::vector<float>(y.size())), gdy(dy), gdx(std::vector<float>(dx.size(), 0.0f));
+    DeviceBuffer<int32_t> gargmax(std::vector<int32_t>(y.size()));
+    gpu::max_pool_forward(h, gx.get(), planes, height, width, kernel, stride, padding, gy.get(), gargmax.get());
+    gpu::max_pool_backward(h, gdy.get(), gargmax.get(), planes, height * width, ho * wo, gdx.get());
+    h.synchronize();
+    expect_close(gy.host(), y);
+    CHECK(gargmax.host() == argmax);
+    expect_close(gdx.host(), dx);
+  }
+  const int ho = 3, wo = 3;
+  std::vector<float> y(planes * ho * wo), dx(planes * height * width, 0.0f);
+  auto dy = random_vector(y.size(), 16);
+  cpu::avg_pool_forward(x.data(), planes, height, width, 2, 2, y.data());
+  cpu::avg_pool_backward(dy.data(), planes, height, width, 2, 2, dx.data());
+  DeviceBuffer<float> gx(x), gy(std::vector<float>(y.size())), gdy(dy), gdx(std::vector<float>(dx.size(), 0.0f));
+  gpu::avg_pool_forward(h, gx.get(), planes, height, width, 2, 2, gy.get());
+  gpu::avg_pool_backward(h, gdy.get(), planes, height, width, 2, 2, gdx.get());
+  h.synchronize();
+  expect_close(gy.host(), y);
+  expect_close(gdx.host(), dx);
+}
+
+TEST_CASE("momentum update matches the CPU optimizer's rule") {
+  gpu::Handles h;
+  auto w = random_vector(100, 17), g = random_vector(100, 18), v = random_vector(100, 19);
+  auto w_cpu = w, v_cpu = v;
+  for (size_t i = 0; i < w.size(); ++i) {
+    v_cpu[i] = 0.9f * v_cpu[i] + g[i] + 1e-4f * w_cpu[i];
+    w_cpu[i] -= 0.1f * v_cpu[i];
+  }
+  DeviceBuffer<float> gw(w), gg(g), gv(v);
+  gpu::momentum_update(h, gw.get(), gg.get(), gv.get(), 100, 0.1f, 0.9f, 1e-4f);
+  h.synchronize();
+  expect_close(gw.host(), w_cpu);
+  expect_close(gv.host(), v_cpu);
+}
+
+int main(int argc, char** argv) {
+  if (gpu::device_count() == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
