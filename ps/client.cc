@@ -1,0 +1,248 @@
+#include "client.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <algorithm>
+#include <array>
+#include <thread>
+
+#include "sharding.h"
+
+namespace paddle::ps {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+struct PsClient::Connection {
+  std::string endpoint;
+  asio::io_context io;
+  tcp::socket socket{io};
+  uint64_t pending_request = 0;
+};
+
+namespace {
+
+bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout) {
+  const auto colon = c.endpoint.rfind(':');
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(c.endpoint.substr(0, colon), ec);
+  if (ec || colon == std::string::npos) throw PsError(fmt::format("'{}' is not an ip:port endpoint", c.endpoint));
+  const int port = std::atoi(c.endpoint.c_str() + colon + 1);
+  c.socket = tcp::socket(c.io);
+  c.socket.connect(tcp::endpoint(address, static_cast<unsigned short>(port)), ec);
+  if (ec) return false;
+  c.socket.set_option(tcp::no_delay(true));
+  timeval tv{};
+  tv.tv_sec = timeout.count() / 1000;
+  tv.tv_usec = (timeout.count() % 1000) * 1000;
+  ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  return true;
+}
+
+}  // namespace
+
+PsClient::PsClient(std::vector<std::string> endpoints, ClientOptions options) : options_(options) {
+  for (auto& e : endpoints) {
+    auto c = std::make_unique<Connection>();
+    c->endpoint = e;
+    connections_.push_back(std::move(c));
+  }
+  const auto start = Clock::now();
+  auto next_report = start + options_.report_interval;
+  std::vector<bool> connected(connections_.size(), false);
+  while (true) {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      if (!connected[i]) connected[i] = try_connect(*connections_[i], options_.request_timeout);
+      if (!connected[i]) missing.push_back(connections_[i]->endpoint);
+    }
+    if (missing.empty()) return;
+    if (Clock::now() - start > options_.connect_timeout)
+      throw PsError(fmt::format("parameter server(s) {} not reachable after {} s (PADDLE_PS_CONNECT_TIMEOUT)",
+                                fmt::join(missing, ","), options_.connect_timeout.count() / 1000));
+    if (Clock::now() >= next_report) {
+      fmt::print(options_.log, "server not ready, wait 3 sec to retry...\nnot ready endpoints:[{}]\n",
+                 fmt::join(missing, ", "));
+      std::fflush(options_.log);
+      next_report += options_.report_interval;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+PsClient::~PsClient() = default;
+
+void PsClient::send(size_t server, Command command, Writer& body) {
+  Connection& c = *connections_[server];
+  Header h;
+  h.command = static_cast<uint16_t>(command);
+  h.request_id = next_request_++;
+  h.body_bytes = static_cast<uint32_t>(body.bytes().size());
+  std::vector<unsigned char> frame(kHeaderBytes);
+  encode_header(h, frame.data());
+  frame.insert(frame.end(), body.bytes().begin(), body.bytes().end());
+  boost::system::error_code ec;
+  asio::write(c.socket, asio::buffer(frame), ec);
+  if (ec) throw PsError(fmt::format("parameter server {} is gone (sending: {})", c.endpoint, ec.message()));
+  c.pending_request = h.request_id;
+}
+
+std::vector<unsigned char> PsClient::receive(size_t server, Command command) {
+  Connection& c = *connections_[server];
+  std::array<unsigned char, kHeaderBytes> header_bytes{};
+  boost::system::error_code ec;
+  asio::read(c.socket, asio::buffer(header_bytes), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again || ec == asio::error::timed_out)
+    throw PsError(fmt::format("parameter server {} did not answer within {} s", c.endpoint,
+                              options_.request_timeout.count() / 1000));
+  if (ec) throw PsError(fmt::format("parameter server {} is gone ({}); check its serverlog", c.endpoint, ec.message()));
+  Header h = decode_header(header_bytes.data());
+  if (h.magic != kMagic || h.request_id != c.pending_request ||
+      h.command != (static_cast<uint16_t>(command) | kReplyBit))
+    throw PsError(fmt::format("parameter server {} sent a reply that does not match the request", c.endpoint));
+  std::vector<unsigned char> body(h.body_bytes);
+  asio::read(c.socket, asio::buffer(body), ec);
+  if (ec) throw PsError(fmt::format("parameter server {} is gone mid-reply ({})", c.endpoint, ec.message()));
+  if (h.status != static_cast<uint32_t>(Status::kOk)) {
+    std::string message;
+    try {
+      Reader r(body.data(), body.size());
+      message = r.str();
+    } catch (const ProtocolError&) {
+    }
+    throw PsError(fmt::format("parameter server {} refused the request (status {}): {}", c.endpoint, h.status, message));
+  }
+  return body;
+}
+
+void PsClient::receive_all(Command command, const std::function<void(size_t, std::vector<unsigned char>&)>& each) {
+  std::exception_ptr first;
+  for (size_t s = 0; s < servers(); ++s) {
+    try {
+      auto body = receive(s, command);
+      if (each) each(s, body);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void PsClient::broadcast(Command command, Writer& body) {
+  for (size_t s = 0; s < servers(); ++s) send(s, command, body);
+  receive_all(command, {});
+}
+
+void PsClient::init_dense(uint32_t table, const std::vector<float>& values) {
+  for (size_t s = 0; s < servers(); ++s) {
+    auto [begin, end] = dense_block(values.size(), servers(), s);
+    Writer w;
+    w.u32(table).f32s(values.data() + begin, end - begin);
+    send(s, Command::kInitDense, w);
+  }
+  receive_all(Command::kInitDense, {});
+}
+
+std::vector<float> PsClient::pull_dense(uint32_t table, size_t total) {
+  Writer w;
+  w.u32(table);
+  for (size_t s = 0; s < servers(); ++s) send(s, Command::kPullDense, w);
+  std::vector<float> all(total);
+  receive_all(Command::kPullDense, [&](size_t s, std::vector<unsigned char>& body) {
+    Reader r(body.data(), body.size());
+    auto block = r.f32s();
+    auto [begin, end] = dense_block(total, servers(), s);
+    if (block.size() != end - begin)
+      throw PsError(fmt::format("parameter server {} holds {} dense values, expected {} (another model?)",
+                                connections_[s]->endpoint, block.size(), end - begin));
+    std::copy(block.begin(), block.end(), all.begin() + static_cast<long>(begin));
+  });
+  return all;
+}
+
+void PsClient::push_dense(uint32_t table, const std::vector<float>& grads) {
+  for (size_t s = 0; s < servers(); ++s) {
+    auto [begin, end] = dense_block(grads.size(), servers(), s);
+    Writer w;
+    w.u32(table).f32s(grads.data() + begin, end - begin);
+    send(s, Command::kPushDense, w);
+  }
+  receive_all(Command::kPushDense, {});
+}
+
+std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) {
+  std::vector<std::vector<uint64_t>> by_server(servers());
+  std::vector<std::vector<size_t>> positions(servers());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t s = server_of_key(keys[i], servers());
+    by_server[s].push_back(keys[i]);
+    positions[s].push_back(i);
+  }
+  for (size_t s = 0; s < servers(); ++s) {
+    Writer w;
+    w.u32(table).u64s(by_server[s].data(), by_server[s].size());
+    send(s, Command::kPullSparse, w);
+  }
+  std::vector<float> out(keys.size() * dim);
+  receive_all(Command::kPullSparse, [&](size_t s, std::vector<unsigned char>& body) {
+    Reader r(body.data(), body.size());
+    auto rows = r.f32s();
+    if (rows.size() != by_server[s].size() * dim)
+      throw PsError(fmt::format("parameter server {} returned {} values for {} keys of dim {}",
+                                connections_[s]->endpoint, rows.size(), by_server[s].size(), dim));
+    for (size_t j = 0; j < positions[s].size(); ++j)
+      std::copy_n(rows.begin() + static_cast<long>(j * dim), dim, out.begin() + static_cast<long>(positions[s][j] * dim));
+  });
+  return out;
+}
+
+void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
+                           size_t dim) {
+  std::vector<std::vector<uint64_t>> by_server(servers());
+  std::vector<std::vector<float>> grads_by_server(servers());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t s = server_of_key(keys[i], servers());
+    by_server[s].push_back(keys[i]);
+    grads_by_server[s].insert(grads_by_server[s].end(), grads.begin() + static_cast<long>(i * dim),
+                              grads.begin() + static_cast<long>((i + 1) * dim));
+  }
+  for (size_t s = 0; s < servers(); ++s) {
+    Writer w;
+    w.u32(table).u64s(by_server[s].data(), by_server[s].size()).f32s(grads_by_server[s].data(), grads_by_server[s].size());
+    send(s, Command::kPushSparse, w);
+  }
+  receive_all(Command::kPushSparse, {});
+}
+
+void PsClient::barrier() {
+  Writer w;
+  broadcast(Command::kBarrier, w);
+}
+
+void PsClient::save(const std::string& dir) {
+  Writer w;
+  w.str(dir);
+  broadcast(Command::kSave, w);
+}
+
+void PsClient::load(const std::string& dir) {
+  Writer w;
+  w.str(dir);
+  broadcast(Command::kLoad, w);
+}
+
+void PsClient::stop_worker() {
+  Writer w;
+  broadcast(Command::kStopWorker, w);
+}
+
+}  // namespace paddle::ps

@@ -1,0 +1,64 @@
+#pragma once
+// PsClient: a worker's connections to every parameter server. Dense values are split into the
+// servers' blocks and sparse keys routed to their servers (sharding.h); calls to several
+// servers are sent to all before any reply is read. Every request has a timeout, and a server
+// that closes the connection or stops answering fails the call with its endpoint in the message.
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol.h"
+
+namespace paddle::ps {
+
+class PsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{300000};  // PADDLE_PS_CONNECT_TIMEOUT
+  std::chrono::milliseconds request_timeout{300000};
+  std::chrono::milliseconds report_interval{3000};
+  std::FILE* log = stderr;
+};
+
+class PsClient {
+ public:
+  // Connects to every server, printing Paddle's "server not ready, wait 3 sec to retry..." and
+  // "not ready endpoints:[...]" while some are not up; throws PsError naming them at the timeout.
+  PsClient(std::vector<std::string> endpoints, ClientOptions options);
+  ~PsClient();
+
+  size_t servers() const { return connections_.size(); }
+
+  void init_dense(uint32_t table, const std::vector<float>& values);
+  std::vector<float> pull_dense(uint32_t table, size_t total);
+  void push_dense(uint32_t table, const std::vector<float>& grads);
+  std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim);
+  void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads, size_t dim);
+  void barrier();
+  void save(const std::string& dir);
+  void load(const std::string& dir);
+  void stop_worker();
+
+  struct Connection;
+
+ private:
+  void send(size_t server, Command command, Writer& body);
+  std::vector<unsigned char> receive(size_t server, Command command);
+  void broadcast(Command command, Writer& body);
+  // Reads every server's reply to `command` (so no connection is left holding one), then throws
+  // the first error; `each` consumes the successful bodies.
+  void receive_all(Command command, const std::function<void(size_t, std::vector<unsigned char>&)>& each);
+
+  std::vector<std::unique_ptr<Connection>> connections_;
+  ClientOptions options_;
+  uint64_t next_request_ = 1;
+};
+
+}  // namespace paddle::ps

@@ -1,0 +1,42 @@
+#include "protocol.h"
+
+namespace paddle::ps {
+namespace {
+
+template <typename T>
+void put(unsigned char*& out, T v) {
+  std::memcpy(out, &v, sizeof v);
+  out += sizeof v;
+}
+
+template <typename T>
+T take(const unsigned char*& in) {
+  T v;
+  std::memcpy(&v, in, sizeof v);
+  in += sizeof v;
+  return v;
+}
+
+}  // namespace
+
+void encode_header(const Header& h, unsigned char* out) {
+  put(out, h.magic);
+  put(out, h.version);
+  put(out, h.command);
+  put(out, h.request_id);
+  put(out, h.status);
+  put(out, h.body_bytes);
+}
+
+Header decode_header(const unsigned char* in) {
+  Header h;
+  h.magic = take<uint32_t>(in);
+  h.version = take<uint16_t>(in);
+  h.command = take<uint16_t>(in);
+  h.request_id = take<uint64_t>(in);
+  h.status = take<uint32_t>(in);
+  h.body_bytes = take<uint32_t>(in);
+  return h;
+}
+
+}  // namespace paddle::ps

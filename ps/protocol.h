@@ -1,0 +1,133 @@
+#pragma once
+// The parameter-server wire protocol (ps/PROTOCOL.md): length-prefixed binary frames with a
+// fixed little-endian header, a version, a request id and a status, and bodies read through a
+// bounds-checked reader so that no frame, however malformed, can make a server read past it.
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace paddle::ps {
+
+inline constexpr uint32_t kMagic = 0x56525350;  // "PSRV" on the wire
+inline constexpr uint16_t kVersion = 1;
+inline constexpr size_t kHeaderBytes = 24;
+inline constexpr uint32_t kDefaultMaxBody = 256u << 20;
+
+enum class Command : uint16_t {
+  kPullDense = 1,
+  kPushDense = 2,
+  kPullSparse = 3,
+  kPushSparse = 4,
+  kInitDense = 5,
+  kBarrier = 6,
+  kSave = 7,
+  kLoad = 8,
+  kStopWorker = 9,
+  kPing = 10,
+};
+inline constexpr uint16_t kReplyBit = 0x8000;
+
+enum class Status : uint32_t {
+  kOk = 0,
+  kBadRequest = 1,      // malformed body
+  kUnknownCommand = 2,
+  kBadVersion = 3,
+  kServerError = 4,     // the request was well formed but failed (message in the body)
+};
+
+struct Header {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  uint16_t command = 0;
+  uint64_t request_id = 0;
+  uint32_t status = 0;
+  uint32_t body_bytes = 0;
+};
+
+// Thrown by the reader for a body that ends early or holds impossible sizes.
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void encode_header(const Header& h, unsigned char* out);
+Header decode_header(const unsigned char* in);
+
+// Appends little-endian values to a body.
+class Writer {
+ public:
+  Writer& u32(uint32_t v) { return raw(&v, sizeof v); }
+  Writer& u64(uint64_t v) { return raw(&v, sizeof v); }
+  Writer& f32s(const float* v, size_t n) {
+    u64(n);
+    return raw(v, n * sizeof(float));
+  }
+  Writer& u64s(const uint64_t* v, size_t n) {
+    u64(n);
+    return raw(v, n * sizeof(uint64_t));
+  }
+  Writer& str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    return raw(s.data(), s.size());
+  }
+  std::vector<unsigned char>& bytes() { return bytes_; }
+
+ private:
+  Writer& raw(const void* p, size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    bytes_.insert(bytes_.end(), c, c + n);
+    return *this;
+  }
+  std::vector<unsigned char> bytes_;
+};
+
+// Reads a body; every read checks the remaining length first.
+class Reader {
+ public:
+  Reader(const unsigned char* data, size_t size) : data_(data), size_(size) {}
+  uint32_t u32() { return value<uint32_t>(); }
+  uint64_t u64() { return value<uint64_t>(); }
+  std::vector<float> f32s() { return array<float>(); }
+  std::vector<uint64_t> u64s() { return array<uint64_t>(); }
+  std::string str() {
+    const uint32_t n = u32();
+    need(n);
+    std::string s(reinterpret_cast<const char*>(data_ + at_), n);
+    at_ += n;
+    return s;
+  }
+  void expect_end() const {
+    if (at_ != size_) throw ProtocolError("body has " + std::to_string(size_ - at_) + " trailing bytes");
+  }
+
+ private:
+  void need(size_t n) const {
+    if (n > size_ - at_) throw ProtocolError("body ends early: needs " + std::to_string(n) + " more bytes, has " +
+                                             std::to_string(size_ - at_));
+  }
+  template <typename T>
+  T value() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, data_ + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> array() {
+    const uint64_t n = u64();
+    if (n > (size_ - at_) / sizeof(T)) throw ProtocolError("array of " + std::to_string(n) + " does not fit the body");
+    std::vector<T> v(static_cast<size_t>(n));
+    std::memcpy(v.data(), data_ + at_, v.size() * sizeof(T));
+    at_ += v.size() * sizeof(T);
+    return v;
+  }
+  const unsigned char* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+}  // namespace paddle::ps

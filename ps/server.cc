@@ -1,0 +1,281 @@
+#include "server.h"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <thread>
+
+namespace paddle::ps {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// One worker connection: reads a frame, answers it, reads the next. A frame with a bad magic or
+// an oversized body closes the connection; a malformed body or an unknown command gets an
+// error reply.
+class ParameterServer::Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, ParameterServer& server) : socket_(std::move(socket)), server_(server) {}
+
+  void read_header() {
+    asio::async_read(socket_, asio::buffer(header_bytes_), [self = shared_from_this()](auto ec, size_t) {
+      if (!ec) self->on_header();
+    });
+  }
+
+  void reply(Status status, std::vector<unsigned char> body, bool then_close = false) {
+    Header h;
+    h.command = static_cast<uint16_t>(header_.command | kReplyBit);
+    h.request_id = header_.request_id;
+    h.status = static_cast<uint32_t>(status);
+    h.body_bytes = static_cast<uint32_t>(body.size());
+    out_.resize(kHeaderBytes);
+    encode_header(h, out_.data());
+    out_.insert(out_.end(), body.begin(), body.end());
+    asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](auto ec, size_t) {
+      if (ec || then_close) {
+        boost::system::error_code ignored;
+        self->socket_.close(ignored);
+        return;
+      }
+      self->read_header();
+    });
+  }
+
+  void reply_error(Status status, const std::string& message, bool then_close = false) {
+    Writer w;
+    w.str(message);
+    reply(status, std::move(w.bytes()), then_close);
+  }
+
+ private:
+  void on_header() {
+    header_ = decode_header(header_bytes_.data());
+    if (header_.magic != kMagic || header_.body_bytes > server_.options_.max_body) {
+      boost::system::error_code ignored;
+      socket_.close(ignored);  // not our protocol, or a frame too large to accept: drop it
+      return;
+    }
+    body_.resize(header_.body_bytes);
+    asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](auto ec, size_t) {
+      if (!ec) self->on_body();
+    });
+  }
+
+  void on_body() {
+    if (header_.version != kVersion)
+      return reply_error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header_.version, kVersion),
+                         true);
+    Reader body(body_.data(), body_.size());
+    Writer out;
+    try {
+      if (!server_.handle(shared_from_this(), static_cast<Command>(header_.command), body, out)) return;  // deferred
+    } catch (const ProtocolError& e) {
+      return reply_error(Status::kBadRequest, e.what());
+    } catch (const std::invalid_argument& e) {
+      return reply_error(header_.command >= 1 && header_.command <= 10 ? Status::kBadRequest : Status::kUnknownCommand,
+                         e.what());
+    } catch (const std::exception& e) {
+      return reply_error(Status::kServerError, e.what());
+    }
+    reply(Status::kOk, std::move(out.bytes()));
+  }
+
+  tcp::socket socket_;
+  ParameterServer& server_;
+  std::array<unsigned char, kHeaderBytes> header_bytes_{};
+  Header header_;
+  std::vector<unsigned char> body_;
+  std::vector<unsigned char> out_;
+};
+
+ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
+    : options_(std::move(options)), tables_(std::move(tables)), acceptor_(io_) {
+  boost::system::error_code ec;
+  const tcp::endpoint endpoint(asio::ip::make_address(options_.ip, ec), static_cast<unsigned short>(options_.port));
+  if (ec) throw std::runtime_error(fmt::format("parameter server: '{}' is not an IP address", options_.ip));
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error(fmt::format("parameter server cannot listen on {}:{}: {}", options_.ip, options_.port,
+                                         ec.message()));
+  port_ = acceptor_.local_endpoint().port();
+}
+
+ParameterServer::~ParameterServer() { stop(); }
+
+void ParameterServer::run() {
+  std::function<void()> accept = [&] {
+    acceptor_.async_accept([&](boost::system::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      socket.set_option(tcp::no_delay(true));
+      std::make_shared<Session>(std::move(socket), *this)->read_header();
+      accept();
+    });
+  };
+  accept();
+  fmt::print(options_.log, "Server listening on {}:{}\n", options_.ip, port_);
+  std::fflush(options_.log);
+  std::vector<std::thread> threads;
+  for (int i = 1; i < options_.threads; ++i) threads.emplace_back([&] { io_.run(); });
+  io_.run();
+  for (auto& t : threads) t.join();
+}
+
+void ParameterServer::stop() { io_.stop(); }
+
+bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply) {
+  auto dense = [&](uint32_t id) -> DenseTable& {
+    if (id >= tables_.dense.size()) throw std::invalid_argument(fmt::format("no dense table {}", id));
+    return *tables_.dense[id];
+  };
+  auto sparse = [&](uint32_t id) -> SparseTable& {
+    if (id >= tables_.sparse.size()) throw std::invalid_argument(fmt::format("no sparse table {}", id));
+    return *tables_.sparse[id];
+  };
+  switch (command) {
+    case Command::kPing:
+      body.expect_end();
+      reply.u32(static_cast<uint32_t>(options_.server_index));
+      return true;
+    case Command::kInitDense: {
+      auto& t = dense(body.u32());
+      auto values = body.f32s();
+      body.expect_end();
+      t.set(values);
+      return true;
+    }
+    case Command::kPullDense: {
+      auto& t = dense(body.u32());
+      body.expect_end();
+      auto v = t.pull();
+      reply.f32s(v.data(), v.size());
+      return true;
+    }
+    case Command::kPushDense: {
+      auto& t = dense(body.u32());
+      auto grads = body.f32s();
+      body.expect_end();
+      options_.sync ? t.accumulate(grads) : t.push(grads);
+      return true;
+    }
+    case Command::kPullSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s();
+      body.expect_end();
+      auto v = t.pull(keys);
+      reply.f32s(v.data(), v.size());
+      return true;
+    }
+    case Command::kPushSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s();
+      auto grads = body.f32s();
+      body.expect_end();
+      options_.sync ? t.accumulate(keys, grads) : t.push(keys, grads);
+      return true;
+    }
+    case Command::kBarrier: {
+      body.expect_end();
+      std::vector<std::shared_ptr<Session>> release;
+      {
+        std::lock_guard lock(barrier_mutex_);
+        barrier_waiters_.push_back(session);
+        if (static_cast<int>(barrier_waiters_.size()) < options_.workers) return false;
+        for (auto& t : tables_.dense) t->apply_pending(options_.workers);
+        for (auto& t : tables_.sparse) t->apply_pending(options_.workers);
+        release.swap(barrier_waiters_);
+      }
+      for (auto& waiter : release)
+        if (waiter != session) waiter->reply(Status::kOk, {});
+      return true;
+    }
+    case Command::kSave: {
+      auto dir = body.str();
+      body.expect_end();
+      save(dir);
+      return true;
+    }
+    case Command::kLoad: {
+      auto dir = body.str();
+      body.expect_end();
+      load(dir);
+      return true;
+    }
+    case Command::kStopWorker: {
+      body.expect_end();
+      std::lock_guard lock(barrier_mutex_);
+      if (++stopped_workers_ >= options_.workers) {
+        // Let this reply go out, then end run().
+        asio::post(io_, [this] {
+          asio::post(io_, [this] { io_.stop(); });
+        });
+      }
+      return true;
+    }
+  }
+  throw std::invalid_argument(fmt::format("unknown command {}", static_cast<unsigned>(command)));
+}
+
+void ParameterServer::save(const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const std::string base = fmt::format("{}/ps-server-{}", dir, options_.server_index);
+  nlohmann::json manifest;
+  manifest["server_index"] = options_.server_index;
+  manifest["server_count"] = options_.server_count;
+  manifest["dense"] = nlohmann::json::array();
+  manifest["sparse"] = nlohmann::json::array();
+  {
+    std::ofstream out(base + ".bin.tmp", std::ios::binary | std::ios::trunc);
+    for (auto& t : tables_.dense) {
+      manifest["dense"].push_back({{"size", t->size()}});
+      t->save(out);
+    }
+    for (auto& t : tables_.sparse) {
+      manifest["sparse"].push_back({{"dim", t->dim()}, {"rows", t->rows()}});
+      t->save(out);
+    }
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}.bin", base));
+  }
+  fs::rename(base + ".bin.tmp", base + ".bin");
+  std::ofstream(base + ".json") << manifest.dump(2) << "\n";
+}
+
+void ParameterServer::load(const std::string& dir) {
+  const std::string base = fmt::format("{}/ps-server-{}", dir, options_.server_index);
+  std::ifstream manifest_file(base + ".json");
+  if (!manifest_file) throw std::runtime_error(fmt::format("checkpoint {}.json is missing", base));
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, false);
+  if (manifest.is_discarded()) throw std::runtime_error(fmt::format("checkpoint {}.json is not JSON", base));
+  if (manifest.value("server_count", -1) != options_.server_count)
+    throw std::runtime_error(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
+                                         manifest.value("server_count", -1), options_.server_count));
+  if (manifest["dense"].size() != tables_.dense.size() || manifest["sparse"].size() != tables_.sparse.size())
+    throw std::runtime_error(fmt::format("checkpoint {}.json lists other tables than this model's", base));
+  for (size_t i = 0; i < tables_.dense.size(); ++i)
+    if (manifest["dense"][i].value("size", size_t{0}) != tables_.dense[i]->size())
+      throw std::runtime_error(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i,
+                                           manifest["dense"][i].value("size", size_t{0}), tables_.dense[i]->size()));
+  for (size_t i = 0; i < tables_.sparse.size(); ++i)
+    if (manifest["sparse"][i].value("dim", size_t{0}) != tables_.sparse[i]->dim())
+      throw std::runtime_error(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i,
+                                           manifest["sparse"][i].value("dim", size_t{0}), tables_.sparse[i]->dim()));
+  std::ifstream in(base + ".bin", std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("checkpoint {}.bin is missing", base));
+  try {
+    for (auto& t : tables_.dense) t->load(in);
+    for (auto& t : tables_.sparse) t->load(in);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("checkpoint {}.bin: {}", base, e.what()));
+  }
+}
+
+}  // namespace paddle::ps

@@ -1,0 +1,74 @@
+#pragma once
+// ParameterServer: serves one server's share of the tables over the protocol of PROTOCOL.md,
+// with Boost.Asio. It logs "Server listening on IP:PORT" once it accepts connections and returns
+// from run() when every worker has sent STOP_WORKER.
+//
+// In synchronous mode pushes accumulate until every worker has reached the BARRIER of the step;
+// then the averaged gradients are applied and all the waiting workers get their replies.
+// Otherwise pushes are applied as they arrive.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "protocol.h"
+#include "tables.h"
+
+namespace paddle::ps {
+
+struct ServerTables {
+  std::vector<std::unique_ptr<DenseTable>> dense;    // by table id: this server's block
+  std::vector<std::unique_ptr<SparseTable>> sparse;  // by table id
+};
+
+struct ServerOptions {
+  std::string ip = "127.0.0.1";
+  int port = 0;  // 0: any free port (tests)
+  int server_index = 0;
+  int server_count = 1;
+  int workers = 1;
+  bool sync = true;
+  uint32_t max_body = kDefaultMaxBody;
+  int threads = 2;
+  std::FILE* log = stdout;
+};
+
+class ParameterServer {
+ public:
+  // Binds at once; throws std::runtime_error naming the endpoint when it can't.
+  ParameterServer(ServerOptions options, ServerTables tables);
+  ~ParameterServer();
+  ParameterServer(const ParameterServer&) = delete;
+  ParameterServer& operator=(const ParameterServer&) = delete;
+
+  int port() const { return port_; }
+  // Serves until every worker has stopped (or stop() is called).
+  void run();
+  void stop();
+
+  class Session;
+
+ private:
+  friend class Session;
+  // Handles one well-formed request; fills the reply body; returns false to defer the reply
+  // (a barrier that is still waiting for workers).
+  bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply);
+  void save(const std::string& dir);
+  void load(const std::string& dir);
+
+  ServerOptions options_;
+  ServerTables tables_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  int port_ = 0;
+
+  std::mutex barrier_mutex_;
+  std::vector<std::shared_ptr<Session>> barrier_waiters_;
+  int stopped_workers_ = 0;
+};
+
+}  // namespace paddle::ps

@@ -1,0 +1,25 @@
+#pragma once
+// UpdateRule: the optimizer a parameter server applies to its rows: SGD, Adagrad or Adam,
+// each keeping its state beside the values (state_width() floats per value).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace paddle::ps {
+
+struct UpdateRule {
+  enum class Kind { kSgd, kAdagrad, kAdam };
+  Kind kind = Kind::kSgd;
+  float lr = 0.01f;
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+
+  // Throws std::invalid_argument for a name other than sgd, adagrad, adam.
+  static UpdateRule parse(const std::string& name, float lr);
+  size_t state_width() const { return kind == Kind::kSgd ? 0 : kind == Kind::kAdagrad ? 1 : 2; }
+  // Updates n values from their gradients; `state` holds state_width() * n floats and `step`
+  // counts this row's updates (for Adam's bias correction).
+  void apply(float* values, float* state, const float* grads, size_t n, int64_t step) const;
+};
+
+}  // namespace paddle::ps
