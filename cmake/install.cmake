@@ -5,13 +5,14 @@ include(GNUInstallDirs)
 
 set_target_properties(paddle_collective PROPERTIES EXPORT_NAME collective)
 set_target_properties(paddle_kernels PROPERTIES EXPORT_NAME kernels)
-foreach(target paddle_collective paddle_kernels)
+set_target_properties(paddle_ps PROPERTIES EXPORT_NAME ps)
+foreach(target paddle_collective paddle_kernels paddle_ps)
   target_include_directories(${target} PUBLIC $<INSTALL_INTERFACE:include/paddle_launch>)
 endforeach()
 
-install(TARGETS paddle_runtime paddle_collective paddle_kernels EXPORT PaddleLaunchTargets
+install(TARGETS paddle_runtime paddle_collective paddle_kernels paddle_ps EXPORT PaddleLaunchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir runtime collective kernels)
+foreach(dir runtime collective kernels ps)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION include/paddle_launch FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(EXPORT PaddleLaunchTargets NAMESPACE paddle:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/PaddleLaunch)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "parameter_store.h"
 #include "protocol.h"
 
 namespace paddle::ps {
@@ -27,21 +28,22 @@ struct ClientOptions {
   std::FILE* log = stderr;
 };
 
-class PsClient {
+class PsClient : public ParameterStore {
  public:
   // Connects to every server, printing Paddle's "server not ready, wait 3 sec to retry..." and
   // "not ready endpoints:[...]" while some are not up; throws PsError naming them at the timeout.
   PsClient(std::vector<std::string> endpoints, ClientOptions options);
-  ~PsClient();
+  ~PsClient() override;
 
   size_t servers() const { return connections_.size(); }
 
-  void init_dense(uint32_t table, const std::vector<float>& values);
-  std::vector<float> pull_dense(uint32_t table, size_t total);
-  void push_dense(uint32_t table, const std::vector<float>& grads);
-  std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim);
-  void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads, size_t dim);
-  void barrier();
+  void init_dense(uint32_t table, const std::vector<float>& values) override;
+  std::vector<float> pull_dense(uint32_t table, size_t total) override;
+  void push_dense(uint32_t table, const std::vector<float>& grads) override;
+  std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) override;
+  void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
+                   size_t dim) override;
+  void barrier() override;
   void save(const std::string& dir);
   void load(const std::string& dir);
   void stop_worker();

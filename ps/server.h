@@ -49,6 +49,9 @@ class ParameterServer {
   // Serves until every worker has stopped (or stop() is called).
   void run();
   void stop();
+  // init_server(dir): this server's tables from a checkpoint SAVE wrote; throws
+  // std::runtime_error naming the file for a missing, truncated or mismatched one.
+  void load(const std::string& dir);
 
   class Session;
 
@@ -58,7 +61,6 @@ class ParameterServer {
   // (a barrier that is still waiting for workers).
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply);
   void save(const std::string& dir);
-  void load(const std::string& dir);
 
   ServerOptions options_;
   ServerTables tables_;

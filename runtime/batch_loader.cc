@@ -10,13 +10,24 @@ size_t BatchLoader::batches_per_epoch(size_t samples, const ShardSpec& spec) {
   return samples / (spec.batch_size * static_cast<size_t>(spec.world));
 }
 
-BatchLoader::BatchLoader(const Dataset& data, const ShardSpec& spec, int64_t epoch)
-    : data_(data), spec_(spec), order_(data.size()), batches_(batches_per_epoch(data.size(), spec)) {
-  std::iota(order_.begin(), order_.end(), 0);
+std::vector<std::vector<size_t>> rank_batches(size_t samples, const ShardSpec& spec, int64_t epoch) {
+  std::vector<size_t> order(samples);
+  std::iota(order.begin(), order.end(), 0);
   if (spec.shuffle) {
     std::mt19937_64 rng(spec.seed * 1000003ULL + static_cast<uint64_t>(epoch));
-    std::shuffle(order_.begin(), order_.end(), rng);
+    std::shuffle(order.begin(), order.end(), rng);
   }
+  std::vector<std::vector<size_t>> batches(BatchLoader::batches_per_epoch(samples, spec));
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const size_t start = (b * static_cast<size_t>(spec.world) + static_cast<size_t>(spec.rank)) * spec.batch_size;
+    batches[b].assign(order.begin() + static_cast<std::ptrdiff_t>(start),
+                      order.begin() + static_cast<std::ptrdiff_t>(start + spec.batch_size));
+  }
+  return batches;
+}
+
+BatchLoader::BatchLoader(const Dataset& data, const ShardSpec& spec, int64_t epoch)
+    : data_(data), spec_(spec), batches_(rank_batches(data.size(), spec, epoch)) {
   worker_ = std::thread([this] { produce(); });
 }
 
@@ -30,10 +41,7 @@ BatchLoader::~BatchLoader() {
 }
 
 void BatchLoader::produce() {
-  for (size_t b = 0; b < batches_; ++b) {
-    const size_t start = (b * static_cast<size_t>(spec_.world) + static_cast<size_t>(spec_.rank)) * spec_.batch_size;
-    std::vector<size_t> indices(order_.begin() + static_cast<std::ptrdiff_t>(start),
-                                order_.begin() + static_cast<std::ptrdiff_t>(start + spec_.batch_size));
+  for (const auto& indices : batches_) {
     Batch batch = data_.gather(indices);
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return stop_ || ready_.size() < spec_.prefetch; });
@@ -46,7 +54,7 @@ void BatchLoader::produce() {
 
 std::optional<Batch> BatchLoader::next() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !ready_.empty() || produced_ == batches_; });
+  changed_.wait(lock, [&] { return !ready_.empty() || produced_ == batches_.size(); });
   if (ready_.empty()) return std::nullopt;
   Batch b = std::move(ready_.front());
   ready_.pop_front();

@@ -26,6 +26,9 @@ struct ShardSpec {
   size_t prefetch = 2;  // batches assembled ahead
 };
 
+// The sample indices of each of this rank's batches in `epoch` (the same cut BatchLoader uses).
+std::vector<std::vector<size_t>> rank_batches(size_t samples, const ShardSpec& spec, int64_t epoch);
+
 class BatchLoader {
  public:
   BatchLoader(const Dataset& data, const ShardSpec& spec, int64_t epoch);
@@ -43,8 +46,7 @@ class BatchLoader {
 
   const Dataset& data_;
   ShardSpec spec_;
-  std::vector<size_t> order_;
-  size_t batches_;
+  std::vector<std::vector<size_t>> batches_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Batch> ready_;

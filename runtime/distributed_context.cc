@@ -12,6 +12,10 @@ namespace paddle::runtime {
 std::unique_ptr<DistributedContext> DistributedContext::from_environment(const Environment& env) {
   auto ctx = std::make_unique<DistributedContext>();
   ctx->topology_ = topology_from_environment(env);
+  if (ctx->topology_.kind == JobKind::kParameterServer)
+    throw TopologyError(fmt::format("this is a parameter-server job ({}), but the model trains collectively; use a PS "
+                                    "model (wide_deep) or launch without --server_num/--servers",
+                                    ctx->topology_.style));
   if (ctx->topology_.kind != JobKind::kCollective || ctx->topology_.trainer_num == 1) return ctx;
   auto get = [&](const char* name) { return env.count(name) ? env.at(name) : std::string(); };
   std::string backend = get("PADDLE_DISTRI_BACKEND");

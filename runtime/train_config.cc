@@ -23,6 +23,8 @@ nlohmann::json default_train_config() {
       {"cnn", {{"channels", {16, 32}}, {"hidden", 128}}},
       {"resnet", {{"depth", 50}, {"width", 64}}},
       {"image_shape", nlohmann::json::array()},
+      {"ctr", {{"hash_dim", 1000001}, {"embedding_dim", 9}, {"hidden", {512, 256, 128, 32}}, {"test_fraction", 0.2}}},
+      {"ps", {{"mode", "sync"}, {"server_optimizer", "sgd"}, {"init_dir", ""}, {"save_dir", ""}}},
       {"output_dir", "output"},
       {"resume", false},
       {"checkpoint", true},

@@ -6,15 +6,77 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 
 #include "checkpoint.h"
+#include "client.h"
+#include "ctr_trainer.h"
+#include "local_parameter_store.h"
+#include "rendezvous.h"
+#include "server.h"
 #include "dataset.h"
 #include "distributed_context.h"
 #include "train_config.h"
 #include "trainer.h"
 
 using namespace paddle::runtime;
+namespace ps = paddle::ps;
+
+namespace {
+
+std::chrono::milliseconds seconds_from(const Environment& env, const char* name, int fallback) {
+  auto it = env.find(name);
+  if (it == env.end() || it->second.empty()) return std::chrono::seconds(fallback);
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || v <= 0)
+    throw ConfigError(fmt::format("{}='{}' is not a positive number of seconds", name, it->second));
+  return std::chrono::milliseconds(static_cast<long>(v * 1000));
+}
+
+// Parameter-server roles of the wide&deep model: a server serves its tables until the workers
+// stop; a worker trains against the servers; a lone process uses local tables.
+int run_ctr(const nlohmann::json& config, const Environment& env) {
+  const std::string mode = config.at("ps").at("mode");
+  if (mode != "sync")
+    throw ConfigError(fmt::format("ps.mode '{}' is not available yet; this build trains wide_deep in sync mode", mode));
+  const Topology topo = topology_from_environment(env);
+  const std::string init_dir = config.at("ps").at("init_dir");
+  if (topo.kind == JobKind::kSingle) {
+    auto tables = ctr_server_tables(config, 0, 1);
+    ps::LocalParameterStore store(std::move(tables.dense), std::move(tables.sparse));
+    train_ctr(config, store, 0, 1, true);
+    return 0;
+  }
+  if (topo.kind != JobKind::kParameterServer)
+    throw ConfigError("model wide_deep trains in PS mode (paddle-launch --server_num/--worker_num) or as one process");
+  if (topo.is_server()) {
+    ps::ServerOptions options;
+    auto [ip, port] = paddle::collective::split_endpoint(topo.current_endpoint);
+    options.ip = ip;
+    options.port = port;
+    options.server_index = topo.server_index;
+    options.server_count = static_cast<int>(topo.server_endpoints.size());
+    options.workers = topo.trainer_num;
+    ps::ParameterServer server(options, ctr_server_tables(config, options.server_index, options.server_count));
+    if (!init_dir.empty()) server.load(init_dir);  // init_server(dir)
+    server.run();                                   // run_server(): until every worker stopped
+    fmt::print("all workers stopped; server {} exits\n", topo.current_endpoint);
+    return 0;
+  }
+  ps::ClientOptions options;
+  options.connect_timeout = seconds_from(env, "PADDLE_PS_CONNECT_TIMEOUT", 300);
+  options.request_timeout = seconds_from(env, "PADDLE_PS_REQUEST_TIMEOUT", 300);
+  ps::PsClient client(topo.server_endpoints, options);  // init_worker()
+  train_ctr(config, client, topo.trainer_id, topo.trainer_num, topo.trainer_id == 0 && init_dir.empty());
+  const std::string save_dir = config.at("ps").at("save_dir");
+  if (topo.trainer_id == 0 && !save_dir.empty()) client.save(save_dir);  // save_persistables
+  client.stop_worker();
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"train: data-parallel training of the models in configs/*.json", "train"};
@@ -27,6 +89,7 @@ int main(int argc, char** argv) {
   try {
     nlohmann::json config = load_train_config(config_path, overrides);
     auto env = current_environment();
+    if (config.at("model") == "wide_deep") return run_ctr(config, env);
     auto ctx = DistributedContext::from_environment(env);
     const int restart_count = env.count("PADDLE_RESTART_COUNT") ? std::atoi(env.at("PADDLE_RESTART_COUNT").c_str()) : 0;
     fmt::print("train: rank {} of {} ({})\n", ctx->rank(), ctx->world(), ctx->topology().style);
