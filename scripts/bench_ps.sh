@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Parameter-server throughput on this machine over loopback: sparse pull+push of 10k and 1M keys
+# of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; then
+# wide&deep training samples/s, 1 server + 2 workers against 1 local process, on a generated
+# Criteo file (sync mode, the only mode this build has).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${BUILD_DIR:-build}"
+[ -x "$build_dir/tests/ps_bench" ] || bash scripts/build.sh >/dev/null
+launcher="$(realpath "$build_dir/launcher/paddle-launch")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+for n in 1 2; do
+  "$launcher" --server_num=1 --worker_num=$n --log_dir="$work/log$n" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null \
+    | grep -E "worker|sparse|dense"
+done
+lines="${LINES_OF_DATA:-50000}"
+bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
+train="$(realpath "$build_dir/runtime/train")"
+config="$(realpath configs/wide_deep.json)"
+args=(--config "$config" --set data_dir="$work/criteo.txt" --set log_every=100000)
+(cd "$work" && mkdir -p local ps && cd local && "$train" "${args[@]}" --set batch_size=1024 >/dev/null)
+(cd "$work/ps" && "$launcher" --server_num=1 --worker_num=2 "$train" "${args[@]}" --set batch_size=512 >/dev/null 2>&1)
+python3 - "$work" "$lines" <<'PY'
+import json, sys
+work, lines = sys.argv[1], sys.argv[2]
+local = json.load(open(f"{work}/local/output/metrics.json"))
+ps = json.load(open(f"{work}/ps/output/metrics.json"))
+print(f"wide&deep, {lines} generated lines, sync, global batch 1024:")
+print(f"  1 local process:        {local['samples_per_sec']:9.0f} samples/s  test AUC {local['test_auc']:.4f}")
+print(f"  1 server + 2 workers:   {ps['samples_per_sec']:9.0f} samples/s  test AUC {ps['test_auc']:.4f}")
+PY
