@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 for n in 1 2; do
   "$launcher" --server_num=1 --worker_num=$n --log_dir="$work/log$n" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null \
-    | grep -E "worker|sparse|dense"
+    | grep -E "^([0-9]+ worker|sparse|dense)"
 done
 lines="${LINES_OF_DATA:-50000}"
 bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
