@@ -126,12 +126,7 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
   if (initialize_dense) store.init_dense(kDenseTable, model.dense_values());
   store.barrier();  // everyone starts from the initialized parameters
 
-  ShardSpec spec;
-  spec.batch_size = config.at("batch_size");
-  spec.rank = rank;
-  spec.world = world;
-  spec.seed = config.at("seed");
-  spec.shuffle = config.at("shuffle");
+  const ShardSpec spec = shard_spec(config, rank, world);
   const size_t steps_per_epoch = BatchLoader::batches_per_epoch(train.size(), spec);
   if (steps_per_epoch == 0)
     throw ConfigError(fmt::format("{} training samples are fewer than one global batch of {} x {} workers",

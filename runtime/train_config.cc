@@ -47,6 +47,17 @@ void merge(nlohmann::json& into, const nlohmann::json& from, const std::string& 
 
 }  // namespace
 
+ShardSpec shard_spec(const nlohmann::json& config, int rank, int world) {
+  ShardSpec spec;
+  spec.batch_size = config.at("batch_size");
+  spec.rank = rank;
+  spec.world = world;
+  spec.seed = config.at("seed");
+  spec.shuffle = config.at("shuffle");
+  spec.prefetch = config.at("prefetch");
+  return spec;
+}
+
 nlohmann::json load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
   nlohmann::json config = default_train_config();
   if (!path.empty()) {

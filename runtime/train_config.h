@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "batch_loader.h"
+
 namespace paddle::runtime {
 
 class ConfigError : public std::runtime_error {
@@ -21,5 +23,8 @@ nlohmann::json default_train_config();
 // as JSON when they can (numbers, true/false, lists), else as strings. Throws ConfigError naming
 // the file, key or value at fault.
 nlohmann::json load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// How rank `rank` of `world` cuts the data: batch_size, seed, shuffle and prefetch of `config`.
+ShardSpec shard_spec(const nlohmann::json& config, int rank, int world);
 
 }  // namespace paddle::runtime

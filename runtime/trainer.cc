@@ -105,13 +105,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
   auto optimizer = make_optimizer(optimizer_config(config.at("optimizer")));
   const std::string output_dir = config.at("output_dir");
 
-  ShardSpec spec;
-  spec.batch_size = config.at("batch_size");
-  spec.rank = rank;
-  spec.world = world;
-  spec.seed = config.at("seed");
-  spec.shuffle = config.at("shuffle");
-  spec.prefetch = config.at("prefetch");
+  const ShardSpec spec = shard_spec(config, rank, world);
   const size_t steps_per_epoch = BatchLoader::batches_per_epoch(data.train.size(), spec);
   if (steps_per_epoch == 0)
     throw ConfigError(fmt::format("{} training samples are fewer than one global batch of {} x {} ranks",

@@ -39,6 +39,18 @@ class Result:
         return read_dumps(self.path("dumps"))
 
 
+def free_ports(n):
+    """n ports free on loopback now (for processes started by hand, which bind them at once)."""
+    import socket
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
 def read_dumps(directory):
     docs = []
     for name in glob.glob(os.path.join(directory, "*.json")):

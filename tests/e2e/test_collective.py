@@ -3,25 +3,16 @@
 communicator, and failures that must be named instead of hanging. Loopback only."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, launch, main, scratch  # noqa: E402
+from harness import Skip, check, free_ports, launch, main, scratch  # noqa: E402
 
 COLLECTIVE_PROBE = os.environ.get("COLLECTIVE_PROBE", "collective_probe")
 
 
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def by_hand(rank, endpoints, timeout_s=10, args=()):

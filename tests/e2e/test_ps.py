@@ -7,13 +7,12 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, launch, main, scratch  # noqa: E402
+from harness import Skip, check, free_ports, launch, main, scratch  # noqa: E402
 
 TRAIN = os.environ.get("TRAIN", "train")
 SHARED = os.environ.get("SHARED_DATA", "")
@@ -28,14 +27,6 @@ def need(path):
         raise Skip(f"no data at {path}")
 
 
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def slot_args(extra=()):
