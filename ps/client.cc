@@ -142,14 +142,43 @@ void PsClient::broadcast(Command command, Writer& body) {
   receive_all(command, {});
 }
 
-void PsClient::init_dense(uint32_t table, const std::vector<float>& values) {
+void PsClient::send_dense(Command command, uint32_t table, const std::vector<float>& values) {
   for (size_t s = 0; s < servers(); ++s) {
     auto [begin, end] = dense_block(values.size(), servers(), s);
     Writer w;
     w.u32(table).f32s(values.data() + begin, end - begin);
-    send(s, Command::kInitDense, w);
+    send(s, command, w);
   }
-  receive_all(Command::kInitDense, {});
+  receive_all(command, {});
+}
+
+void PsClient::send_sparse(Command command, uint32_t table, const std::vector<uint64_t>& keys,
+                           const std::vector<float>& values, size_t dim) {
+  std::vector<std::vector<uint64_t>> by_server(servers());
+  std::vector<std::vector<float>> values_by_server(servers());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t s = server_of_key(keys[i], servers());
+    by_server[s].push_back(keys[i]);
+    values_by_server[s].insert(values_by_server[s].end(), values.begin() + static_cast<long>(i * dim),
+                               values.begin() + static_cast<long>((i + 1) * dim));
+  }
+  for (size_t s = 0; s < servers(); ++s) {
+    Writer w;
+    w.u32(table).u64s(by_server[s].data(), by_server[s].size()).f32s(values_by_server[s].data(), values_by_server[s].size());
+    send(s, command, w);
+  }
+  receive_all(command, {});
+}
+
+void PsClient::init_dense(uint32_t table, const std::vector<float>& values) {
+  send_dense(Command::kInitDense, table, values);
+}
+
+void PsClient::add_dense(uint32_t table, const std::vector<float>& delta) { send_dense(Command::kAddDense, table, delta); }
+
+void PsClient::add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
+                          size_t dim) {
+  send_sparse(Command::kAddSparse, table, keys, delta, dim);
 }
 
 std::vector<float> PsClient::pull_dense(uint32_t table, size_t total) {
@@ -170,13 +199,7 @@ std::vector<float> PsClient::pull_dense(uint32_t table, size_t total) {
 }
 
 void PsClient::push_dense(uint32_t table, const std::vector<float>& grads) {
-  for (size_t s = 0; s < servers(); ++s) {
-    auto [begin, end] = dense_block(grads.size(), servers(), s);
-    Writer w;
-    w.u32(table).f32s(grads.data() + begin, end - begin);
-    send(s, Command::kPushDense, w);
-  }
-  receive_all(Command::kPushDense, {});
+  send_dense(Command::kPushDense, table, grads);
 }
 
 std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) {
@@ -207,20 +230,7 @@ std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint6
 
 void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
                            size_t dim) {
-  std::vector<std::vector<uint64_t>> by_server(servers());
-  std::vector<std::vector<float>> grads_by_server(servers());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const size_t s = server_of_key(keys[i], servers());
-    by_server[s].push_back(keys[i]);
-    grads_by_server[s].insert(grads_by_server[s].end(), grads.begin() + static_cast<long>(i * dim),
-                              grads.begin() + static_cast<long>((i + 1) * dim));
-  }
-  for (size_t s = 0; s < servers(); ++s) {
-    Writer w;
-    w.u32(table).u64s(by_server[s].data(), by_server[s].size()).f32s(grads_by_server[s].data(), grads_by_server[s].size());
-    send(s, Command::kPushSparse, w);
-  }
-  receive_all(Command::kPushSparse, {});
+  send_sparse(Command::kPushSparse, table, keys, grads, dim);
 }
 
 void PsClient::barrier() {

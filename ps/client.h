@@ -43,6 +43,9 @@ class PsClient : public ParameterStore {
   std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) override;
   void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
                    size_t dim) override;
+  void add_dense(uint32_t table, const std::vector<float>& delta) override;
+  void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
+                  size_t dim) override;
   void barrier() override;
   void save(const std::string& dir);
   void load(const std::string& dir);
@@ -54,6 +57,9 @@ class PsClient : public ParameterStore {
   void send(size_t server, Command command, Writer& body);
   std::vector<unsigned char> receive(size_t server, Command command);
   void broadcast(Command command, Writer& body);
+  void send_dense(Command command, uint32_t table, const std::vector<float>& values);
+  void send_sparse(Command command, uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& values,
+                   size_t dim);
   // Reads every server's reply to `command` (so no connection is left holding one), then throws
   // the first error; `each` consumes the successful bodies.
   void receive_all(Command command, const std::function<void(size_t, std::vector<unsigned char>&)>& each);

@@ -25,6 +25,11 @@ class LocalParameterStore : public ParameterStore {
                    size_t) override {
     sparse_.at(table)->accumulate(keys, grads);
   }
+  void add_dense(uint32_t table, const std::vector<float>& delta) override { dense_.at(table)->add(delta); }
+  void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
+                  size_t) override {
+    sparse_.at(table)->add(keys, delta);
+  }
   void barrier() override {
     for (auto& t : dense_) t->apply_pending(1);
     for (auto& t : sparse_) t->apply_pending(1);

@@ -18,6 +18,10 @@ class ParameterStore {
   virtual std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) = 0;
   virtual void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
                            size_t dim) = 0;
+  // GEO: add deltas to the values directly.
+  virtual void add_dense(uint32_t table, const std::vector<float>& delta) = 0;
+  virtual void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
+                          size_t dim) = 0;
   // Synchronous mode: every worker's pushes of this step are applied when this returns.
   virtual void barrier() = 0;
 };

@@ -27,6 +27,8 @@ enum class Command : uint16_t {
   kLoad = 8,
   kStopWorker = 9,
   kPing = 10,
+  kAddDense = 11,   // GEO: add a delta to the values, bypassing the update rule
+  kAddSparse = 12,
 };
 inline constexpr uint16_t kReplyBit = 0x8000;
 

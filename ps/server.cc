@@ -78,7 +78,7 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     } catch (const ProtocolError& e) {
       return reply_error(Status::kBadRequest, e.what());
     } catch (const std::invalid_argument& e) {
-      return reply_error(header_.command >= 1 && header_.command <= 10 ? Status::kBadRequest : Status::kUnknownCommand,
+      return reply_error(header_.command >= 1 && header_.command <= 12 ? Status::kBadRequest : Status::kUnknownCommand,
                          e.what());
     } catch (const std::exception& e) {
       return reply_error(Status::kServerError, e.what());
@@ -164,6 +164,21 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
       auto grads = body.f32s();
       body.expect_end();
       options_.sync ? t.accumulate(grads) : t.push(grads);
+      return true;
+    }
+    case Command::kAddDense: {
+      auto& t = dense(body.u32());
+      auto delta = body.f32s();
+      body.expect_end();
+      t.add(delta);
+      return true;
+    }
+    case Command::kAddSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s();
+      auto delta = body.f32s();
+      body.expect_end();
+      t.add(keys, delta);
       return true;
     }
     case Command::kPullSparse: {

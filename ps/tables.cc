@@ -86,6 +86,12 @@ void DenseTable::apply_pending(int divisor) {
   has_pending_ = false;
 }
 
+void DenseTable::add(const std::vector<float>& delta) {
+  check_size(delta.size(), "add");
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < delta.size(); ++i) values_[i] += delta[i];
+}
+
 void DenseTable::save(std::ostream& out) {
   std::lock_guard lock(mutex_);
   write<int64_t>(out, steps_);
@@ -175,6 +181,16 @@ void SparseTable::apply_pending(int divisor) {
       rule_.apply(r.values.data(), r.values.data() + dim_, g.data(), dim_, ++r.steps);
     }
     s.pending.clear();
+  }
+}
+
+void SparseTable::add(const std::vector<uint64_t>& keys, const std::vector<float>& delta) {
+  check_sizes(keys, delta);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Shard& s = shard_of(keys[i]);
+    std::lock_guard lock(s.mutex);
+    Row& r = row(s, keys[i]);
+    for (size_t d = 0; d < dim_; ++d) r.values[d] += delta[i * dim_ + d];
   }
 }
 

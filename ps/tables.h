@@ -31,6 +31,7 @@ class DenseTable {
   void push(const std::vector<float>& grads);
   void accumulate(const std::vector<float>& grads);
   void apply_pending(int divisor);
+  void add(const std::vector<float>& delta);  // GEO: values += delta
 
   void save(std::ostream& out);
   void load(std::istream& in);  // throws std::runtime_error when truncated
@@ -55,6 +56,7 @@ class SparseTable {
   void push(const std::vector<uint64_t>& keys, const std::vector<float>& grads);
   void accumulate(const std::vector<uint64_t>& keys, const std::vector<float>& grads);
   void apply_pending(int divisor);
+  void add(const std::vector<uint64_t>& keys, const std::vector<float>& delta);  // GEO; creates rows
 
   void save(std::ostream& out);
   void load(std::istream& in);

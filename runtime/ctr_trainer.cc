@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "metrics.h"
 #include "sharding.h"
 #include "train_config.h"
+#include "trainer.h"
 #include "wide_deep.h"
 
 namespace paddle::runtime {
@@ -39,7 +41,8 @@ struct BatchRows {
   std::vector<float> embedding, wide;         // per (sample, slot)
 };
 
-BatchRows pull_rows(ps::ParameterStore& store, const CtrDataset& data, const std::vector<size_t>& samples, size_t dim) {
+// The batch's distinct keys and, per (sample, slot), which of them it is.
+BatchRows index_rows(const CtrDataset& data, const std::vector<size_t>& samples) {
   BatchRows r;
   std::unordered_map<uint64_t, size_t> index;
   for (size_t b : samples)
@@ -49,14 +52,22 @@ BatchRows pull_rows(ps::ParameterStore& store, const CtrDataset& data, const std
       if (added) r.keys.push_back(key);
       r.slot_of.push_back(it->second);
     }
-  auto emb = store.pull_sparse(kEmbeddingTable, r.keys, dim);
-  auto wide = store.pull_sparse(kWideTable, r.keys, 1);
+  return r;
+}
+
+// Lays the distinct keys' rows out per (sample, slot).
+void spread_rows(BatchRows& r, const std::vector<float>& emb, const std::vector<float>& wide, size_t dim) {
   r.embedding.resize(r.slot_of.size() * dim);
   r.wide.resize(r.slot_of.size());
   for (size_t i = 0; i < r.slot_of.size(); ++i) {
     std::copy_n(emb.begin() + static_cast<long>(r.slot_of[i] * dim), dim, r.embedding.begin() + static_cast<long>(i * dim));
     r.wide[i] = wide[r.slot_of[i]];
   }
+}
+
+BatchRows pull_rows(ps::ParameterStore& store, const CtrDataset& data, const std::vector<size_t>& samples, size_t dim) {
+  BatchRows r = index_rows(data, samples);
+  spread_rows(r, store.pull_sparse(kEmbeddingTable, r.keys, dim), store.pull_sparse(kWideTable, r.keys, 1), dim);
   return r;
 }
 
@@ -113,8 +124,75 @@ ps::ServerTables ctr_server_tables(const nlohmann::json& config, int index, int 
   return tables;
 }
 
+namespace {
+
+// GEO's local copies: the dense vector and the sparse rows this worker touched, with the
+// values last pulled (the base the deltas are taken from).
+class GeoState {
+ public:
+  GeoState(ps::ParameterStore& store, size_t total_dense, size_t dim) : store_(store), total_(total_dense), dim_(dim) {
+    refresh();
+  }
+  std::vector<float>& dense() { return dense_; }
+  // Rows of `keys` for `table` (dim per key), pulled once per sync window.
+  std::vector<float> rows(uint32_t table, const std::vector<uint64_t>& keys) {
+    auto& cache = table == kEmbeddingTable ? emb_ : wide_;
+    const size_t width = table == kEmbeddingTable ? dim_ : 1;
+    std::vector<uint64_t> missing;
+    for (uint64_t k : keys)
+      if (!cache.count(k)) missing.push_back(k);
+    if (!missing.empty()) {
+      auto pulled = store_.pull_sparse(table, missing, width);
+      for (size_t i = 0; i < missing.size(); ++i) {
+        std::vector<float> row(pulled.begin() + static_cast<long>(i * width), pulled.begin() + static_cast<long>((i + 1) * width));
+        cache[missing[i]] = {row, row};
+      }
+    }
+    std::vector<float> out;
+    for (uint64_t k : keys) out.insert(out.end(), cache[k].first.begin(), cache[k].first.end());
+    return out;
+  }
+  void sgd(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads, float lr) {
+    auto& cache = table == kEmbeddingTable ? emb_ : wide_;
+    const size_t width = table == kEmbeddingTable ? dim_ : 1;
+    for (size_t i = 0; i < keys.size(); ++i)
+      for (size_t d = 0; d < width; ++d) cache[keys[i]].first[d] -= lr * grads[i * width + d];
+  }
+  // Sends (local - base) / workers and starts a new window from the servers' values.
+  void sync(int workers) {
+    std::vector<float> delta(total_);
+    for (size_t i = 0; i < total_; ++i) delta[i] = (dense_[i] - base_[i]) / static_cast<float>(workers);
+    store_.add_dense(kDenseTable, delta);
+    for (uint32_t table : {kEmbeddingTable, kWideTable}) {
+      auto& cache = table == kEmbeddingTable ? emb_ : wide_;
+      std::vector<uint64_t> keys;
+      std::vector<float> d;
+      for (auto& [key, rows] : cache) {
+        keys.push_back(key);
+        for (size_t i = 0; i < rows.first.size(); ++i)
+          d.push_back((rows.first[i] - rows.second[i]) / static_cast<float>(workers));
+      }
+      store_.add_sparse(table, keys, d, table == kEmbeddingTable ? dim_ : 1);
+      cache.clear();
+    }
+    refresh();
+  }
+
+ private:
+  void refresh() {
+    dense_ = store_.pull_dense(kDenseTable, total_);
+    base_ = dense_;
+  }
+  ps::ParameterStore& store_;
+  size_t total_, dim_;
+  std::vector<float> dense_, base_;
+  std::unordered_map<uint64_t, std::pair<std::vector<float>, std::vector<float>>> emb_, wide_;  // local, base
+};
+
+}  // namespace
+
 nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store, int rank, int world,
-                         bool initialize_dense) {
+                         bool initialize_dense, ps::AsyncCommunicator* async) {
   const auto started = Clock::now();
   CtrDataset train = load(config);
   const size_t test_begin = static_cast<size_t>(static_cast<double>(train.size()) *
@@ -135,6 +213,17 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
              total_dense, dim, train.size(), test.size(), steps_per_epoch);
   std::fflush(stdout);
 
+  const std::string mode = config.at("ps").at("mode");
+  if (mode != "sync" && mode != "async" && mode != "geo")
+    throw ConfigError(fmt::format("ps.mode '{}' is not sync, async or geo", mode));
+  if (mode == "async" && async == nullptr) throw ConfigError("ps.mode async needs parameter servers");
+  const int64_t k_steps = config.at("ps").at("k_steps");
+  if (mode == "geo" && k_steps <= 0) throw ConfigError("ps.mode geo needs ps.k_steps > 0");
+  const float local_lr = config.at("optimizer").at("lr");
+  std::unique_ptr<GeoState> geo;
+  if (mode == "geo") geo = std::make_unique<GeoState>(store, total_dense, dim);
+  int64_t window = 0;
+
   const int64_t epochs = config.at("epochs"), max_steps = config.at("max_steps");
   const int64_t log_every = std::max<int64_t>(1, config.at("log_every").get<int64_t>());
   int64_t step = 0;
@@ -145,8 +234,15 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
   for (; epoch < epochs && !stop; ++epoch) {
     const auto epoch_start = Clock::now();
     for (const auto& samples : rank_batches(train.size(), spec, epoch)) {
-      BatchRows rows = pull_rows(store, train, samples, dim);
-      model.set_dense_values(store.pull_dense(kDenseTable, total_dense));
+      BatchRows rows = geo ? BatchRows{} : pull_rows(store, train, samples, dim);
+      if (geo) {
+        rows = index_rows(train, samples);
+        auto emb = geo->rows(kEmbeddingTable, rows.keys), wide = geo->rows(kWideTable, rows.keys);
+        spread_rows(rows, emb, wide, dim);
+        model.set_dense_values(geo->dense());
+      } else {
+        model.set_dense_values(store.pull_dense(kDenseTable, total_dense));
+      }
       Gathered g = gather(train, samples);
       auto r = model.run(g.dense.data(), rows.embedding, rows.wide, g.labels.data(), samples.size(), true);
       std::vector<float> emb_grads(rows.keys.size() * dim, 0.0f), wide_grads(rows.keys.size(), 0.0f);
@@ -154,11 +250,30 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
         for (size_t d = 0; d < dim; ++d) emb_grads[rows.slot_of[i] * dim + d] += r.d_embedding[i * dim + d];
         wide_grads[rows.slot_of[i]] += r.d_wide[i];
       }
-      store.push_dense(kDenseTable, model.dense_grads());
-      store.push_sparse(kEmbeddingTable, rows.keys, emb_grads, dim);
-      store.push_sparse(kWideTable, rows.keys, wide_grads, 1);
-      store.barrier();
+      if (mode == "sync") {
+        store.push_dense(kDenseTable, model.dense_grads());
+        store.push_sparse(kEmbeddingTable, rows.keys, emb_grads, dim);
+        store.push_sparse(kWideTable, rows.keys, wide_grads, 1);
+        store.barrier();
+      } else if (mode == "async") {
+        ps::StepGradients step_grads;
+        step_grads.dense = model.dense_grads();
+        step_grads.sparse.push_back({kEmbeddingTable, dim, rows.keys, std::move(emb_grads)});
+        step_grads.sparse.push_back({kWideTable, 1, rows.keys, std::move(wide_grads)});
+        async->push(std::move(step_grads));
+      } else {
+        auto grads = model.dense_grads();
+        auto& local = geo->dense();
+        for (size_t i = 0; i < local.size(); ++i) local[i] -= local_lr * grads[i];
+        geo->sgd(kEmbeddingTable, rows.keys, emb_grads, local_lr);
+        geo->sgd(kWideTable, rows.keys, wide_grads, local_lr);
+        if (++window >= k_steps) {
+          geo->sync(world);
+          window = 0;
+        }
+      }
       last_loss = r.loss;
+      if (!std::isfinite(last_loss)) throw NanLossError();
       ++step;
       if (step % log_every == 0) {
         fmt::print("TRAIN ---> pass: {} loss: {:.6f}\n", epoch, last_loss);
@@ -168,6 +283,11 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
         stop = true;
         break;
       }
+    }
+    if (async) async->flush();
+    if (geo && window > 0) {
+      geo->sync(world);
+      window = 0;
     }
     train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
     if (rank == 0) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "async_communicator.h"
 #include "parameter_store.h"
 #include "server.h"
 
@@ -19,8 +20,12 @@ inline constexpr uint32_t kDenseTable = 0, kEmbeddingTable = 0, kWideTable = 1;
 // initial dense parameters (worker 0, unless the servers loaded a checkpoint). Worker `rank`
 // of `world` prints "TRAIN ---> pass: P loss: L" lines; worker 0 evaluates AUC after each pass and
 // writes OUTPUT_DIR/metrics.json. Returns the metrics (worker 0) or an empty object.
+//
+// ps.mode: "sync" pushes every step and waits at the barrier; "async" hands each step's
+// gradients to `async` (required then) and goes on; "geo" trains ps.k_steps steps on local
+// copies with SGD, then adds (local - pulled) / workers to the servers and pulls again.
 nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store, int rank, int world,
-                         bool initialize_dense);
+                         bool initialize_dense, ps::AsyncCommunicator* async = nullptr);
 
 // The tables server `index` of `count` holds for `config`'s model.
 ps::ServerTables ctr_server_tables(const nlohmann::json& config, int index, int count);

@@ -1,6 +1,8 @@
 #include "metrics.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <numeric>
 
 namespace paddle::runtime {
@@ -21,6 +23,8 @@ int64_t top_k_correct(const Tensor& scores, const std::vector<int64_t>& labels, 
 double auc(const std::vector<float>& scores, const std::vector<int64_t>& labels) {
   std::vector<size_t> order(scores.size());
   std::iota(order.begin(), order.end(), 0);
+  for (float s : scores)
+    if (std::isnan(s)) throw std::invalid_argument("auc: a score is NaN");
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
   double positives = 0, negatives = 0, rank_sum = 0;
   for (size_t i = 0; i < order.size();) {

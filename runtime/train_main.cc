@@ -39,11 +39,10 @@ std::chrono::milliseconds seconds_from(const Environment& env, const char* name,
 // stop; a worker trains against the servers; a lone process uses local tables.
 int run_ctr(const nlohmann::json& config, const Environment& env) {
   const std::string mode = config.at("ps").at("mode");
-  if (mode != "sync")
-    throw ConfigError(fmt::format("ps.mode '{}' is not available yet; this build trains wide_deep in sync mode", mode));
   const Topology topo = topology_from_environment(env);
   const std::string init_dir = config.at("ps").at("init_dir");
   if (topo.kind == JobKind::kSingle) {
+    if (mode != "sync") throw ConfigError(fmt::format("ps.mode {} needs parameter servers; one process trains sync", mode));
     auto tables = ctr_server_tables(config, 0, 1);
     ps::LocalParameterStore store(std::move(tables.dense), std::move(tables.sparse));
     train_ctr(config, store, 0, 1, true);
@@ -59,6 +58,7 @@ int run_ctr(const nlohmann::json& config, const Environment& env) {
     options.server_index = topo.server_index;
     options.server_count = static_cast<int>(topo.server_endpoints.size());
     options.workers = topo.trainer_num;
+    options.sync = mode == "sync";
     ps::ParameterServer server(options, ctr_server_tables(config, options.server_index, options.server_count));
     if (!init_dir.empty()) server.load(init_dir);  // init_server(dir)
     server.run();                                   // run_server(): until every worker stopped
@@ -69,7 +69,14 @@ int run_ctr(const nlohmann::json& config, const Environment& env) {
   options.connect_timeout = seconds_from(env, "PADDLE_PS_CONNECT_TIMEOUT", 300);
   options.request_timeout = seconds_from(env, "PADDLE_PS_REQUEST_TIMEOUT", 300);
   ps::PsClient client(topo.server_endpoints, options);  // init_worker()
-  train_ctr(config, client, topo.trainer_id, topo.trainer_num, topo.trainer_id == 0 && init_dir.empty());
+  std::unique_ptr<ps::AsyncCommunicator> async;
+  if (mode == "async")
+    async = std::make_unique<ps::AsyncCommunicator>(std::make_unique<ps::PsClient>(topo.server_endpoints, options),
+                                                    config.at("ps").at("send_queue_size"),
+                                                    config.at("ps").at("max_merge_var_num"));
+  train_ctr(config, client, topo.trainer_id, topo.trainer_num, topo.trainer_id == 0 && init_dir.empty(), async.get());
+  if (async) async->flush();
+  async.reset();
   const std::string save_dir = config.at("ps").at("save_dir");
   if (topo.trainer_id == 0 && !save_dir.empty()) client.save(save_dir);  // save_persistables
   client.stop_worker();

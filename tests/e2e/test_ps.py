@@ -72,6 +72,27 @@ def test_wide_deep_through_the_launcher_with_one_and_two_servers():
             check("Server listening on 127.0.0.1:" in r.read("log", f"serverlog.{i}"), f"server {i} listened")
 
 
+def test_async_and_geo_modes_train_through_the_launcher():
+    need(RAW)
+    workdir = scratch()
+    data = os.path.join(workdir, "data.txt")
+    subprocess.run([os.path.join(os.path.dirname(CONFIG), "../scripts/gen_criteo.sh"), "6000", data], check=True,
+                   capture_output=True)
+    results = {}
+    for mode in (["--set", "ps.mode=sync"], ["--set", "ps.mode=async", "--set", "ps.max_merge_var_num=2"],
+                 ["--set", "ps.mode=geo", "--set", "ps.k_steps=4"]):
+        r = launch(["--server_num=2", "--worker_num=2"],
+                   ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=64", "--set", "epochs=2",
+                    "--set", "ps.server_optimizer=sgd", "--set", "optimizer.lr=1.0", *SMALL, *mode], script=TRAIN,
+                   timeout=180)
+        check(r.returncode == 0, f"{mode[1]}: exit 0", r)
+        with open(r.path("output", "metrics.json")) as f:
+            results[mode[1]] = json.load(f)["test_auc"]
+    print("test AUC by mode:", results)
+    for mode, value in results.items():
+        check(value > 0.6, f"{mode} learns the generated signal: AUC {value}")
+
+
 def _dense(workdir):
     with open(os.path.join(workdir, "output", "dense.json")) as f:
         return json.load(f)

@@ -178,6 +178,7 @@ TEST_CASE("top-k accuracy and AUC") {
   CHECK(auc({0.1f, 0.4f, 0.35f, 0.8f}, {0, 0, 1, 1}) == doctest::Approx(0.75));
   CHECK(auc({0.5f, 0.5f}, {0, 1}) == doctest::Approx(0.5));
   CHECK(auc({0.2f, 0.3f}, {1, 1}) == doctest::Approx(0.5));
+  CHECK_THROWS_AS(auc({0.2f, std::nanf("")}, {0, 1}), std::invalid_argument);
 }
 
 TEST_CASE("optimizers take the documented steps") {

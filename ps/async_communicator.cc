@@ -1,0 +1,95 @@
+#include "async_communicator.h"
+
+#include <map>
+#include <unordered_map>
+
+namespace paddle::ps {
+
+AsyncCommunicator::AsyncCommunicator(std::unique_ptr<ParameterStore> sender, size_t queue_capacity, size_t max_merge)
+    : sender_(std::move(sender)), capacity_(std::max<size_t>(1, queue_capacity)), max_merge_(std::max<size_t>(1, max_merge)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+AsyncCommunicator::~AsyncCommunicator() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void AsyncCommunicator::rethrow_locked() {
+  if (error_) std::rethrow_exception(error_);
+}
+
+void AsyncCommunicator::push(StepGradients step) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return error_ || queue_.size() < capacity_; });
+  rethrow_locked();
+  queue_.push_back(std::move(step));
+  changed_.notify_all();
+}
+
+void AsyncCommunicator::flush() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return error_ || (queue_.empty() && !busy_); });
+  rethrow_locked();
+}
+
+void AsyncCommunicator::run() {
+  while (true) {
+    std::vector<StepGradients> batch;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      while (!queue_.empty() && batch.size() < max_merge_) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      busy_ = true;
+      changed_.notify_all();  // room in the queue
+    }
+    try {
+      // Dense: the mean over the merged steps.
+      std::vector<float> dense = batch.front().dense;
+      for (size_t i = 1; i < batch.size(); ++i)
+        for (size_t j = 0; j < dense.size(); ++j) dense[j] += batch[i].dense[j];
+      for (auto& v : dense) v /= static_cast<float>(batch.size());
+      sender_->push_dense(0, dense);
+      // Sparse: per table and key, the mean over the steps that touched the key.
+      std::map<uint32_t, std::pair<size_t, std::unordered_map<uint64_t, std::pair<std::vector<float>, int>>>> merged;
+      for (auto& step : batch)
+        for (auto& part : step.sparse) {
+          auto& [dim, rows] = merged[part.table];
+          dim = part.dim;
+          for (size_t k = 0; k < part.keys.size(); ++k) {
+            auto& [sum, count] = rows[part.keys[k]];
+            if (sum.empty()) sum.assign(part.dim, 0.0f);
+            for (size_t d = 0; d < part.dim; ++d) sum[d] += part.grads[k * part.dim + d];
+            ++count;
+          }
+        }
+      for (auto& [table, entry] : merged) {
+        auto& [dim, rows] = entry;
+        std::vector<uint64_t> keys;
+        std::vector<float> grads;
+        for (auto& [key, value] : rows) {
+          keys.push_back(key);
+          for (float g : value.first) grads.push_back(g / static_cast<float>(value.second));
+        }
+        sender_->push_sparse(table, keys, grads, dim);
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+    ++sends_;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace paddle::ps

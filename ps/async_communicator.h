@@ -1,0 +1,59 @@
+#pragma once
+// AsyncCommunicator: the asynchronous mode's sender. The trainer queues each step's gradients
+// and goes on; a thread takes up to max_merge queued steps at a time, merges them (the mean of
+// their dense gradients, and per sparse key the mean over the steps that touched it) and pushes
+// the result with its own connections. A full queue blocks the trainer until there is room.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "parameter_store.h"
+
+namespace paddle::ps {
+
+struct StepGradients {
+  std::vector<float> dense;  // table 0, the whole vector
+  struct Sparse {
+    uint32_t table;
+    size_t dim;
+    std::vector<uint64_t> keys;
+    std::vector<float> grads;
+  };
+  std::vector<Sparse> sparse;
+};
+
+class AsyncCommunicator {
+ public:
+  AsyncCommunicator(std::unique_ptr<ParameterStore> sender, size_t queue_capacity, size_t max_merge);
+  ~AsyncCommunicator();
+  AsyncCommunicator(const AsyncCommunicator&) = delete;
+  AsyncCommunicator& operator=(const AsyncCommunicator&) = delete;
+
+  // Queues one step; blocks while the queue is full. Rethrows a failed send.
+  void push(StepGradients step);
+  // Waits until everything queued has been sent. Rethrows a failed send.
+  void flush();
+  uint64_t merged_sends() const { return sends_; }
+
+ private:
+  void run();
+  void rethrow_locked();
+
+  std::unique_ptr<ParameterStore> sender_;
+  size_t capacity_, max_merge_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<StepGradients> queue_;
+  bool busy_ = false, stop_ = false;
+  std::exception_ptr error_;
+  uint64_t sends_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace paddle::ps
