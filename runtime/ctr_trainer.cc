@@ -230,7 +230,9 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
   double last_loss = 0, train_seconds = 0;
   Evaluation eval;
   bool stop = false;
-  int64_t epoch = 0;
+  // Resuming from servers that loaded a checkpoint (ps.init_dir): carry on from its pass, so the
+  // shuffles, and with them the losses, are those of an uninterrupted run.
+  int64_t epoch = config.at("ps").at("start_pass");
   for (; epoch < epochs && !stop; ++epoch) {
     const auto epoch_start = Clock::now();
     for (const auto& samples : rank_batches(train.size(), spec, epoch)) {

@@ -31,6 +31,7 @@ nlohmann::json default_train_config() {
         {"send_queue_size", 16},
         {"server_optimizer", "sgd"},
         {"init_dir", ""},
+        {"start_pass", 0},
         {"save_dir", ""}}},
       {"output_dir", "output"},
       {"resume", false},

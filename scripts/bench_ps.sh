@@ -2,7 +2,7 @@
 # Parameter-server throughput on this machine over loopback: sparse pull+push of 10k and 1M keys
 # of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; then
 # wide&deep training samples/s, 1 server + 2 workers against 1 local process, on a generated
-# Criteo file (sync mode, the only mode this build has).
+# Criteo file; then the three modes (sync, async, GEO) on 200k generated lines, AUC and samples/s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
@@ -31,3 +31,15 @@ print(f"wide&deep, {lines} generated lines, sync, global batch 1024:")
 print(f"  1 local process:        {local['samples_per_sec']:9.0f} samples/s  test AUC {local['test_auc']:.4f}")
 print(f"  1 server + 2 workers:   {ps['samples_per_sec']:9.0f} samples/s  test AUC {ps['test_auc']:.4f}")
 PY
+modes_lines="${MODES_LINES:-200000}"
+bash scripts/gen_criteo.sh "$modes_lines" "$work/modes.txt" >/dev/null
+echo "modes, 1 server + 2 workers, $modes_lines generated lines (80% train), 1 pass, server SGD lr 1.0, batch 256 per worker:"
+for mode in "sync" "async --set ps.max_merge_var_num=4" "geo --set ps.k_steps=10"; do
+  dir="$work/mode-${mode%% *}"
+  mkdir -p "$dir"
+  # shellcheck disable=SC2086
+  (cd "$dir" && "$launcher" --server_num=1 --worker_num=2 "$train" --config "$config" --set data_dir="$work/modes.txt" \
+      --set batch_size=256 --set ps.server_optimizer=sgd --set optimizer.lr=1.0 --set log_every=100000 \
+      --set ps.mode=$mode >/dev/null 2>&1)
+  python3 -c "import json; m=json.load(open('$dir/output/metrics.json')); print(f'  {\"${mode%% *}\":6} test AUC {m[\"test_auc\"]:.4f}   {m[\"samples_per_sec\"]:8.0f} samples/s')"
+done

@@ -221,6 +221,17 @@ def test_checkpoint_saved_by_servers_loads_and_mismatches_are_named():
                                                                    "--set", "optimizer.lr=0"], script=TRAIN)
     check(resumed.returncode == 0, "loading run", resumed)
     check(_dense(resumed.workdir) == _dense(first.workdir), "the servers start from the saved parameters")
+    # Two passes in one go, or one pass, a checkpoint, and the second pass resumed from it.
+    two = launch(["--server_num=2", "--worker_num=1"], slot_args(["--set", "batch_size=8", "--set", "epochs=2"]),
+                 script=TRAIN)
+    second = launch(["--server_num=2", "--worker_num=1"],
+                    slot_args(["--set", "batch_size=8", "--set", "epochs=2", "--set", f"ps.init_dir={ck}",
+                               "--set", "ps.start_pass=1"]), script=TRAIN)
+    check(two.returncode == 0 and second.returncode == 0, "uninterrupted and resumed runs", second)
+    losses = [l for l in second.read("log", "workerlog.0").splitlines() if l.startswith("TRAIN ---> pass: 1")]
+    check(losses and losses == [l for l in two.read("log", "workerlog.0").splitlines()
+                                if l.startswith("TRAIN ---> pass: 1")], "the resumed pass has the same losses")
+    check(_dense(second.workdir) == _dense(two.workdir), "and ends with the same parameters")
     wrong = launch(["--server_num=2", "--worker_num=1"], base + ["--set", f"ps.init_dir={ck}",
                                                                  "--set", "ctr.hidden=[16]"], script=TRAIN)
     check(wrong.returncode != 0 and "dense table 0 has" in wrong.stderr, "a mismatched checkpoint is named", wrong)
