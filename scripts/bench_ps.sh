@@ -33,13 +33,13 @@ print(f"  1 server + 2 workers:   {ps['samples_per_sec']:9.0f} samples/s  test A
 PY
 modes_lines="${MODES_LINES:-200000}"
 bash scripts/gen_criteo.sh "$modes_lines" "$work/modes.txt" >/dev/null
-echo "modes, 1 server + 2 workers, $modes_lines generated lines (80% train), 1 pass, server SGD lr 1.0, batch 256 per worker:"
+echo "modes, 1 server + 2 workers, $modes_lines generated lines (80% train), 2 passes, SGD lr 0.5, batch 256 per worker:"
 for mode in "sync" "async --set ps.max_merge_var_num=4" "geo --set ps.k_steps=10"; do
   dir="$work/mode-${mode%% *}"
   mkdir -p "$dir"
   # shellcheck disable=SC2086
   (cd "$dir" && "$launcher" --server_num=1 --worker_num=2 "$train" --config "$config" --set data_dir="$work/modes.txt" \
-      --set batch_size=256 --set ps.server_optimizer=sgd --set optimizer.lr=1.0 --set log_every=100000 \
-      --set ps.mode=$mode >/dev/null 2>&1)
+      --set batch_size=256 --set ps.server_optimizer=sgd --set optimizer.lr=0.5 --set epochs=2 --set log_every=100000 \
+      --set ps.mode=$mode >/dev/null 2>&1) || { echo "  ${mode%% *}: failed, see $dir/log"; continue; }
   python3 -c "import json; m=json.load(open('$dir/output/metrics.json')); print(f'  {\"${mode%% *}\":6} test AUC {m[\"test_auc\"]:.4f}   {m[\"samples_per_sec\"]:8.0f} samples/s')"
 done
