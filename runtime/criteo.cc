@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "dataset.h"
@@ -29,6 +30,16 @@ std::vector<std::string> files_of(const std::string& path) {
   std::sort(files.begin(), files.end());
   if (files.empty()) throw DataError(fmt::format("{}: no data files", path));
   return files;
+}
+
+// Calls each(file, line number, line) for every line of every file under `path`, in order.
+void for_each_line(const std::string& path, const std::function<void(const std::string&, int, std::string&)>& each) {
+  for (const auto& file : files_of(path)) {
+    std::ifstream in(file);
+    if (!in) throw DataError(fmt::format("{}: cannot open", file));
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) each(file, number, line);
+  }
 }
 
 float parse_float(const std::string& text, const std::string& file, int line, const char* what) {
@@ -75,73 +86,64 @@ CtrDataset CtrDataset::split_off(size_t begin) {
 
 CtrDataset load_criteo_raw(const std::string& path, uint64_t hash_dim) {
   CtrDataset d;
-  for (const auto& file : files_of(path)) {
-    std::ifstream in(file);
-    if (!in) throw DataError(fmt::format("{}: cannot open", file));
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty()) continue;
-      std::vector<std::string> fields;
-      size_t start = 0;
-      while (true) {
-        size_t tab = line.find('\t', start);
-        fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-        if (tab == std::string::npos) break;
-        start = tab + 1;
-      }
-      if (fields.size() != 1 + kCriteoDense + kCriteoSlots)
-        throw DataError(fmt::format("{}:{}: {} tab-separated fields, expected {}", file, number, fields.size(),
-                                    1 + kCriteoDense + kCriteoSlots));
-      d.labels.push_back(parse_label(fields[0], file, number));
-      for (int i = 0; i < kCriteoDense; ++i) {
-        const std::string& f = fields[1 + i];
-        const float x = f.empty() ? 0.0f : (parse_float(f, file, number, "dense feature") - kMin[i]) / (kMax[i] - kMin[i]);
-        d.dense.push_back(f.empty() ? 0.0f : x);
-      }
-      for (int i = 0; i < kCriteoSlots; ++i)
-        d.sparse.push_back(slot_hash(1 + kCriteoDense + i, fields[1 + kCriteoDense + i]) % hash_dim);
+  for_each_line(path, [&](const std::string& file, int number, std::string& line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) return;
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+      size_t tab = line.find('\t', start);
+      fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+      if (tab == std::string::npos) break;
+      start = tab + 1;
     }
-  }
+    if (fields.size() != 1 + kCriteoDense + kCriteoSlots)
+      throw DataError(fmt::format("{}:{}: {} tab-separated fields, expected {}", file, number, fields.size(),
+                                  1 + kCriteoDense + kCriteoSlots));
+    d.labels.push_back(parse_label(fields[0], file, number));
+    for (int i = 0; i < kCriteoDense; ++i) {
+      const std::string& f = fields[1 + i];
+      const float x =
+          f.empty() ? 0.0f : (parse_float(f, file, number, "dense feature") - kMin[i]) / (kMax[i] - kMin[i]);
+      d.dense.push_back(f.empty() ? 0.0f : x);
+    }
+    for (int i = 0; i < kCriteoSlots; ++i)
+      d.sparse.push_back(slot_hash(1 + kCriteoDense + i, fields[1 + kCriteoDense + i]) % hash_dim);
+  });
   return d;
 }
 
 CtrDataset load_criteo_slot(const std::string& path, uint64_t hash_dim) {
   CtrDataset d;
-  for (const auto& file : files_of(path)) {
-    std::ifstream in(file);
-    if (!in) throw DataError(fmt::format("{}: cannot open", file));
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      std::istringstream tokens(line);
-      std::string token;
-      int dense = 0, slots = 0;
-      bool label = false;
-      while (tokens >> token) {
-        const size_t colon = token.find(':');
-        if (colon == std::string::npos)
-          throw DataError(fmt::format("{}:{}: token '{}' is not key:value", file, number, token));
-        const std::string key = token.substr(0, colon), value = token.substr(colon + 1);
-        if (key == "click") {
-          d.labels.push_back(parse_label(value, file, number));
-          label = true;
-        } else if (key == "dense_feature") {
-          d.dense.push_back(parse_float(value, file, number, "dense_feature"));
-          ++dense;
-        } else {
-          const int slot = std::atoi(key.c_str());
-          if (slot < 1 || slot > kCriteoSlots || slot != slots + 1)
-            throw DataError(fmt::format("{}:{}: slot '{}' out of order (expected {})", file, number, key, slots + 1));
-          d.sparse.push_back(slot_hash(slot, value) % hash_dim);
-          ++slots;
-        }
+  for_each_line(path, [&](const std::string& file, int number, std::string& line) {
+    std::istringstream tokens(line);
+    std::string token;
+    int dense = 0, slots = 0;
+    bool label = false;
+    while (tokens >> token) {
+      const size_t colon = token.find(':');
+      if (colon == std::string::npos)
+        throw DataError(fmt::format("{}:{}: token '{}' is not key:value", file, number, token));
+      const std::string key = token.substr(0, colon), value = token.substr(colon + 1);
+      if (key == "click") {
+        d.labels.push_back(parse_label(value, file, number));
+        label = true;
+      } else if (key == "dense_feature") {
+        d.dense.push_back(parse_float(value, file, number, "dense_feature"));
+        ++dense;
+      } else {
+        const int slot = std::atoi(key.c_str());
+        if (slot < 1 || slot > kCriteoSlots || slot != slots + 1)
+          throw DataError(fmt::format("{}:{}: slot '{}' out of order (expected {})", file, number, key, slots + 1));
+        d.sparse.push_back(slot_hash(slot, value) % hash_dim);
+        ++slots;
       }
-      if (!label && dense == 0 && slots == 0) continue;  // blank line
-      if (!label || dense != kCriteoDense || slots != kCriteoSlots)
-        throw DataError(fmt::format("{}:{}: {} click, {} dense features and {} slots; expected 1, {}, {}", file, number,
-                                    label ? 1 : 0, dense, slots, kCriteoDense, kCriteoSlots));
     }
-  }
+    if (!label && dense == 0 && slots == 0) return;  // blank line
+    if (!label || dense != kCriteoDense || slots != kCriteoSlots)
+      throw DataError(fmt::format("{}:{}: {} click, {} dense features and {} slots; expected 1, {}, {}", file, number,
+                                  label ? 1 : 0, dense, slots, kCriteoDense, kCriteoSlots));
+  });
   return d;
 }
 
