@@ -1,7 +1,8 @@
 #pragma once
 // Communicator: the collectives data-parallel training needs, over one group of ranks.
-// Buffers live in the backend's memory (host for Gloo, device for NCCL). Every call has the
-// communicator's timeout and throws CollectiveError with the operation and ranks involved.
+// Buffers are host memory, or CUDA device memory for a backend that accepts_device_memory()
+// (NCCL). Every call has the communicator's timeout and throws CollectiveError with the
+// operation and ranks involved.
 
 #include <cstddef>
 #include <stdexcept>
@@ -23,6 +24,7 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string backend() const = 0;
+  virtual bool accepts_device_memory() const { return false; }
 
   // In place: every rank ends with the sum (or mean) of all ranks' `data`.
   virtual void allreduce(float* data, size_t count, ReduceOp op) = 0;

@@ -16,6 +16,15 @@ void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw CollectiveError(fmt::format("CUDA {} failed: {}", what, cudaGetErrorString(status)));
 }
 
+bool on_host(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();  // an unregistered host pointer on old drivers
+    return true;
+  }
+  return attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged;
+}
+
 }  // namespace
 
 struct NcclCommunicator::State {
@@ -23,7 +32,6 @@ struct NcclCommunicator::State {
   cudaStream_t stream = nullptr;
   int device = 0;
   std::chrono::milliseconds timeout;
-  BufferKind buffers;
   Diagnosis diagnose;
   float* scratch = nullptr;  // device staging for host buffers, and the barrier's word
   size_t scratch_floats = 0;
@@ -66,11 +74,10 @@ struct NcclCommunicator::State {
 };
 
 NcclCommunicator::NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
-                                   BufferKind buffers, Diagnosis diagnose)
+                                   Diagnosis diagnose)
     : state_(std::make_unique<State>()), rank_(rank), size_(size) {
   state_->device = device;
   state_->timeout = timeout;
-  state_->buffers = buffers;
   state_->diagnose = std::move(diagnose);
   check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device).c_str());
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -101,36 +108,41 @@ NcclCommunicator::~NcclCommunicator() {
 
 void NcclCommunicator::allreduce(float* data, size_t count, ReduceOp op) {
   if (count == 0) return;
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
   const std::string what = fmt::format("allreduce of {} floats on rank {}", count, rank_);
   float* buffer = data;
-  if (state_->buffers == BufferKind::kHost) {
+  const bool host = on_host(data);
+  if (host) {
     state_->ensure_scratch(count);
     buffer = state_->scratch;
     check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
   }
   state_->run(what, ncclAllReduce(buffer, buffer, count, ncclFloat, op == ReduceOp::kAvg ? ncclAvg : ncclSum,
                                   state_->comm, state_->stream));
-  if (state_->buffers == BufferKind::kHost)
+  if (host)
     check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
 }
 
 void NcclCommunicator::broadcast(float* data, size_t count, int root) {
   if (count == 0) return;
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
   const std::string what = fmt::format("broadcast of {} floats from rank {}", count, root);
   float* buffer = data;
-  if (state_->buffers == BufferKind::kHost) {
+  const bool host = on_host(data);
+  if (host) {
     state_->ensure_scratch(count);
     buffer = state_->scratch;
     check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
   }
   state_->run(what, ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_->comm, state_->stream));
-  if (state_->buffers == BufferKind::kHost)
+  if (host)
     check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
 }
 
 void NcclCommunicator::allgather(const float* input, float* output, size_t count) {
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
   const std::string what = fmt::format("allgather of {} floats", count);
-  if (state_->buffers == BufferKind::kDevice) {
+  if (!on_host(input) && !on_host(output)) {
     state_->run(what, ncclAllGather(input, output, count, ncclFloat, state_->comm, state_->stream));
     return;
   }
@@ -142,6 +154,7 @@ void NcclCommunicator::allgather(const float* input, float* output, size_t count
 }
 
 void NcclCommunicator::barrier() {
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
   state_->run("barrier", ncclAllReduce(state_->scratch, state_->scratch, 1, ncclFloat, ncclSum, state_->comm,
                                        state_->stream));
 }

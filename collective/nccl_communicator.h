@@ -4,8 +4,9 @@
 // for by polling, so that the timeout holds everywhere: a peer that stops answering aborts the
 // communicator and raises CollectiveError naming who left.
 //
-// Buffers are device memory by default; with BufferKind::kHost they are host memory staged
-// through a device buffer, so a host-side trainer can still reduce over NVLink/NCCL.
+// Buffers may be device memory (reduced in place, on the communicator's own stream) or host
+// memory (staged through a device buffer, so host-side values such as a loss can be averaged
+// over the same communicator); each call tells them apart by the pointer.
 
 #include <chrono>
 #include <functional>
@@ -16,19 +17,18 @@
 
 namespace paddle::collective {
 
-enum class BufferKind { kDevice, kHost };
-
 class NcclCommunicator : public Communicator {
  public:
   using Diagnosis = std::function<std::string()>;
 
   NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
-                   BufferKind buffers, Diagnosis diagnose = {});
+                   Diagnosis diagnose = {});
   ~NcclCommunicator() override;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "nccl"; }
+  bool accepts_device_memory() const override { return true; }
 
   void allreduce(float* data, size_t count, ReduceOp op) override;
   void broadcast(float* data, size_t count, int root) override;

@@ -124,6 +124,64 @@ __global__ void momentum_kernel(float* w, const float* g, float* v, size_t n, fl
   w[i] -= lr * v[i];
 }
 
+__global__ void multiply_kernel(const float* a, const float* b, float* y, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = a[i] * b[i];
+}
+
+__global__ void add_relu_kernel(const float* a, const float* b, float* y, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = fmaxf(0.0f, a[i] + b[i]);
+}
+
+__global__ void add_in_place_kernel(float* y, const float* x, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] += x[i];
+}
+
+__global__ void embedding_forward_kernel(const float* table, const int64_t* ids, size_t count, int dim,
+                                         int64_t vocabulary, float* y, unsigned long long* first_bad) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= count * dim) return;
+  const size_t row = i / dim;
+  const int64_t id = ids[row];
+  if (id < 0 || id >= vocabulary) {
+    atomicMin(first_bad, static_cast<unsigned long long>(row));
+    y[i] = 0;
+    return;
+  }
+  y[i] = table[id * dim + i % dim];
+}
+
+__global__ void embedding_backward_kernel(const int64_t* ids, size_t count, int dim, const float* dy, float* dtable) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= count * dim) return;
+  atomicAdd(dtable + ids[i / dim] * dim + i % dim, dy[i]);
+}
+
+__global__ void sgd_kernel(float* w, const float* g, size_t n, float lr, float decay) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) w[i] -= lr * (g[i] + decay * w[i]);
+}
+
+__global__ void adam_kernel(float* w, const float* g, float* m, float* v, size_t n, float step_size, float beta1,
+                            float beta2, float epsilon, float decay) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const float grad = g[i] + decay * w[i];
+  m[i] = beta1 * m[i] + (1 - beta1) * grad;
+  v[i] = beta2 * v[i] + (1 - beta2) * grad * grad;
+  w[i] -= step_size * m[i] / (sqrtf(v[i]) + epsilon);
+}
+
+__global__ void adagrad_kernel(float* w, const float* g, float* acc, size_t n, float lr, float epsilon, float decay) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const float grad = g[i] + decay * w[i];
+  acc[i] += grad * grad;
+  w[i] -= lr * grad / (sqrtf(acc[i]) + epsilon);
+}
+
 }  // namespace
 
 struct Handles::Impl {
@@ -132,6 +190,7 @@ struct Handles::Impl {
   cudnnHandle_t cudnn = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  bool tf32 = false;
 
   void* ensure_workspace(size_t bytes) {
     if (bytes > workspace_bytes) {
@@ -143,11 +202,19 @@ struct Handles::Impl {
   }
 };
 
-Handles::Handles(int device) : impl_(std::make_unique<Impl>()) {
+Handles::Handles(int device, bool tf32) : impl_(std::make_unique<Impl>()) {
+  impl_->tf32 = tf32;
   check(cudaSetDevice(device), "cudaSetDevice");
+  // Tensors are allocated stream-ordered from the device's default pool; keep what a step frees
+  // cached for the next step instead of returning it to the driver at every synchronisation.
+  cudaMemPool_t pool;
+  check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  uint64_t keep = UINT64_MAX;
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
   check(cudaStreamCreate(&impl_->stream), "cudaStreamCreate");
   check(cublasCreate(&impl_->cublas), "cublasCreate");
   check(cublasSetStream(impl_->cublas, impl_->stream), "cublasSetStream");
+  check(cublasSetMathMode(impl_->cublas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   check(cudnnCreate(&impl_->cudnn), "cudnnCreate");
   check(cudnnSetStream(impl_->cudnn, impl_->stream), "cudnnSetStream");
 }
@@ -203,7 +270,7 @@ struct ConvDescriptors {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
 
-  ConvDescriptors(const cpu::ConvShape& s, int batch, int out_channels) {
+  ConvDescriptors(const cpu::ConvShape& s, int batch, int out_channels, bool tf32) {
     check(cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
     check(cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor");
     check(cudnnCreateFilterDescriptor(&w), "cudnnCreateFilterDescriptor");
@@ -219,6 +286,7 @@ struct ConvDescriptors {
     check(cudnnSetConvolution2dDescriptor(conv, s.padding, s.padding, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                           CUDNN_DATA_FLOAT),
           "cudnnSetConvolution2dDescriptor");
+    check(cudnnSetConvolutionMathType(conv, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
   }
   ~ConvDescriptors() {
     cudnnDestroyConvolutionDescriptor(conv);
@@ -232,7 +300,7 @@ struct ConvDescriptors {
 
 void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x, const float* w,
                     float* y) {
-  ConvDescriptors d(s, batch, out_channels);
+  ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
   check(cudnnGetConvolutionForwardAlgorithm_v7(h.impl().cudnn, d.x, d.w, d.conv, d.y, 8, &found, perf),
@@ -248,7 +316,7 @@ void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_chan
 
 void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* w,
                           const float* dy, float* dx) {
-  ConvDescriptors d(s, batch, out_channels);
+  ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
   cudnnConvolutionBwdDataAlgoPerf_t perf[8];
   int found = 0;
   check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.impl().cudnn, d.w, d.y, d.conv, d.x, 8, &found, perf),
@@ -264,7 +332,7 @@ void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int ou
 
 void conv2d_backward_filter(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x,
                             const float* dy, float* dw) {
-  ConvDescriptors d(s, batch, out_channels);
+  ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
   cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
   int found = 0;
   check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.impl().cudnn, d.x, d.y, d.conv, d.w, 8, &found, perf),
@@ -326,5 +394,130 @@ void momentum_update(Handles& h, float* w, const float* g, float* v, size_t n, f
   momentum_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(w, g, v, n, lr, mu, decay);
   check(cudaGetLastError(), "momentum_update");
 }
+
+void multiply(Handles& h, const float* a, const float* b, float* y, size_t n) {
+  multiply_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(a, b, y, n);
+  check(cudaGetLastError(), "multiply");
+}
+
+void add_relu(Handles& h, const float* a, const float* b, float* y, size_t n) {
+  add_relu_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(a, b, y, n);
+  check(cudaGetLastError(), "add_relu");
+}
+
+void add_in_place(Handles& h, float* y, const float* x, size_t n) {
+  add_in_place_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(y, x, n);
+  check(cudaGetLastError(), "add_in_place");
+}
+
+void copy(Handles& h, float* dst, const float* src, size_t n) {
+  check(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, h.impl().stream), "copy");
+}
+
+namespace {
+
+// The x/y descriptor and the per-channel descriptor of one batch normalization.
+struct BatchNormDescriptors {
+  cudnnTensorDescriptor_t x = nullptr, channel = nullptr;
+
+  explicit BatchNormDescriptors(const BatchNormShape& s) {
+    check(cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateTensorDescriptor(&channel), "cudnnCreateTensorDescriptor");
+    check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s.batch, s.channels, s.height, s.width),
+          "cudnnSetTensor4dDescriptor(batch norm x)");
+    check(cudnnDeriveBNTensorDescriptor(channel, x, CUDNN_BATCHNORM_SPATIAL), "cudnnDeriveBNTensorDescriptor");
+  }
+  ~BatchNormDescriptors() {
+    cudnnDestroyTensorDescriptor(channel);
+    cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+}  // namespace
+
+void batch_norm_forward_training(Handles& h, const BatchNormShape& s, const float* x, float* y, const float* scale,
+                                 const float* shift, float* running_mean, float* running_var, float* saved_mean,
+                                 float* saved_inv_std, float momentum, float epsilon) {
+  BatchNormDescriptors d(s);
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnBatchNormalizationForwardTraining(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, d.x, x, d.x, y,
+                                               d.channel, scale, shift, 1.0 - momentum, running_mean, running_var,
+                                               epsilon, saved_mean, saved_inv_std),
+        "cudnnBatchNormalizationForwardTraining");
+}
+
+void batch_norm_forward_inference(Handles& h, const BatchNormShape& s, const float* x, float* y, const float* scale,
+                                  const float* shift, const float* running_mean, const float* running_var,
+                                  float epsilon) {
+  BatchNormDescriptors d(s);
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnBatchNormalizationForwardInference(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, d.x, x, d.x,
+                                                y, d.channel, scale, shift, running_mean, running_var, epsilon),
+        "cudnnBatchNormalizationForwardInference");
+}
+
+void batch_norm_backward(Handles& h, const BatchNormShape& s, const float* x, const float* dy, const float* scale,
+                         const float* saved_mean, const float* saved_inv_std, float* dx, float* dscale, float* dshift,
+                         float epsilon) {
+  BatchNormDescriptors d(s);
+  const float one = 1.0f, zero = 0.0f;
+  check(cudnnBatchNormalizationBackward(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &one, d.x, x, d.x,
+                                        dy, d.x, dx, d.channel, scale, dscale, dshift, epsilon, saved_mean,
+                                        saved_inv_std),
+        "cudnnBatchNormalizationBackward");
+}
+
+int64_t embedding_forward(Handles& h, const float* table, const int64_t* ids, size_t count, int dim,
+                          int64_t vocabulary, float* y) {
+  void* flag = h.impl().ensure_workspace(sizeof(unsigned long long));
+  const unsigned long long none = ~0ull;
+  check(cudaMemcpyAsync(flag, &none, sizeof none, cudaMemcpyHostToDevice, h.impl().stream), "embedding flag");
+  const size_t total = count * static_cast<size_t>(dim);
+  embedding_forward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(
+      table, ids, count, dim, vocabulary, y, static_cast<unsigned long long*>(flag));
+  check(cudaGetLastError(), "embedding_forward");
+  unsigned long long first_bad = none;
+  check(cudaMemcpyAsync(&first_bad, flag, sizeof first_bad, cudaMemcpyDeviceToHost, h.impl().stream), "embedding flag");
+  h.synchronize();
+  if (first_bad == none) return -1;
+  int64_t id = 0;
+  check(cudaMemcpy(&id, ids + first_bad, sizeof id, cudaMemcpyDeviceToHost), "embedding id");
+  return id;
+}
+
+void embedding_backward(Handles& h, const int64_t* ids, size_t count, int dim, const float* dy, float* dtable) {
+  const size_t total = count * static_cast<size_t>(dim);
+  embedding_backward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(ids, count, dim, dy, dtable);
+  check(cudaGetLastError(), "embedding_backward");
+}
+
+void sgd_update(Handles& h, float* w, const float* g, size_t n, float lr, float decay) {
+  sgd_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(w, g, n, lr, decay);
+  check(cudaGetLastError(), "sgd_update");
+}
+
+void adam_update(Handles& h, float* w, const float* g, float* m, float* v, size_t n, float step_size, float beta1,
+                 float beta2, float epsilon, float decay) {
+  adam_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(w, g, m, v, n, step_size, beta1, beta2, epsilon, decay);
+  check(cudaGetLastError(), "adam_update");
+}
+
+void adagrad_update(Handles& h, float* w, const float* g, float* accumulator, size_t n, float lr, float epsilon,
+                    float decay) {
+  adagrad_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(w, g, accumulator, n, lr, epsilon, decay);
+  check(cudaGetLastError(), "adagrad_update");
+}
+
+Event::Event() {
+  cudaEvent_t e;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  event_ = e;
+}
+
+Event::~Event() { cudaEventDestroy(static_cast<cudaEvent_t>(event_)); }
+
+void Event::record(Handles& h) { check(cudaEventRecord(static_cast<cudaEvent_t>(event_), h.impl().stream), "cudaEventRecord"); }
+
+void Event::synchronize() { check(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize"); }
 
 }  // namespace paddle::kernels::cuda

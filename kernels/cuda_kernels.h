@@ -11,10 +11,12 @@
 
 namespace paddle::kernels::cuda {
 
-// The cuBLAS and cuDNN handles and the stream the kernels run on.
+// The cuBLAS and cuDNN handles and the stream the kernels run on. With tf32, GEMMs and
+// convolutions may use TF32 tensor cores (10-bit mantissa products, FP32 accumulation);
+// without, they are strict FP32 like the CPU kernels.
 class Handles {
  public:
-  explicit Handles(int device = 0);
+  explicit Handles(int device = 0, bool tf32 = false);
   ~Handles();
   Handles(const Handles&) = delete;
   Handles& operator=(const Handles&) = delete;
@@ -57,7 +59,60 @@ void avg_pool_forward(Handles& h, const float* x, int planes, int height, int wi
 void avg_pool_backward(Handles& h, const float* dy, int planes, int height, int width, int kernel, int stride,
                        float* dx);
 
-// Paddle's momentum update with L2 decay: v = mu*v + (g + decay*w); w -= lr*v.
+// Element-wise: y = a * b; y = max(0, a + b) (a residual block's sum); y += x.
+void multiply(Handles& h, const float* a, const float* b, float* y, size_t n);
+void add_relu(Handles& h, const float* a, const float* b, float* y, size_t n);
+void add_in_place(Handles& h, float* y, const float* x, size_t n);
+// Device-to-device copy of n floats, queued on the handles' stream.
+void copy(Handles& h, float* dst, const float* src, size_t n);
+
+// Batch normalization per channel over N,H,W (cuDNN, spatial mode). Training normalizes with the
+// batch statistics, saves mean and 1/std for backward and moves the running statistics by
+// running = momentum*running + (1-momentum)*batch (cuDNN keeps the unbiased batch variance, as
+// Paddle's GPU kernel does). Backward overwrites dx and accumulates dscale and dshift.
+struct BatchNormShape {
+  int batch, channels, height, width;
+};
+void batch_norm_forward_training(Handles& h, const BatchNormShape& s, const float* x, float* y, const float* scale,
+                                 const float* shift, float* running_mean, float* running_var, float* saved_mean,
+                                 float* saved_inv_std, float momentum, float epsilon);
+void batch_norm_forward_inference(Handles& h, const BatchNormShape& s, const float* x, float* y, const float* scale,
+                                  const float* shift, const float* running_mean, const float* running_var,
+                                  float epsilon);
+void batch_norm_backward(Handles& h, const BatchNormShape& s, const float* x, const float* dy, const float* scale,
+                         const float* saved_mean, const float* saved_inv_std, float* dx, float* dscale, float* dshift,
+                         float epsilon);
+
+// Embedding rows: y[i] = table[ids[i]] for `count` ids of a [vocabulary, dim] table. Returns
+// the first id outside the vocabulary, or -1 (it waits for the device to find out).
+int64_t embedding_forward(Handles& h, const float* table, const int64_t* ids, size_t count, int dim,
+                          int64_t vocabulary, float* y);
+// dtable[ids[i]] += dy[i], atomically (ids repeat).
+void embedding_backward(Handles& h, const int64_t* ids, size_t count, int dim, const float* dy, float* dtable);
+
+// Update rules, each with L2 decay added to the gradient, matching the runtime's CPU optimizers.
+// Paddle's momentum: v = mu*v + (g + decay*w); w -= lr*v.
 void momentum_update(Handles& h, float* w, const float* g, float* v, size_t n, float lr, float mu, float decay);
+void sgd_update(Handles& h, float* w, const float* g, size_t n, float lr, float decay);
+// m, v moments; step_size already holds lr * sqrt(1 - beta2^t) / (1 - beta1^t).
+void adam_update(Handles& h, float* w, const float* g, float* m, float* v, size_t n, float step_size, float beta1,
+                 float beta2, float epsilon, float decay);
+void adagrad_update(Handles& h, float* w, const float* g, float* accumulator, size_t n, float lr, float epsilon,
+                    float decay);
+
+// A point in the handles' stream that another thread can wait for (a bucket of gradients
+// complete, say).
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(Handles& h);
+  void synchronize();
+
+ private:
+  void* event_ = nullptr;
+};
 
 }  // namespace paddle::kernels::cuda

@@ -13,12 +13,12 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kMagic = "PADDLE-LAUNCH-CHECKPOINT 1";
 
-// Every tensor of a checkpoint, by name, pointing at live storage.
-std::vector<std::pair<std::string, std::vector<float>*>> tensors_of(Sequential& model, Optimizer& optimizer) {
-  std::vector<std::pair<std::string, std::vector<float>*>> all;
-  for (Parameter* p : model.parameters()) all.emplace_back(p->name, &p->value.data);
-  for (auto& [name, t] : model.buffers()) all.emplace_back(name, &t->data);
-  for (auto& [name, v] : optimizer.state()) all.emplace_back(name, &v);
+// Every tensor of a checkpoint, by name, pointing at live tensors (on any device).
+std::vector<std::pair<std::string, Tensor*>> tensors_of(Sequential& model, Optimizer& optimizer) {
+  std::vector<std::pair<std::string, Tensor*>> all;
+  for (Parameter* p : model.parameters()) all.emplace_back(p->name, &p->value);
+  for (auto& [name, t] : model.buffers()) all.emplace_back(name, t);
+  for (auto& [name, t] : optimizer.state()) all.emplace_back(name, &t);
   return all;
 }
 
@@ -32,15 +32,17 @@ void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at
   header["step"] = at.step;
   header["tensors"] = nlohmann::json::array();
   auto tensors = tensors_of(model, optimizer);
-  for (auto& [name, data] : tensors) header["tensors"].push_back({{"name", name}, {"count", data->size()}});
+  for (auto& [name, t] : tensors) header["tensors"].push_back({{"name", name}, {"count", t->numel()}});
   const std::string name = file_name.empty() ? fmt::format("checkpoint-{}.bin", at.epoch) : file_name;
   const fs::path path = fs::path(output_dir) / name;
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << kMagic << "\n" << header.dump() << "\n";
-    for (auto& [n, data] : tensors)
-      out.write(reinterpret_cast<const char*>(data->data()), static_cast<std::streamsize>(data->size() * sizeof(float)));
+    for (auto& [n, t] : tensors) {
+      const std::vector<float> values = t->to_vector();
+      out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+    }
     if (!out) throw CheckpointError(fmt::format("{}: write failed", tmp.string()));
   }
   fs::rename(tmp, path);
@@ -70,8 +72,8 @@ std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& outp
   } catch (const std::exception& e) {
     throw CheckpointError(fmt::format("{}: bad header: {}", path.string(), e.what()));
   }
-  std::map<std::string, std::vector<float>*> wanted;
-  for (auto& [n, data] : tensors_of(model, optimizer)) wanted[n] = data;
+  std::map<std::string, Tensor*> wanted;
+  for (auto& [n, t] : tensors_of(model, optimizer)) wanted[n] = t;
   std::map<std::string, std::vector<float>> loaded;
   for (const auto& t : header.at("tensors")) {
     const std::string n = t.at("name");
@@ -81,16 +83,17 @@ std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& outp
     if (!in) throw CheckpointError(fmt::format("{}: truncated in tensor '{}'", path.string(), n));
     loaded[n] = std::move(values);
   }
-  for (auto& [n, data] : wanted) {
+  for (auto& [n, t] : wanted) {
     auto it = loaded.find(n);
     if (it == loaded.end()) throw CheckpointError(fmt::format("{}: has no tensor '{}' (another model?)", path.string(), n));
-    if (it->second.size() != data->size())
+    if (static_cast<int64_t>(it->second.size()) != t->numel())
       throw CheckpointError(fmt::format("{}: tensor '{}' has {} values, the model {}", path.string(), n,
-                                        it->second.size(), data->size()));
-    *data = it->second;
+                                        it->second.size(), t->numel()));
+    t->assign(it->second);
   }
-  for (auto& [n, values] : loaded)
-    if (n.find('/') != std::string::npos && !wanted.count(n)) optimizer.state()[n] = values;  // state not created yet
+  for (auto& [n, values] : loaded)  // optimizer state not created yet: the first step moves it to its device
+    if (n.find('/') != std::string::npos && !wanted.count(n))
+      optimizer.state()[n] = Tensor::from_values({static_cast<int64_t>(values.size())}, values);
   CheckpointPosition at{header.at("epoch"), header.at("step")};
   optimizer.set_steps(at.step);
   return at;

@@ -6,11 +6,16 @@
 // completes them, up to bucket_bytes each, 25 MB by default) and each full bucket is averaged
 // with one allreduce on a communication thread while backward goes on. finish_step() waits only
 // for the buckets still in flight.
+//
+// Buckets live on the model's device. On a CUDA device the packing copies are queued on the
+// model's stream and the communication thread waits for a bucket's event before reducing it in
+// device memory (NCCL), so backward kernels and allreduces overlap on the GPU too.
 
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,13 +24,20 @@
 #include "communicator.h"
 #include "sequential.h"
 
+namespace paddle::kernels::cuda {
+class Event;
+}
+
 namespace paddle::runtime {
 
 class DataParallel {
  public:
   static constexpr size_t kDefaultBucketBytes = 25u << 20;
 
-  DataParallel(Sequential& model, collective::Communicator& comm, size_t bucket_bytes = kDefaultBucketBytes);
+  // `execution` is where `model` was placed (null: the CPU). Throws std::invalid_argument when
+  // the communicator cannot reduce memory of the model's device (Gloo and a CUDA model).
+  DataParallel(Sequential& model, collective::Communicator& comm, size_t bucket_bytes = kDefaultBucketBytes,
+               Execution* execution = nullptr);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -38,19 +50,25 @@ class DataParallel {
  private:
   struct Bucket {
     std::vector<Parameter*> params;
-    std::vector<float> buffer;
+    int64_t floats = 0;
+    Tensor buffer;
+    std::unique_ptr<kernels::cuda::Event> packed;  // CUDA: the copies into buffer are done
     size_t waiting = 0;  // parameters not yet ready this step
     bool queued = false;
   };
 
+  bool on_cuda() const { return execution_ != nullptr && execution_->device().is_cuda(); }
+  void pack(Parameter* p);
+  void unpack(Bucket& b);
   void on_ready(const std::vector<Parameter*>& params);
   void enqueue(size_t bucket);
   void communicate();
 
   Sequential& model_;
   collective::Communicator& comm_;
+  Execution* execution_;
   std::vector<Bucket> buckets_;
-  std::map<const Parameter*, std::pair<size_t, size_t>> bucket_of_;  // bucket, offset
+  std::map<const Parameter*, std::pair<size_t, int64_t>> bucket_of_;  // bucket, offset
 
   std::mutex mutex_;
   std::condition_variable changed_;

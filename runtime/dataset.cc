@@ -28,7 +28,7 @@ Batch Dataset::gather(const std::vector<size_t>& indices) const {
   for (size_t i = 0; i < indices.size(); ++i) {
     const auto source = features.begin() + static_cast<std::ptrdiff_t>(indices[i] * per);
     if (output_shape.empty())
-      std::copy_n(source, per, b.inputs.data.begin() + static_cast<std::ptrdiff_t>(i * per));
+      std::copy_n(source, per, b.inputs.ptr() + i * per);
     else
       resample(&*source, sample_shape, output_shape, b.inputs.ptr() + i * out_per);
     if (!labels.empty()) b.labels.push_back(labels[indices[i]]);

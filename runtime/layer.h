@@ -2,12 +2,17 @@
 // Layer: one step of a model with a forward and a backward pass. forward() keeps what backward()
 // needs; backward() takes dLoss/dOutput, adds into its parameters' gradients and returns
 // dLoss/dInput.
+//
+// A layer runs where place() put it: its parameters and buffers move to the execution's device,
+// and forward/backward then take and return tensors on that device, running the CPU kernels or
+// their CUDA twins. A new layer is on the CPU.
 
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "execution.h"
 #include "tensor.h"
 
 namespace paddle::runtime {
@@ -29,6 +34,20 @@ class Layer {
   // State that is not trained but must be saved (BatchNorm's running statistics).
   virtual std::vector<std::pair<std::string, Tensor*>> buffers() { return {}; }
   virtual std::string describe() const = 0;
+
+  // Moves the parameters and buffers to `execution`'s device and runs there from now on.
+  // `execution` must outlive the layer's use. Containers override it to place their layers.
+  virtual void place(Execution& execution);
+  const Device& device() const { return device_; }
+
+ protected:
+  bool on_cuda() const { return execution_ != nullptr && execution_->device().is_cuda(); }
+  kernels::cuda::Handles& cuda() { return execution_->cuda(); }
+  // Throws std::invalid_argument when `x` is not on this layer's device.
+  void require_device(const Tensor& x, const char* layer) const;
+
+  Execution* execution_ = nullptr;
+  Device device_;
 };
 
 using LayerPtr = std::unique_ptr<Layer>;

@@ -1,7 +1,8 @@
 #pragma once
 // The layers models are built from. Shapes: Linear [N,in] -> [N,out]; Conv2D, pools, ReLU,
-// Dropout, BatchNorm2D on [N,C,H,W]; Flatten [N,...] -> [N,rest]; Embedding int ids stored as
-// floats [N,slots] -> [N,slots*dim].
+// Dropout, BatchNorm2D on [N,C,H,W]; Flatten [N,...] -> [N,rest]; Embedding ids [N,slots]
+// (int64, or float32 holding whole numbers) -> [N,slots*dim]. Every layer runs on the CPU or,
+// once placed there, on a CUDA device.
 
 #include <cstdint>
 #include <random>
@@ -42,7 +43,8 @@ class Conv2D : public Layer {
   Parameter weight_;  // [out, in*k*k]
   Parameter bias_;    // [out]
   std::vector<int64_t> input_shape_;
-  std::vector<float> columns_;  // im2col of every image of the batch
+  std::vector<float> columns_;  // CPU: im2col of every image of the batch
+  Tensor input_;                // CUDA: the input, for the filter gradient
 };
 
 class ReLU : public Layer {
@@ -65,7 +67,8 @@ class MaxPool2D : public Layer {
  private:
   int kernel_, stride_, padding_;
   std::vector<int64_t> input_shape_;
-  std::vector<int32_t> argmax_;
+  std::vector<int32_t> argmax_;  // CPU
+  Storage device_argmax_;        // CUDA
 };
 
 // Average pooling; kernel 0 means global (the whole plane).
@@ -102,8 +105,8 @@ class Dropout : public Layer {
 
  private:
   float p_;
-  std::mt19937 rng_;
-  std::vector<float> mask_;
+  std::mt19937 rng_;  // masks are drawn on the host on every device, so runs are reproducible
+  Tensor mask_;
 };
 
 // Batch normalization over N,H,W per channel, with running statistics for evaluation.
@@ -124,8 +127,10 @@ class BatchNorm2D : public Layer {
   float momentum_, epsilon_;
   Parameter scale_, shift_;
   Tensor running_mean_, running_var_;
-  Tensor normalized_;
-  std::vector<float> inv_std_;
+  Tensor normalized_;              // CPU
+  std::vector<float> inv_std_;     // CPU
+  Tensor input_;                   // CUDA
+  Tensor saved_mean_, saved_inv_std_;  // CUDA
 };
 
 class Embedding : public Layer {
@@ -139,7 +144,7 @@ class Embedding : public Layer {
  private:
   int64_t vocabulary_, dim_;
   Parameter table_;  // [vocabulary, dim]
-  Tensor ids_;
+  Tensor ids_;       // int64
 };
 
 }  // namespace paddle::runtime

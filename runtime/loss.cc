@@ -8,7 +8,22 @@
 
 namespace paddle::runtime {
 
-LossResult softmax_cross_entropy(const Tensor& logits, const std::vector<int64_t>& labels) {
+namespace {
+
+// The tensor itself on the host, else a host copy kept in `copy`.
+const Tensor& on_host(const Tensor& t, Tensor& copy) {
+  if (!t.on_cuda()) return t;
+  copy = t.to(Device::cpu());
+  return copy;
+}
+
+}  // namespace
+
+// The losses are computed on the host: their inputs are one row per sample (a few KB), and the
+// loss value is read on the host anyway; the gradient goes back to the output's device.
+LossResult softmax_cross_entropy(const Tensor& output, const std::vector<int64_t>& labels) {
+  Tensor copy;
+  const Tensor& logits = on_host(output, copy);
   const int64_t n = logits.dim(0), c = logits.dim(1);
   if (static_cast<int64_t>(labels.size()) != n)
     throw std::invalid_argument(fmt::format("softmax_cross_entropy: {} labels for {} rows", labels.size(), n));
@@ -31,10 +46,13 @@ LossResult softmax_cross_entropy(const Tensor& logits, const std::vector<int64_t
     }
   }
   r.loss = static_cast<float>(total / static_cast<double>(n));
+  if (output.on_cuda()) r.grad = r.grad.to(output.device());
   return r;
 }
 
-LossResult square_error(const Tensor& prediction, const std::vector<float>& targets) {
+LossResult square_error(const Tensor& output, const std::vector<float>& targets) {
+  Tensor copy;
+  const Tensor& prediction = on_host(output, copy);
   const int64_t n = prediction.dim(0);
   if (static_cast<int64_t>(targets.size()) != n || prediction.numel() != n)
     throw std::invalid_argument(fmt::format("square_error: prediction {} for {} targets", prediction.shape_string(),
@@ -42,12 +60,15 @@ LossResult square_error(const Tensor& prediction, const std::vector<float>& targ
   LossResult r;
   r.grad = Tensor(prediction.shape);
   double total = 0;
+  auto p = prediction.values();
+  auto g = r.grad.values();
   for (int64_t i = 0; i < n; ++i) {
-    const double diff = static_cast<double>(prediction.data[i]) - targets[i];
+    const double diff = static_cast<double>(p[i]) - targets[i];
     total += diff * diff;
-    r.grad.data[i] = static_cast<float>(2.0 * diff / static_cast<double>(n));
+    g[i] = static_cast<float>(2.0 * diff / static_cast<double>(n));
   }
   r.loss = static_cast<float>(total / static_cast<double>(n));
+  if (output.on_cuda()) r.grad = r.grad.to(output.device());
   return r;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Losses: the mean loss over the batch and its gradient with respect to the model output.
+// Losses: the mean loss over the batch and its gradient with respect to the model output, on
+// the output's device.
 
 #include <cstdint>
 #include <vector>

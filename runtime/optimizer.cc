@@ -5,23 +5,41 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace paddle::runtime {
+#include "cuda_kernels.h"
 
-std::vector<float>& Optimizer::slot(const std::string& kind, const Parameter& p) {
-  auto& v = state_[kind + "/" + p.name];
-  if (v.size() != p.value.data.size()) v.assign(p.value.data.size(), 0.0f);
-  return v;
+namespace paddle::runtime {
+namespace gpu = kernels::cuda;
+
+Tensor& Optimizer::slot(const std::string& kind, const Parameter& p) {
+  Tensor& t = state_[kind + "/" + p.name];
+  if (t.numel() != p.value.numel()) t = Tensor(p.value.shape, DType::kFloat32, p.value.device());
+  else if (!(t.device() == p.value.device())) t = t.to(p.value.device());  // loaded from a checkpoint
+  t.shape = p.value.shape;
+  return t;
+}
+
+kernels::cuda::Handles& Optimizer::cuda() const {
+  if (execution_ == nullptr) throw std::logic_error("optimizer: parameters on a CUDA device, but place() was not called");
+  return execution_->cuda();
 }
 
 namespace {
+
+size_t size_of(const Parameter& p) { return static_cast<size_t>(p.value.numel()); }
 
 class Sgd : public Optimizer {
  public:
   explicit Sgd(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
-    for (Parameter* p : params)
-      for (size_t i = 0; i < p->value.data.size(); ++i)
-        p->value.data[i] -= lr * (p->grad.data[i] + c_.weight_decay * p->value.data[i]);
+    for (Parameter* p : params) {
+      if (on_cuda(*p)) {
+        gpu::sgd_update(cuda(), p->value.ptr(), p->grad.ptr(), size_of(*p), lr, c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto g = p->grad.values();
+      for (size_t i = 0; i < w.size(); ++i) w[i] -= lr * (g[i] + c_.weight_decay * w[i]);
+    }
     ++steps_;
   }
 
@@ -35,11 +53,19 @@ class Momentum : public Optimizer {
   explicit Momentum(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
-      auto& v = slot("velocity", *p);
+      Tensor& velocity = slot("velocity", *p);
+      if (on_cuda(*p)) {
+        gpu::momentum_update(cuda(), p->value.ptr(), p->grad.ptr(), velocity.ptr(), size_of(*p), lr, c_.momentum,
+                             c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto v = velocity.values();
       for (size_t i = 0; i < v.size(); ++i) {
-        const float g = p->grad.data[i] + c_.weight_decay * p->value.data[i];
+        const float g = grad[i] + c_.weight_decay * w[i];
         v[i] = c_.momentum * v[i] + g;
-        p->value.data[i] -= lr * v[i];
+        w[i] -= lr * v[i];
       }
     }
     ++steps_;
@@ -58,13 +84,21 @@ class Adam : public Optimizer {
     const double correction2 = 1.0 - std::pow(c_.beta2, static_cast<double>(steps_));
     const float step_size = static_cast<float>(lr * std::sqrt(correction2) / correction1);
     for (Parameter* p : params) {
-      auto& m = slot("moment1", *p);
-      auto& v = slot("moment2", *p);
+      Tensor& moment1 = slot("moment1", *p);
+      Tensor& moment2 = slot("moment2", *p);
+      if (on_cuda(*p)) {
+        gpu::adam_update(cuda(), p->value.ptr(), p->grad.ptr(), moment1.ptr(), moment2.ptr(), size_of(*p), step_size,
+                         c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto m = moment1.values(), v = moment2.values();
       for (size_t i = 0; i < m.size(); ++i) {
-        const float g = p->grad.data[i] + c_.weight_decay * p->value.data[i];
+        const float g = grad[i] + c_.weight_decay * w[i];
         m[i] = c_.beta1 * m[i] + (1 - c_.beta1) * g;
         v[i] = c_.beta2 * v[i] + (1 - c_.beta2) * g * g;
-        p->value.data[i] -= step_size * m[i] / (std::sqrt(v[i]) + c_.epsilon);
+        w[i] -= step_size * m[i] / (std::sqrt(v[i]) + c_.epsilon);
       }
     }
   }
@@ -75,14 +109,23 @@ class Adam : public Optimizer {
 
 class Adagrad : public Optimizer {
  public:
+  static constexpr float kEpsilon = 1e-6f;
   explicit Adagrad(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
-      auto& acc = slot("moment", *p);
+      Tensor& moment = slot("moment", *p);
+      if (on_cuda(*p)) {
+        gpu::adagrad_update(cuda(), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kEpsilon,
+                            c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto acc = moment.values();
       for (size_t i = 0; i < acc.size(); ++i) {
-        const float g = p->grad.data[i] + c_.weight_decay * p->value.data[i];
+        const float g = grad[i] + c_.weight_decay * w[i];
         acc[i] += g * g;
-        p->value.data[i] -= lr * g / (std::sqrt(acc[i]) + 1e-6f);
+        w[i] -= lr * g / (std::sqrt(acc[i]) + kEpsilon);
       }
     }
     ++steps_;

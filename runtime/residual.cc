@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "cuda_kernels.h"
+
 namespace paddle::runtime {
 
 Tensor Residual::forward(const Tensor& x, bool training) {
@@ -9,19 +13,47 @@ Tensor Residual::forward(const Tensor& x, bool training) {
   Tensor s = shortcut_.layers().empty() ? x : shortcut_.forward(x, training);
   if (y.shape != s.shape)
     throw std::invalid_argument(fmt::format("Residual: branch {} and shortcut {} differ", y.shape_string(), s.shape_string()));
-  for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = std::max(0.0f, y.data[i] + s.data[i]);
+  const size_t n = static_cast<size_t>(y.numel());
+  if (on_cuda()) {
+    kernels::cuda::add_relu(cuda(), y.ptr(), s.ptr(), y.ptr(), n);
+  } else {
+    auto out = y.values();
+    auto shortcut = s.values();
+    for (size_t i = 0; i < n; ++i) out[i] = std::max(0.0f, out[i] + shortcut[i]);
+  }
   output_ = y;
   return y;
 }
 
 Tensor Residual::backward(const Tensor& dy) {
-  Tensor g = dy;
-  for (size_t i = 0; i < g.data.size(); ++i)
-    if (output_.data[i] <= 0) g.data[i] = 0;
+  const size_t n = static_cast<size_t>(dy.numel());
+  Tensor g(dy.shape, DType::kFloat32, dy.device());
+  if (on_cuda()) {
+    kernels::cuda::relu_backward(cuda(), output_.ptr(), dy.ptr(), g.ptr(), n);
+  } else {
+    auto in = dy.values();
+    auto out = g.values();
+    auto y = output_.values();
+    for (size_t i = 0; i < n; ++i) out[i] = y[i] > 0 ? in[i] : 0.0f;
+  }
   Tensor dx = branch_.backward(g);
   Tensor ds = shortcut_.layers().empty() ? g : shortcut_.backward(g);
-  for (size_t i = 0; i < dx.data.size(); ++i) dx.data[i] += ds.data[i];
+  const size_t inputs = static_cast<size_t>(dx.numel());
+  if (on_cuda()) {
+    kernels::cuda::add_in_place(cuda(), dx.ptr(), ds.ptr(), inputs);
+  } else {
+    auto sum = dx.values();
+    auto other = ds.values();
+    for (size_t i = 0; i < inputs; ++i) sum[i] += other[i];
+  }
   return dx;
+}
+
+void Residual::place(Execution& execution) {
+  branch_.place(execution);
+  shortcut_.place(execution);
+  execution_ = &execution;
+  device_ = execution.device();
 }
 
 std::vector<Parameter*> Residual::parameters() {

@@ -14,6 +14,7 @@ class Residual : public Layer {
   std::vector<Parameter*> parameters() override;
   std::vector<std::pair<std::string, Tensor*>> buffers() override;
   std::string describe() const override;
+  void place(Execution& execution) override;
 
  private:
   Sequential branch_;

@@ -40,6 +40,12 @@ std::string Sequential::describe() const {
   return text + ")";
 }
 
+void Sequential::place(Execution& execution) {
+  for (auto& layer : layers_) layer->place(execution);
+  execution_ = &execution;
+  device_ = execution.device();
+}
+
 void Sequential::zero_grad() {
   for (Parameter* p : parameters()) p->grad.zero();
 }

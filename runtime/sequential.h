@@ -24,6 +24,7 @@ class Sequential : public Layer {
   std::vector<Parameter*> parameters() override;
   std::vector<std::pair<std::string, Tensor*>> buffers() override;
   std::string describe() const override;
+  void place(Execution& execution) override;
 
   void on_gradients_ready(GradientsReady callback) { ready_ = std::move(callback); }
   void zero_grad();

@@ -39,6 +39,8 @@ nlohmann::json default_train_config() {
       {"log_every", 100},
       {"bucket_mb", 25},
       {"prefetch", 2},
+      {"device", "auto"},
+      {"tf32", false},
   };
 }
 

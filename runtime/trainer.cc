@@ -53,7 +53,7 @@ struct Evaluation {
   double acc5 = 0;
 };
 
-Evaluation evaluate(Model& model, const Dataset& test) {
+Evaluation evaluate(Model& model, const Dataset& test, const Device& device) {
   Evaluation e;
   const size_t batch = 256;
   int64_t correct1 = 0, correct5 = 0;
@@ -62,7 +62,7 @@ Evaluation evaluate(Model& model, const Dataset& test) {
     std::vector<size_t> indices;
     for (size_t i = start; i < std::min(test.size(), start + batch); ++i) indices.push_back(i);
     Batch b = test.gather(indices);
-    Tensor out = model.net.forward(b.inputs, false);
+    Tensor out = model.net.forward(b.inputs.to(device), false);
     if (model.task == Task::kRegression) {
       loss_sum += square_error(out, b.targets).loss * static_cast<double>(indices.size());
     } else {
@@ -88,7 +88,16 @@ OptimizerConfig optimizer_config(const nlohmann::json& c) {
 
 void broadcast_optimizer_state(Optimizer& optimizer, collective::Communicator* comm) {
   if (comm == nullptr) return;
-  for (auto& [name, values] : optimizer.state()) comm->broadcast(values.data(), values.size(), 0);
+  for (auto& [name, t] : optimizer.state()) comm->broadcast(t.ptr(), static_cast<size_t>(t.numel()), 0);
+}
+
+// config.device "cpu" keeps the model on the host; "auto" takes the context's device (the GPU
+// of this rank with the NCCL backend).
+Device training_device(const nlohmann::json& config, const DistributedContext& ctx) {
+  const std::string wanted = config.at("device");
+  if (wanted == "cpu") return Device::cpu();
+  if (wanted != "auto") throw ConfigError(fmt::format("device '{}' is not auto or cpu", wanted));
+  return ctx.device();
 }
 
 }  // namespace
@@ -128,16 +137,22 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
       fmt::print("resumed from {}/latest: {} epoch(s), {} step(s) done\n", output_dir, at->epoch, at->step);
     }
   }
+  const Device device = training_device(config, ctx);
+  Execution execution(device, config.at("tf32").get<bool>());
+  model.net.place(execution);
+  optimizer->place(execution);
   std::unique_ptr<DataParallel> parallel;
   if (auto* comm = ctx.communicator()) {
     const size_t bucket_bytes = static_cast<size_t>(config.at("bucket_mb").get<double>() * (1 << 20));
-    parallel = std::make_unique<DataParallel>(model.net, *comm, bucket_bytes);
+    parallel = std::make_unique<DataParallel>(model.net, *comm, bucket_bytes, &execution);
     parallel->broadcast_parameters();
     broadcast_optimizer_state(*optimizer, comm);
     fmt::print("data parallel over {} ranks: fused {} gradient tensors into {} bucket(s) of up to {} MB\n", world,
                parallel->tensor_count(), parallel->bucket_count(), config.at("bucket_mb").get<double>());
   }
-  fmt::print("model: {}\ntrain samples: {}, test samples: {}, {} steps per epoch\n", model.net.describe(),
+  fmt::print("model: {}\ndevice: {}{}\ntrain samples: {}, test samples: {}, {} steps per epoch\n",
+             model.net.describe(), device.to_string(),
+             device.is_cuda() ? (config.at("tf32").get<bool>() ? " (TF32 allowed)" : " (strict FP32)") : "",
              data.train.size(), data.test.size(), steps_per_epoch);
   std::fflush(stdout);
 
@@ -156,7 +171,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
     int64_t batch_index = 0;
     while (auto batch = loader.next()) {
       model.net.zero_grad();
-      Tensor out = model.net.forward(batch->inputs, true);
+      Tensor out = model.net.forward(batch->inputs.to(device), true);
       LossResult loss = model.task == Task::kRegression ? square_error(out, batch->targets)
                                                         : softmax_cross_entropy(out, batch->labels);
       model.net.backward(loss.grad);
@@ -187,7 +202,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
     train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
     if (!stop) position.epoch = epoch + 1;
     if (leader) {
-      eval = evaluate(model, data.test);
+      eval = evaluate(model, data.test, device);
       if (model.task == Task::kRegression)
         fmt::print("[Epoch {}] test_loss: {:.6f}\n", epoch, eval.loss);
       else
@@ -201,11 +216,12 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
 
   nlohmann::json metrics;
   if (leader) {
-    if (position.epoch == 0 && !stop) eval = evaluate(model, data.test);
+    if (position.epoch == 0 && !stop) eval = evaluate(model, data.test, device);
     save_checkpoint(output_dir, position, model.net, *optimizer, "final.bin", false);
     metrics = {{"model", config.at("model")},
                {"dataset", config.at("dataset")},
                {"world_size", world},
+               {"device", device.to_string()},
                {"epochs", position.epoch},
                {"steps", position.step},
                {"train_loss", last_loss},

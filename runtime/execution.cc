@@ -1,0 +1,36 @@
+#include "execution.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "cuda_kernels.h"
+#include "device_memory.h"
+
+namespace paddle::runtime {
+
+Execution::Execution(const Device& device, bool tf32) : device_(device) {
+  if (!device.is_cuda()) return;
+  if (!kernels::cuda_built())
+    throw std::runtime_error(fmt::format("{} requested, but this build has no CUDA support", device.to_string()));
+  const int devices = kernels::cuda::device_count();
+  if (device.index < 0 || device.index >= devices)
+    throw std::runtime_error(fmt::format("{} requested, but this process sees {} CUDA device(s)", device.to_string(),
+                                         devices));
+  handles_ = std::make_unique<kernels::cuda::Handles>(device.index, tf32);
+}
+
+Execution::~Execution() = default;
+
+kernels::cuda::Handles& Execution::cuda() {
+  if (!handles_) throw std::logic_error("a CUDA kernel was asked for on the CPU");
+  return *handles_;
+}
+
+void Execution::synchronize() {
+  if (handles_) handles_->synchronize();
+}
+
+int cuda_device_count() { return kernels::cuda_built() ? kernels::cuda::device_count() : 0; }
+
+}  // namespace paddle::runtime
