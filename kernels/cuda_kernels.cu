@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -228,6 +229,8 @@ Handles::~Handles() {
 
 void Handles::synchronize() { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
 
+void Handles::synchronize_device() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
 int device_count() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
@@ -296,6 +299,14 @@ struct ConvDescriptors {
   }
 };
 
+// The fastest algorithm cuDNN's heuristics offer that it can run (they are sorted by speed).
+template <typename Perf>
+auto first_usable(const Perf* perf, int found, const char* what) {
+  for (int i = 0; i < found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i].algo;
+  throw std::runtime_error(std::string("cuDNN offers no usable convolution ") + what + " algorithm");
+}
+
 }  // namespace
 
 void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x, const float* w,
@@ -306,10 +317,11 @@ void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_chan
   check(cudnnGetConvolutionForwardAlgorithm_v7(h.impl().cudnn, d.x, d.w, d.conv, d.y, 8, &found, perf),
         "cudnnGetConvolutionForwardAlgorithm_v7");
   size_t bytes = 0;
-  check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, perf[0].algo, &bytes),
+  const auto algo = first_usable(perf, found, "forward");
+  check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, algo, &bytes),
         "cudnnGetConvolutionForwardWorkspaceSize");
   const float alpha = 1.0f, beta = 0.0f;
-  check(cudnnConvolutionForward(h.impl().cudnn, &alpha, d.x, x, d.w, w, d.conv, perf[0].algo,
+  check(cudnnConvolutionForward(h.impl().cudnn, &alpha, d.x, x, d.w, w, d.conv, algo,
                                 h.impl().ensure_workspace(bytes), bytes, &beta, d.y, y),
         "cudnnConvolutionForward");
 }
@@ -322,10 +334,11 @@ void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int ou
   check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.impl().cudnn, d.w, d.y, d.conv, d.x, 8, &found, perf),
         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
   size_t bytes = 0;
-  check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, perf[0].algo, &bytes),
+  const auto algo = first_usable(perf, found, "backward data");
+  check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, algo, &bytes),
         "cudnnGetConvolutionBackwardDataWorkspaceSize");
   const float alpha = 1.0f, beta = 0.0f;
-  check(cudnnConvolutionBackwardData(h.impl().cudnn, &alpha, d.w, w, d.y, dy, d.conv, perf[0].algo,
+  check(cudnnConvolutionBackwardData(h.impl().cudnn, &alpha, d.w, w, d.y, dy, d.conv, algo,
                                      h.impl().ensure_workspace(bytes), bytes, &beta, d.x, dx),
         "cudnnConvolutionBackwardData");
 }
@@ -338,10 +351,11 @@ void conv2d_backward_filter(Handles& h, const cpu::ConvShape& s, int batch, int 
   check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.impl().cudnn, d.x, d.y, d.conv, d.w, 8, &found, perf),
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
   size_t bytes = 0;
-  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, perf[0].algo, &bytes),
+  const auto algo = first_usable(perf, found, "backward filter");
+  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, algo, &bytes),
         "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   const float alpha = 1.0f, beta = 1.0f;  // accumulate, as the CPU layer does
-  check(cudnnConvolutionBackwardFilter(h.impl().cudnn, &alpha, d.x, x, d.y, dy, d.conv, perf[0].algo,
+  check(cudnnConvolutionBackwardFilter(h.impl().cudnn, &alpha, d.x, x, d.y, dy, d.conv, algo,
                                        h.impl().ensure_workspace(bytes), bytes, &beta, d.w, dw),
         "cudnnConvolutionBackwardFilter");
 }
@@ -417,6 +431,9 @@ void copy(Handles& h, float* dst, const float* src, size_t n) {
 namespace {
 
 // The x/y descriptor and the per-channel descriptor of one batch normalization.
+// cuDNN refuses an epsilon below CUDNN_BN_MIN_EPSILON (1e-5), and 1e-5f is just below it as a double.
+double batch_norm_epsilon(float epsilon) { return std::max<double>(epsilon, CUDNN_BN_MIN_EPSILON); }
+
 struct BatchNormDescriptors {
   cudnnTensorDescriptor_t x = nullptr, channel = nullptr;
 
@@ -442,7 +459,7 @@ void batch_norm_forward_training(Handles& h, const BatchNormShape& s, const floa
   const float alpha = 1.0f, beta = 0.0f;
   check(cudnnBatchNormalizationForwardTraining(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, d.x, x, d.x, y,
                                                d.channel, scale, shift, 1.0 - momentum, running_mean, running_var,
-                                               epsilon, saved_mean, saved_inv_std),
+                                               batch_norm_epsilon(epsilon), saved_mean, saved_inv_std),
         "cudnnBatchNormalizationForwardTraining");
 }
 
@@ -452,7 +469,8 @@ void batch_norm_forward_inference(Handles& h, const BatchNormShape& s, const flo
   BatchNormDescriptors d(s);
   const float alpha = 1.0f, beta = 0.0f;
   check(cudnnBatchNormalizationForwardInference(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, d.x, x, d.x,
-                                                y, d.channel, scale, shift, running_mean, running_var, epsilon),
+                                                y, d.channel, scale, shift, running_mean, running_var,
+                                                batch_norm_epsilon(epsilon)),
         "cudnnBatchNormalizationForwardInference");
 }
 
@@ -462,7 +480,7 @@ void batch_norm_backward(Handles& h, const BatchNormShape& s, const float* x, co
   BatchNormDescriptors d(s);
   const float one = 1.0f, zero = 0.0f;
   check(cudnnBatchNormalizationBackward(h.impl().cudnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &one, d.x, x, d.x,
-                                        dy, d.x, dx, d.channel, scale, dscale, dshift, epsilon, saved_mean,
+                                        dy, d.x, dx, d.channel, scale, dscale, dshift, batch_norm_epsilon(epsilon), saved_mean,
                                         saved_inv_std),
         "cudnnBatchNormalizationBackward");
 }

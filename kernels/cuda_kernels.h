@@ -20,7 +20,8 @@ class Handles {
   ~Handles();
   Handles(const Handles&) = delete;
   Handles& operator=(const Handles&) = delete;
-  void synchronize();
+  void synchronize();         // this stream's work
+  void synchronize_device();  // all work on the device, copies on the default stream included
 
   struct Impl;
   Impl& impl() { return *impl_; }

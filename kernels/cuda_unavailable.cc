@@ -18,6 +18,7 @@ struct Handles::Impl {};
 Handles::Handles(int, bool) { unavailable(); }
 Handles::~Handles() = default;
 void Handles::synchronize() { unavailable(); }
+void Handles::synchronize_device() { unavailable(); }
 int device_count() { return 0; }
 
 void gemm(Handles&, bool, bool, int, int, int, const float*, const float*, float*, bool) { unavailable(); }

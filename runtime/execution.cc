@@ -28,7 +28,7 @@ kernels::cuda::Handles& Execution::cuda() {
 }
 
 void Execution::synchronize() {
-  if (handles_) handles_->synchronize();
+  if (handles_) handles_->synchronize_device();
 }
 
 int cuda_device_count() { return kernels::cuda_built() ? kernels::cuda::device_count() : 0; }

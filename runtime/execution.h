@@ -25,7 +25,7 @@ class Execution {
   const Device& device() const { return device_; }
   // The CUDA handles; throws std::logic_error on the CPU.
   kernels::cuda::Handles& cuda();
-  // Waits for every kernel queued so far (nothing on the CPU).
+  // Waits for every kernel and copy queued on the device so far (nothing on the CPU).
   void synchronize();
 
  private:

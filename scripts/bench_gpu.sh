@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# GPU training on one device through paddle-launch --gpus=0 (needs a CUDA build and a GPU):
+#  - the default config (Fashion-MNIST CNN) on the GPU: test accuracy, samples/s, wall time;
+#  - ResNet-50 (configs/resnet.json, batch 32, 3x224x224) images/s in strict FP32 and with TF32,
+#    steady state: two runs of STEPS_SHORT and STEPS_LONG steps, (difference in images) /
+#    (difference in training seconds), so start-up and cuDNN's first calls cancel out.
+#   scripts/bench_gpu.sh                    DATA_DIR=... to read Fashion-MNIST elsewhere
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${BUILD_DIR:-build}"
+launcher="$(realpath "$build_dir/launcher/paddle-launch")"
+train="$(realpath "$build_dir/runtime/train")"
+data_dir="${DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+short="${STEPS_SHORT:-20}"
+long="${STEPS_LONG:-80}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+echo "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+
+metric() { python3 -c "import json; m=json.load(open('$1')); print(m['$2'])"; }
+
+run() {  # NAME ARGS...: one process on GPU 0, its metrics in $work/NAME/output
+  local name=$1
+  shift
+  mkdir -p "$work/$name"
+  (cd "$work/$name" && "$launcher" --gpus=0 "$train" --set data_dir="$data_dir" --set checkpoint=false "$@" \
+      >"$work/$name.out" 2>&1) || { tail -30 "$work/$name.out"; tail -30 "$work/$name/log/workerlog.0"; exit 1; }
+}
+
+start=$(date +%s.%N)
+run cnn --config "$(realpath configs/fashion_mnist.json)"
+end=$(date +%s.%N)
+grep -m1 "^device:" "$work/cnn/log/workerlog.0"
+python3 -c "print(f'fashion_mnist CNN, 1 GPU, 2 epochs: test_acc {$(metric "$work/cnn/output/metrics.json" test_acc):.4f}, '
+                  f'{$(metric "$work/cnn/output/metrics.json" samples_per_sec):.0f} samples/s, wall {$end - $start:.1f} s')"
+
+resnet=(--config "$(realpath configs/resnet.json)" --set test_samples=64 --set log_every=1000)
+for tf32 in false true; do
+  run "r$short-$tf32" "${resnet[@]}" --set tf32=$tf32 --set max_steps=$short
+  run "r$long-$tf32" "${resnet[@]}" --set tf32=$tf32 --set max_steps=$long
+  python3 - "$work/r$short-$tf32/output/metrics.json" "$work/r$long-$tf32/output/metrics.json" "$tf32" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+batch = 32
+seconds = lambda m: m["steps"] * batch / m["samples_per_sec"]
+ips = (b["steps"] - a["steps"]) * batch / (seconds(b) - seconds(a))
+mode = "TF32" if sys.argv[3] == "true" else "strict FP32"
+print(f"ResNet-50, batch 32, 3x224x224, 1 GPU, {mode}: {ips:.0f} images/s "
+      f"(steps {a['steps']}..{b['steps']}; whole {b['steps']}-step run {b['samples_per_sec']:.0f} images/s)")
+PY
+done
