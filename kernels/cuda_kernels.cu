@@ -5,6 +5,8 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -52,13 +54,20 @@ __global__ void add_channel_bias_kernel(float* y, const float* bias, int channel
   if (i < total) y[i] += bias[(i / plane) % channels];
 }
 
+// One block per channel: a strided sum over the batch's planes, then a tree in shared memory.
 __global__ void channel_bias_grad_kernel(const float* dy, float* db, int batch, int channels, int plane) {
-  int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+  __shared__ float partial[kThreads];
+  const int c = blockIdx.x;
   float sum = 0;
   for (int b = 0; b < batch; ++b)
-    for (int p = 0; p < plane; ++p) sum += dy[(static_cast<size_t>(b) * channels + c) * plane + p];
-  db[c] += sum;
+    for (int p = threadIdx.x; p < plane; p += blockDim.x) sum += dy[(static_cast<size_t>(b) * channels + c) * plane + p];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) db[c] += partial[0];
 }
 
 __global__ void max_pool_forward_kernel(const float* x, int planes, int height, int width, int kernel, int stride,
@@ -192,6 +201,8 @@ struct Handles::Impl {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   bool tf32 = false;
+  // The convolution algorithm cuDNN measured fastest, by operation and shape (found once each).
+  std::map<std::array<int, 9>, int> conv_algorithms;
 
   void* ensure_workspace(size_t bytes) {
     if (bytes > workspace_bytes) {
@@ -299,12 +310,31 @@ struct ConvDescriptors {
   }
 };
 
-// The fastest algorithm cuDNN's heuristics offer that it can run (they are sorted by speed).
+// The fastest algorithm cuDNN measured that ran and, in strict FP32, uses no tensor-core math
+// (results come sorted by time).
 template <typename Perf>
-auto first_usable(const Perf* perf, int found, const char* what) {
+int fastest(const Perf* perf, int found, bool tf32, const char* what) {
   for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i].algo;
-  throw std::runtime_error(std::string("cuDNN offers no usable convolution ") + what + " algorithm");
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && (tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
+      return static_cast<int>(perf[i].algo);
+  throw std::runtime_error(std::string("cuDNN found no usable convolution ") + what + " algorithm");
+}
+
+// Workspace offered to the algorithm search: up to 1 GiB, at most half of what is free.
+size_t search_workspace_bytes() {
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return std::min(size_t{1} << 30, free / 2);
+}
+
+enum ConvOperation { kForward, kBackwardData, kBackwardFilter };
+
+// The cached algorithm for this operation and shape, or -1 when it must be searched for.
+int cached_algorithm(Handles& h, ConvOperation op, const cpu::ConvShape& s, int batch, int out_channels,
+                     std::array<int, 9>& key) {
+  key = {op, batch, s.channels, s.height, s.width, out_channels, s.kernel, s.stride, s.padding};
+  auto it = h.impl().conv_algorithms.find(key);
+  return it == h.impl().conv_algorithms.end() ? -1 : it->second;
 }
 
 }  // namespace
@@ -312,12 +342,19 @@ auto first_usable(const Perf* perf, int found, const char* what) {
 void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x, const float* w,
                     float* y) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnConvolutionFwdAlgoPerf_t perf[8];
-  int found = 0;
-  check(cudnnGetConvolutionForwardAlgorithm_v7(h.impl().cudnn, d.x, d.w, d.conv, d.y, 8, &found, perf),
-        "cudnnGetConvolutionForwardAlgorithm_v7");
+  std::array<int, 9> key;
+  int chosen = cached_algorithm(h, kForward, s, batch, out_channels, key);
+  if (chosen < 0) {
+    const size_t search = search_workspace_bytes();
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    int found = 0;
+    check(cudnnFindConvolutionForwardAlgorithmEx(h.impl().cudnn, d.x, x, d.w, w, d.conv, d.y, y, 8, &found, perf,
+                                                 h.impl().ensure_workspace(search), search),
+          "cudnnFindConvolutionForwardAlgorithmEx");
+    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "forward");
+  }
+  const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(chosen);
   size_t bytes = 0;
-  const auto algo = first_usable(perf, found, "forward");
   check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, algo, &bytes),
         "cudnnGetConvolutionForwardWorkspaceSize");
   const float alpha = 1.0f, beta = 0.0f;
@@ -329,12 +366,19 @@ void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_chan
 void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* w,
                           const float* dy, float* dx) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-  int found = 0;
-  check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h.impl().cudnn, d.w, d.y, d.conv, d.x, 8, &found, perf),
-        "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  std::array<int, 9> key;
+  int chosen = cached_algorithm(h, kBackwardData, s, batch, out_channels, key);
+  if (chosen < 0) {
+    const size_t search = search_workspace_bytes();
+    cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+    int found = 0;
+    check(cudnnFindConvolutionBackwardDataAlgorithmEx(h.impl().cudnn, d.w, w, d.y, dy, d.conv, d.x, dx, 8, &found,
+                                                      perf, h.impl().ensure_workspace(search), search),
+          "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "backward data");
+  }
+  const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(chosen);
   size_t bytes = 0;
-  const auto algo = first_usable(perf, found, "backward data");
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, algo, &bytes),
         "cudnnGetConvolutionBackwardDataWorkspaceSize");
   const float alpha = 1.0f, beta = 0.0f;
@@ -346,12 +390,25 @@ void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int ou
 void conv2d_backward_filter(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x,
                             const float* dy, float* dw) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-  int found = 0;
-  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h.impl().cudnn, d.x, d.y, d.conv, d.w, 8, &found, perf),
-        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  std::array<int, 9> key;
+  int chosen = cached_algorithm(h, kBackwardFilter, s, batch, out_channels, key);
+  if (chosen < 0) {
+    const size_t search = search_workspace_bytes();
+    // The search writes its trial results into a scratch filter: dw accumulates and must survive.
+    const size_t filter_bytes = sizeof(float) * out_channels * s.channels * s.kernel * s.kernel;
+    void* scratch = nullptr;
+    check(cudaMalloc(&scratch, filter_bytes), "cudaMalloc(filter search)");
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
+    int found = 0;
+    const cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        h.impl().cudnn, d.x, x, d.y, dy, d.conv, d.w, scratch, 8, &found, perf,
+        h.impl().ensure_workspace(search), search);
+    cudaFree(scratch);
+    check(status, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "backward filter");
+  }
+  const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(chosen);
   size_t bytes = 0;
-  const auto algo = first_usable(perf, found, "backward filter");
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, algo, &bytes),
         "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   const float alpha = 1.0f, beta = 1.0f;  // accumulate, as the CPU layer does
@@ -367,7 +424,7 @@ void add_channel_bias(Handles& h, float* y, const float* bias, int batch, int ch
 }
 
 void channel_bias_grad(Handles& h, const float* dy, float* db, int batch, int channels, int plane) {
-  channel_bias_grad_kernel<<<blocks_for(channels), kThreads, 0, h.impl().stream>>>(dy, db, batch, channels, plane);
+  channel_bias_grad_kernel<<<channels, kThreads, 0, h.impl().stream>>>(dy, db, batch, channels, plane);
   check(cudaGetLastError(), "channel_bias_grad");
 }
 

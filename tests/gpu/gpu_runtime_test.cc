@@ -88,8 +88,8 @@ TEST_CASE("tensors move between host and device, and host views refuse device me
   CHECK_THROWS_AS(device.values(), std::logic_error);
   const std::vector<int64_t> ids{3, -1, 1ll << 40};
   const Tensor id_tensor = Tensor::from_ids({3}, ids, kGpu);
-  CHECK(std::vector<int64_t>(id_tensor.to(Device::cpu()).ids().begin(), id_tensor.to(Device::cpu()).ids().end()) ==
-        ids);
+  const Tensor ids_back = id_tensor.to(Device::cpu());
+  CHECK(std::vector<int64_t>(ids_back.ids().begin(), ids_back.ids().end()) == ids);
   CHECK(Tensor({4}, 2.5f, kGpu).to_vector() == std::vector<float>(4, 2.5f));
 }
 
