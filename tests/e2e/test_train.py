@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, finish, launch, main, scratch, start, wait_for  # noqa: E402
+from harness import Skip, check, child_env, finish, launch, main, scratch, start, wait_for  # noqa: E402
 
 TRAIN = os.environ.get("TRAIN", "train")
 SHARED = os.environ.get("SHARED_DATA", "")
@@ -180,6 +180,43 @@ def test_bad_config_and_data_are_named():
     workdir = scratch()
     r = subprocess.run([TRAIN, "--set", f"data_dir={workdir}"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 1 and f"{workdir}/train-images-idx3-ubyte.gz: cannot open" in r.stderr, r.stderr)
+
+
+def _gpu_count():
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return 0
+
+
+def test_one_gpu_trains_what_the_cpu_trains():
+    need(FASHION)
+    if _gpu_count() == 0:
+        raise Skip("no GPU")
+    args = SMALL_CNN + ["--set", "train_samples=640", "--set", "test_samples=100", "--set", "optimizer.type=sgd",
+                        "--set", "optimizer.lr=0.05", "--set", "batch_size=16", "--set", "max_steps=20"]
+    finals = {}
+    for device in ("cpu", "auto"):
+        r = launch(["--gpus=0"], args + ["--set", f"device={device}"], script=TRAIN, timeout=120)
+        check(r.returncode == 0, f"device={device} exits 0", r)
+        log = r.read("log", "workerlog.0")
+        expected = "device: cpu" if device == "cpu" else "device: gpu:0 (strict FP32)"
+        check(expected in log, f"{expected!r} in the log", r)
+        check(metrics(r)["device"] == expected.split()[1], f"metrics name the device: {metrics(r)}")
+        finals[device] = read_checkpoint(r.path("output", "final.bin"))[1]
+    diff = max_relative_difference(finals["cpu"], finals["auto"])
+    check(diff <= 1e-4, f"CPU and GPU agree after 20 steps: max relative difference {diff:.2e}")
+
+
+def test_a_gpu_job_without_a_gpu_is_refused_by_name():
+    if _gpu_count() > 0:
+        raise Skip("this machine has a GPU")
+    env = child_env({"PADDLE_DISTRI_BACKEND": "nccl"})
+    r = subprocess.run([TRAIN, "--set", "max_steps=1"], capture_output=True, text=True, timeout=60, env=env)
+    check(r.returncode != 0, "non-zero exit", r)
+    check("gpu:0 requested, but" in r.stderr, f"the device is named: {r.stderr}")
+    r = subprocess.run([TRAIN, "--set", "device=tpu"], capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "device 'tpu' is not auto or cpu" in r.stderr, r.stderr)
 
 
 if __name__ == "__main__":
