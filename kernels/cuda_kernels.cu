@@ -317,7 +317,7 @@ int fastest(const Perf* perf, int found, bool tf32, const char* what) {
   for (int i = 0; i < found; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && (tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
       return static_cast<int>(perf[i].algo);
-  throw std::runtime_error(std::string("cuDNN found no usable convolution ") + what + " algorithm");
+  throw std::runtime_error(std::string("cuDNN found no usable algorithm in the ") + what);
 }
 
 // Workspace offered to the algorithm search: up to 1 GiB, at most half of what is free.
@@ -329,12 +329,21 @@ size_t search_workspace_bytes() {
 
 enum ConvOperation { kForward, kBackwardData, kBackwardFilter };
 
-// The cached algorithm for this operation and shape, or -1 when it must be searched for.
-int cached_algorithm(Handles& h, ConvOperation op, const cpu::ConvShape& s, int batch, int out_channels,
-                     std::array<int, 9>& key) {
-  key = {op, batch, s.channels, s.height, s.width, out_channels, s.kernel, s.stride, s.padding};
-  auto it = h.impl().conv_algorithms.find(key);
-  return it == h.impl().conv_algorithms.end() ? -1 : it->second;
+// The algorithm for this operation and shape: the fastest that `find` (a cudnnFind*Ex call over
+// a workspace) measures the first time, then the cached choice.
+template <typename Perf, typename Find>
+auto conv_algorithm(Handles& h, ConvOperation op, const cpu::ConvShape& s, int batch, int out_channels,
+                    const char* what, Find find) -> decltype(Perf{}.algo) {
+  using Algo = decltype(Perf{}.algo);
+  const std::array<int, 9> key{op, batch, s.channels, s.height, s.width, out_channels, s.kernel, s.stride, s.padding};
+  auto& cache = h.impl().conv_algorithms;
+  if (auto it = cache.find(key); it != cache.end()) return static_cast<Algo>(it->second);
+  const size_t bytes = search_workspace_bytes();
+  Perf perf[8];
+  int found = 0;
+  check(find(perf, &found, h.impl().ensure_workspace(bytes), bytes), what);
+  const int chosen = cache[key] = fastest(perf, found, h.impl().tf32, what);
+  return static_cast<Algo>(chosen);
 }
 
 }  // namespace
@@ -342,18 +351,11 @@ int cached_algorithm(Handles& h, ConvOperation op, const cpu::ConvShape& s, int 
 void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x, const float* w,
                     float* y) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  std::array<int, 9> key;
-  int chosen = cached_algorithm(h, kForward, s, batch, out_channels, key);
-  if (chosen < 0) {
-    const size_t search = search_workspace_bytes();
-    cudnnConvolutionFwdAlgoPerf_t perf[8];
-    int found = 0;
-    check(cudnnFindConvolutionForwardAlgorithmEx(h.impl().cudnn, d.x, x, d.w, w, d.conv, d.y, y, 8, &found, perf,
-                                                 h.impl().ensure_workspace(search), search),
-          "cudnnFindConvolutionForwardAlgorithmEx");
-    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "forward");
-  }
-  const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(chosen);
+  const auto algo = conv_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
+      h, kForward, s, batch, out_channels, "convolution forward search", [&](auto* perf, int* found, void* ws, size_t n) {
+        return cudnnFindConvolutionForwardAlgorithmEx(h.impl().cudnn, d.x, x, d.w, w, d.conv, d.y, y, 8, found, perf, ws,
+                                                      n);
+      });
   size_t bytes = 0;
   check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, algo, &bytes),
         "cudnnGetConvolutionForwardWorkspaceSize");
@@ -366,18 +368,12 @@ void conv2d_forward(Handles& h, const cpu::ConvShape& s, int batch, int out_chan
 void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* w,
                           const float* dy, float* dx) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  std::array<int, 9> key;
-  int chosen = cached_algorithm(h, kBackwardData, s, batch, out_channels, key);
-  if (chosen < 0) {
-    const size_t search = search_workspace_bytes();
-    cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-    int found = 0;
-    check(cudnnFindConvolutionBackwardDataAlgorithmEx(h.impl().cudnn, d.w, w, d.y, dy, d.conv, d.x, dx, 8, &found,
-                                                      perf, h.impl().ensure_workspace(search), search),
-          "cudnnFindConvolutionBackwardDataAlgorithmEx");
-    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "backward data");
-  }
-  const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(chosen);
+  const auto algo = conv_algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+      h, kBackwardData, s, batch, out_channels, "convolution backward-data search",
+      [&](auto* perf, int* found, void* ws, size_t n) {
+        return cudnnFindConvolutionBackwardDataAlgorithmEx(h.impl().cudnn, d.w, w, d.y, dy, d.conv, d.x, dx, 8, found,
+                                                           perf, ws, n);
+      });
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, algo, &bytes),
         "cudnnGetConvolutionBackwardDataWorkspaceSize");
@@ -390,24 +386,18 @@ void conv2d_backward_data(Handles& h, const cpu::ConvShape& s, int batch, int ou
 void conv2d_backward_filter(Handles& h, const cpu::ConvShape& s, int batch, int out_channels, const float* x,
                             const float* dy, float* dw) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  std::array<int, 9> key;
-  int chosen = cached_algorithm(h, kBackwardFilter, s, batch, out_channels, key);
-  if (chosen < 0) {
-    const size_t search = search_workspace_bytes();
-    // The search writes its trial results into a scratch filter: dw accumulates and must survive.
-    const size_t filter_bytes = sizeof(float) * out_channels * s.channels * s.kernel * s.kernel;
-    void* scratch = nullptr;
-    check(cudaMalloc(&scratch, filter_bytes), "cudaMalloc(filter search)");
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-    int found = 0;
-    const cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
-        h.impl().cudnn, d.x, x, d.y, dy, d.conv, d.w, scratch, 8, &found, perf,
-        h.impl().ensure_workspace(search), search);
-    cudaFree(scratch);
-    check(status, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    chosen = h.impl().conv_algorithms[key] = fastest(perf, found, h.impl().tf32, "backward filter");
-  }
-  const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(chosen);
+  const auto algo = conv_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      h, kBackwardFilter, s, batch, out_channels, "convolution backward-filter search",
+      [&](auto* perf, int* found, void* ws, size_t n) {
+        // The trials write a scratch filter: dw accumulates and must survive the search.
+        void* scratch = nullptr;
+        check(cudaMalloc(&scratch, sizeof(float) * out_channels * s.channels * s.kernel * s.kernel),
+              "cudaMalloc(filter search)");
+        const cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            h.impl().cudnn, d.x, x, d.y, dy, d.conv, d.w, scratch, 8, found, perf, ws, n);
+        cudaFree(scratch);
+        return status;
+      });
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, algo, &bytes),
         "cudnnGetConvolutionBackwardFilterWorkspaceSize");

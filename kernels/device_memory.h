@@ -19,7 +19,4 @@ enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 void cuda_copy(void* dst, const void* src, size_t bytes, CopyKind kind);
 void cuda_zero(void* pointer, size_t bytes);
 
-// Whether `pointer` is CUDA device memory (false for host memory and in a build without CUDA).
-bool is_device_pointer(const void* pointer);
-
 }  // namespace paddle::kernels

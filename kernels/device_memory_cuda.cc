@@ -40,13 +40,4 @@ void cuda_copy(void* dst, const void* src, size_t bytes, CopyKind kind) {
 
 void cuda_zero(void* pointer, size_t bytes) { check(cudaMemsetAsync(pointer, 0, bytes, cudaStreamLegacy), "memset", bytes); }
 
-bool is_device_pointer(const void* pointer) {
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky error of an unknown host pointer
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
-
 }  // namespace paddle::kernels

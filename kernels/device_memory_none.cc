@@ -16,6 +16,5 @@ void* cuda_allocate(size_t, int) { unavailable(); }
 void cuda_release(void*) noexcept {}
 void cuda_copy(void*, const void*, size_t, CopyKind) { unavailable(); }
 void cuda_zero(void*, size_t) { unavailable(); }
-bool is_device_pointer(const void*) { return false; }
 
 }  // namespace paddle::kernels

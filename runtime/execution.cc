@@ -31,6 +31,4 @@ void Execution::synchronize() {
   if (handles_) handles_->synchronize_device();
 }
 
-int cuda_device_count() { return kernels::cuda_built() ? kernels::cuda::device_count() : 0; }
-
 }  // namespace paddle::runtime

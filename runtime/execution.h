@@ -33,7 +33,4 @@ class Execution {
   std::unique_ptr<kernels::cuda::Handles> handles_;
 };
 
-// The number of CUDA devices this process can use; 0 without CUDA, driver or device.
-int cuda_device_count();
-
 }  // namespace paddle::runtime

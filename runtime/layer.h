@@ -38,7 +38,7 @@ class Layer {
   // Moves the parameters and buffers to `execution`'s device and runs there from now on.
   // `execution` must outlive the layer's use. Containers override it to place their layers.
   virtual void place(Execution& execution);
-  const Device& device() const { return device_; }
+  Device device() const { return execution_ != nullptr ? execution_->device() : Device::cpu(); }
 
  protected:
   bool on_cuda() const { return execution_ != nullptr && execution_->device().is_cuda(); }
@@ -47,7 +47,6 @@ class Layer {
   void require_device(const Tensor& x, const char* layer) const;
 
   Execution* execution_ = nullptr;
-  Device device_;
 };
 
 using LayerPtr = std::unique_ptr<Layer>;

@@ -25,7 +25,6 @@ void Layer::place(Execution& execution) {
   }
   for (auto& [name, tensor] : buffers()) *tensor = tensor->to(execution.device());
   execution_ = &execution;
-  device_ = execution.device();
 }
 
 void Layer::require_device(const Tensor& x, const char* layer) const {

@@ -8,17 +8,6 @@
 
 namespace paddle::runtime {
 
-namespace {
-
-// The tensor itself on the host, else a host copy kept in `copy`.
-const Tensor& on_host(const Tensor& t, Tensor& copy) {
-  if (!t.on_cuda()) return t;
-  copy = t.to(Device::cpu());
-  return copy;
-}
-
-}  // namespace
-
 // The losses are computed on the host: their inputs are one row per sample (a few KB), and the
 // loss value is read on the host anyway; the gradient goes back to the output's device.
 LossResult softmax_cross_entropy(const Tensor& output, const std::vector<int64_t>& labels) {

@@ -8,8 +8,8 @@
 namespace paddle::runtime {
 
 int64_t top_k_correct(const Tensor& output, const std::vector<int64_t>& labels, int k) {
-  const Tensor host = output.on_cuda() ? output.to(Device::cpu()) : Tensor();
-  const Tensor& scores = output.on_cuda() ? host : output;
+  Tensor copy;
+  const Tensor& scores = on_host(output, copy);
   const int64_t n = scores.dim(0), c = scores.dim(1);
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {

@@ -53,7 +53,6 @@ void Residual::place(Execution& execution) {
   branch_.place(execution);
   shortcut_.place(execution);
   execution_ = &execution;
-  device_ = execution.device();
 }
 
 std::vector<Parameter*> Residual::parameters() {

@@ -43,7 +43,6 @@ std::string Sequential::describe() const {
 void Sequential::place(Execution& execution) {
   for (auto& layer : layers_) layer->place(execution);
   execution_ = &execution;
-  device_ = execution.device();
 }
 
 void Sequential::zero_grad() {

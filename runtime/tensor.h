@@ -42,7 +42,9 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const Device& device() const { return storage_.device(); }
   bool on_cuda() const { return storage_.device().is_cuda(); }
-  int64_t numel() const { return numel_; }
+  int64_t numel() const {
+    return static_cast<int64_t>(storage_.bytes() / (dtype_ == DType::kInt64 ? sizeof(int64_t) : sizeof(float)));
+  }
   int64_t dim(size_t i) const { return shape.at(i); }
 
   float* ptr();
@@ -66,8 +68,10 @@ class Tensor {
   void require(DType dtype, bool host, const char* what) const;
 
   DType dtype_ = DType::kFloat32;
-  int64_t numel_ = 0;
   Storage storage_;
 };
+
+// `t` itself when it is in host memory, else a host copy of it kept in `copy`.
+const Tensor& on_host(const Tensor& t, Tensor& copy);
 
 }  // namespace paddle::runtime

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "cuda_kernels.h"
 #include "data_parallel.h"
 #include "http_store.h"
 #include "kv_store_server.h"
@@ -284,7 +285,7 @@ TEST_CASE("data parallelism reduces device buckets over NCCL") {
 }
 
 int main(int argc, char** argv) {
-  if (cuda_device_count() == 0) {
+  if (paddle::kernels::cuda::device_count() == 0) {
     std::printf("SKIP: no CUDA device\n");
     return 77;
   }
