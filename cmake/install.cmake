@@ -10,10 +10,12 @@ foreach(target paddle_collective paddle_kernels paddle_ps)
   target_include_directories(${target} PUBLIC $<INSTALL_INTERFACE:include/paddle_launch>)
 endforeach()
 
-install(TARGETS paddle_runtime paddle_collective paddle_kernels paddle_ps EXPORT PaddleLaunchTargets
+install(TARGETS paddle_runtime paddle_collective paddle_kernels paddle_ps paddle_common EXPORT PaddleLaunchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir runtime collective kernels ps)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION include/paddle_launch FILES_MATCHING PATTERN "*.h")
+# Headers keep their folders: #include "runtime/core/tensor.h" works the same installed.
+foreach(dir common runtime collective kernels ps)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION include/paddle_launch FILES_MATCHING PATTERN "*.h"
+          PATTERN example EXCLUDE)
 endforeach()
 install(EXPORT PaddleLaunchTargets NAMESPACE paddle:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/PaddleLaunch)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/PaddleLaunchConfig.cmake.in

@@ -8,11 +8,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/error.h"
+
 namespace paddle::collective {
 
-class CollectiveError : public std::runtime_error {
+// A collective failed because a peer left, hung or disagreed.
+class CollectiveError : public common::PeerError {
  public:
-  using std::runtime_error::runtime_error;
+  using common::PeerError::PeerError;
 };
 
 enum class ReduceOp { kSum, kAvg };

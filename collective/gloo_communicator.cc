@@ -1,4 +1,4 @@
-#include "gloo_communicator.h"
+#include "collective/gloo_communicator.h"
 
 #include <fmt/format.h>
 

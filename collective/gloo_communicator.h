@@ -18,7 +18,7 @@
 #include <gloo/algorithm.h>
 #include <memory>
 
-#include "communicator.h"
+#include "collective/communicator.h"
 
 namespace paddle::collective {
 

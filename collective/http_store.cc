@@ -1,4 +1,4 @@
-#include "http_store.h"
+#include "collective/http_store.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

@@ -1,4 +1,4 @@
-#include "kv_store_server.h"
+#include "collective/kv_store_server.h"
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/core.hpp>

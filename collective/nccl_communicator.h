@@ -12,8 +12,8 @@
 #include <functional>
 #include <memory>
 
-#include "communicator.h"
-#include "http_store.h"
+#include "collective/communicator.h"
+#include "collective/http_store.h"
 
 namespace paddle::collective {
 

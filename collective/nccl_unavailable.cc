@@ -1,4 +1,4 @@
-#include "nccl_communicator.h"
+#include "collective/nccl_communicator.h"
 
 namespace paddle::collective {
 

@@ -1,4 +1,4 @@
-#include "rendezvous.h"
+#include "collective/rendezvous.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,15 +7,11 @@
 #include <cstdlib>
 #include <thread>
 
-#include "communicator.h"
+#include "collective/communicator.h"
+#include "common/parse.h"
+#include "common/wait.h"
 
 namespace paddle::collective {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-}  // namespace
-
 std::string Rendezvous::who_left() {
   // The peer's connection may close a moment before the store hears of it.
   std::optional<std::string> lost;
@@ -31,7 +27,7 @@ std::string Rendezvous::who_left() {
   while (start < lost->size()) {
     size_t comma = lost->find(',', start);
     if (comma == std::string::npos) comma = lost->size();
-    int rank = std::atoi(lost->substr(start, comma - start).c_str());
+    const int rank = static_cast<int>(common::parse_int(lost->substr(start, comma - start), "the store's lost-rank record"));
     if (rank != config_.rank && rank >= 0 && rank < static_cast<int>(config_.endpoints.size()))
       names.push_back(fmt::format("{} ({})", rank, config_.endpoints[rank]));
     start = comma + 1;
@@ -40,34 +36,13 @@ std::string Rendezvous::who_left() {
   return fmt::format("rank(s) {} left the job", fmt::join(names, ", "));
 }
 
-std::pair<std::string, int> split_endpoint(const std::string& endpoint) {
-  const size_t colon = endpoint.rfind(':');
-  int port = 0;
-  if (colon != std::string::npos) {
-    const char* begin = endpoint.data() + colon + 1;
-    const char* end = endpoint.data() + endpoint.size();
-    auto [ptr, ec] = std::from_chars(begin, end, port);
-    if (ec == std::errc() && ptr == end && port > 0 && port < 65536) return {endpoint.substr(0, colon), port};
-  }
-  throw CollectiveError(fmt::format("'{}' is not an ip:port endpoint", endpoint));
-}
-
-std::chrono::milliseconds collective_timeout_from(const char* value) {
-  if (value == nullptr || *value == '\0') return std::chrono::seconds(300);
-  double seconds = 0;
-  try {
-    size_t used = 0;
-    seconds = std::stod(value, &used);
-    if (used != std::string(value).size() || seconds <= 0) throw std::invalid_argument("");
-  } catch (const std::exception&) {
-    throw CollectiveError(fmt::format("PADDLE_COLLECTIVE_TIMEOUT='{}' is not a positive number of seconds", value));
-  }
-  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+std::chrono::milliseconds collective_timeout_from(const common::Environment& env) {
+  return common::env_seconds(env, "PADDLE_COLLECTIVE_TIMEOUT", std::chrono::seconds(300));
 }
 
 Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
   const int world = static_cast<int>(config.endpoints.size());
-  auto [host, port] = split_endpoint(config.endpoints.at(0));
+  auto [host, port] = common::parse_endpoint(config.endpoints.at(0), "rank 0's endpoint (PADDLE_TRAINER_ENDPOINTS)");
   if (config.rank == 0) {
     try {
       server_ = std::make_unique<KvStoreServer>(host, port);
@@ -77,39 +52,35 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
   }
   store_ = std::make_unique<HttpStore>(host, port, config.timeout);
 
-  const auto start = Clock::now();
-  const auto deadline = start + config.timeout;
-  auto next_report = start + config.report_interval;
+  common::WaitOptions wait;
+  wait.timeout = config.timeout;
+  wait.report_interval = config.report_interval;
+  wait.report_to = config.report_to;
   bool registered = false;
   std::vector<int> missing;
-  while (true) {
-    missing.clear();
-    try {
-      if (!registered)
-        registered = store_->try_put(fmt::format("rendezvous/rank/{}", config.rank), config.endpoints.at(config.rank));
-      if (!registered) throw std::runtime_error("store not reachable");
-      if (!presence_) presence_ = store_->announce_presence(std::to_string(config.rank));
-      for (int r = 0; r < world; ++r)
-        if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
-    } catch (const std::exception&) {
-      missing = {0};  // the store itself (rank 0) is not up yet
-    }
-    if (missing.empty()) return;
-    std::vector<std::string> missing_endpoints;
-    for (int r : missing) missing_endpoints.push_back(config.endpoints[r]);
-    if (Clock::now() > deadline) {
-      throw CollectiveError(fmt::format(
-          "rendezvous timed out after {} s on rank {}: rank(s) {} ({}) did not arrive; check their logs",
-          config.timeout.count() / 1000, config.rank, fmt::join(missing, ","), fmt::join(missing_endpoints, ",")));
-    }
-    if (Clock::now() >= next_report) {
-      fmt::print(config.report_to, "server not ready, wait 3 sec to retry...\nnot ready endpoints:[{}]\n",
-                 fmt::join(missing_endpoints, ", "));
-      std::fflush(config.report_to);
-      next_report += config.report_interval;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  common::wait_until_ready(
+      wait,
+      [&] {
+        missing.clear();
+        try {
+          if (!registered)
+            registered = store_->try_put(fmt::format("rendezvous/rank/{}", config.rank), config.endpoints.at(config.rank));
+          if (!registered) throw std::runtime_error("store not reachable");
+          if (!presence_) presence_ = store_->announce_presence(std::to_string(config.rank));
+          for (int r = 0; r < world; ++r)
+            if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
+        } catch (const std::exception&) {
+          missing = {0};  // the store itself (rank 0) is not up yet
+        }
+        std::vector<std::string> endpoints;
+        for (int r : missing) endpoints.push_back(config.endpoints[r]);
+        return endpoints;
+      },
+      [&](const std::vector<std::string>& endpoints) {
+        return fmt::format("rendezvous timed out after {} s on rank {}: rank(s) {} ({}) did not arrive; check their logs",
+                           config.timeout.count() / 1000, config.rank, fmt::join(missing, ","),
+                           fmt::join(endpoints, ","));
+      });
 }
 
 }  // namespace paddle::collective

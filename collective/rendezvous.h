@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "http_store.h"
-#include "kv_store_server.h"
+#include "collective/http_store.h"
+#include "collective/kv_store_server.h"
+#include "common/environment.h"
 
 namespace paddle::collective {
 
@@ -26,7 +27,7 @@ struct RendezvousConfig {
 
 class Rendezvous {
  public:
-  // Returns once every rank has registered; throws CollectiveError naming the missing ranks.
+  // Returns once every rank has registered; throws common::TimeoutError naming the missing ranks.
   explicit Rendezvous(const RendezvousConfig& config);
 
   HttpStore& store() { return *store_; }
@@ -42,10 +43,7 @@ class Rendezvous {
   std::unique_ptr<HttpStore::Presence> presence_;
 };
 
-// "ip:port" split; throws CollectiveError naming the text.
-std::pair<std::string, int> split_endpoint(const std::string& endpoint);
-
-// PADDLE_COLLECTIVE_TIMEOUT in seconds (default 300); throws CollectiveError when malformed.
-std::chrono::milliseconds collective_timeout_from(const char* value);
+// PADDLE_COLLECTIVE_TIMEOUT in seconds (default 300); throws common::ConfigError when malformed.
+std::chrono::milliseconds collective_timeout_from(const common::Environment& env);
 
 }  // namespace paddle::collective

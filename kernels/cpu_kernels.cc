@@ -1,4 +1,4 @@
-#include "cpu_kernels.h"
+#include "kernels/cpu_kernels.h"
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "cuda_kernels.h"
+#include "kernels/cuda_kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

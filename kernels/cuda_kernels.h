@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "cpu_kernels.h"
+#include "kernels/cpu_kernels.h"
 
 namespace paddle::kernels::cuda {
 

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "cuda_kernels.h"
+#include "kernels/cuda_kernels.h"
 
 namespace paddle::kernels::cuda {
 namespace {

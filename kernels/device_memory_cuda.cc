@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "device_memory.h"
+#include "kernels/device_memory.h"
 
 namespace paddle::kernels {
 namespace {

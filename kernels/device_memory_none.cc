@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "device_memory.h"
+#include "kernels/device_memory.h"
 
 namespace paddle::kernels {
 namespace {

@@ -1,4 +1,4 @@
-#include "address.h"
+#include "launcher/address.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -8,9 +8,9 @@
 #include <charconv>
 #include <fmt/format.h>
 
-#include "usage_error.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -35,7 +35,7 @@ std::vector<std::string> split_list(std::string_view text, std::string_view what
     size_t comma = text.find(',', start);
     std::string_view item = trim(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (item.empty())
-      throw UsageError(fmt::format("{}: empty item in '{}'", what, text));
+      throw common::UsageError(fmt::format("{}: empty item in '{}'", what, text));
     items.emplace_back(item);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -47,9 +47,9 @@ std::vector<std::string> parse_ip_list(std::string_view text, std::string_view f
   std::vector<std::string> ips = split_list(text, flag);
   for (size_t i = 0; i < ips.size(); ++i) {
     if (!is_ipv4(ips[i]))
-      throw UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, ips[i]));
+      throw common::UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, ips[i]));
     if (std::find(ips.begin(), ips.begin() + i, ips[i]) != ips.begin() + i)
-      throw UsageError(fmt::format("{}: '{}' is listed twice", flag, ips[i]));
+      throw common::UsageError(fmt::format("{}: '{}' is listed twice", flag, ips[i]));
   }
   return ips;
 }
@@ -58,7 +58,7 @@ int parse_port(std::string_view text, std::string_view what) {
   int port = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
   if (ec != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
-    throw UsageError(fmt::format("{}: port '{}' is not a number in 1..65535", what, text));
+    throw common::UsageError(fmt::format("{}: port '{}' is not a number in 1..65535", what, text));
   return port;
 }
 
@@ -72,11 +72,11 @@ std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_vie
     if (colon != std::string::npos)
       e.port = parse_port(std::string_view(item).substr(colon + 1), fmt::format("{} entry '{}'", flag, item));
     else if (port_required)
-      throw UsageError(fmt::format("{}: '{}' has no port (expected ip:port)", flag, item));
+      throw common::UsageError(fmt::format("{}: '{}' has no port (expected ip:port)", flag, item));
     if (!is_ipv4(e.ip))
-      throw UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, e.ip));
+      throw common::UsageError(fmt::format("{}: '{}' is not an IPv4 address", flag, e.ip));
     if (e.port && std::find(endpoints.begin(), endpoints.end(), e) != endpoints.end())
-      throw UsageError(fmt::format("{}: '{}' is listed twice", flag, item));
+      throw common::UsageError(fmt::format("{}: '{}' is listed twice", flag, item));
     endpoints.push_back(std::move(e));
   }
   return endpoints;
@@ -99,4 +99,4 @@ std::vector<std::string> local_ipv4_addresses() {
   return result;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 struct Endpoint {
   std::string ip;
@@ -22,19 +22,19 @@ bool is_ipv4(std::string_view text);
 // Splits a comma list, trimming blanks around items; an empty item is an error naming `what`.
 std::vector<std::string> split_list(std::string_view text, std::string_view what);
 
-// "a,b,c" of IPv4 addresses, in the order given. Throws UsageError naming `flag` for an
+// "a,b,c" of IPv4 addresses, in the order given. Throws common::UsageError naming `flag` for an
 // invalid or duplicated address.
 std::vector<std::string> parse_ip_list(std::string_view text, std::string_view flag);
 
 // "ip:port,..." lists. `port_required` decides whether a bare "ip" is accepted.
-// Throws UsageError naming `flag` for a bad address, a port out of 1..65535 or a duplicate.
+// Throws common::UsageError naming `flag` for a bad address, a port out of 1..65535 or a duplicate.
 std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_view flag,
                                           bool port_required);
 
-// Port number in 1..65535 from text; throws UsageError naming `what`.
+// Port number in 1..65535 from text; throws common::UsageError naming `what`.
 int parse_port(std::string_view text, std::string_view what);
 
 // IPv4 addresses of this machine's interfaces that are up, in interface order.
 std::vector<std::string> local_ipv4_addresses();
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

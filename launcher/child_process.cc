@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "launcher/child_process.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 namespace bp = boost::process;
@@ -91,4 +91,4 @@ int shell_exit_status(int wait_status) {
   return 1;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "environment.h"
+#include "launcher/environment.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 class ChildProcess {
  public:
@@ -46,4 +46,4 @@ std::string describe_wait_status(int wait_status);
 // What a shell reports for the status: the exit code, or 128 + the signal number.
 int shell_exit_status(int wait_status);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

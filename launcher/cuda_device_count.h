@@ -4,8 +4,8 @@
 
 #include <optional>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 std::optional<int> cuda_runtime_device_count();
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

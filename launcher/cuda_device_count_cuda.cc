@@ -1,8 +1,8 @@
 #include <cuda_runtime_api.h>
 
-#include "cuda_device_count.h"
+#include "launcher/cuda_device_count.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 std::optional<int> cuda_runtime_device_count() {
   int count = 0;
@@ -10,4 +10,4 @@ std::optional<int> cuda_runtime_device_count() {
   return count;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

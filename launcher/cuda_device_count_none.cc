@@ -1,7 +1,7 @@
-#include "cuda_device_count.h"
+#include "launcher/cuda_device_count.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 std::optional<int> cuda_runtime_device_count() { return std::nullopt; }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -1,4 +1,4 @@
-#include "gpu_devices.h"
+#include "launcher/gpu_devices.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "address.h"
-#include "cuda_device_count.h"
-#include "usage_error.h"
+#include "launcher/address.h"
+#include "launcher/cuda_device_count.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 GpuSelection parse_gpu_selection(const std::string& text, const std::optional<std::string>& cuda_visible_devices) {
   GpuSelection selection;
@@ -24,13 +24,13 @@ GpuSelection parse_gpu_selection(const std::string& text, const std::optional<st
     int id = -1;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
     if (ec != std::errc() || end != item.data() + item.size() || id < 0)
-      throw UsageError(fmt::format("--gpus: '{}' is not a GPU id (expected a non-negative integer)", item));
+      throw common::UsageError(fmt::format("--gpus: '{}' is not a GPU id (expected a non-negative integer)", item));
     if (std::find(items.begin(), items.begin() + i, item) != items.begin() + i)
-      throw UsageError(fmt::format("--gpus: GPU id {} is listed twice", item));
+      throw common::UsageError(fmt::format("--gpus: GPU id {} is listed twice", item));
     if (!visible.empty()) {
       auto it = std::find(visible.begin(), visible.end(), item);
       if (it == visible.end())
-        throw UsageError(fmt::format("--gpus: GPU {} is not in CUDA_VISIBLE_DEVICES={}", item,
+        throw common::UsageError(fmt::format("--gpus: GPU {} is not in CUDA_VISIBLE_DEVICES={}", item,
                                      *cuda_visible_devices));
       id = static_cast<int>(it - visible.begin());
     }
@@ -57,4 +57,4 @@ int visible_gpu_count(const EnvMap& env) {
   return std::min<int>(physical, static_cast<int>(std::count(cvd->begin(), cvd->end(), ',') + 1));
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

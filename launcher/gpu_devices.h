@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "environment.h"
+#include "launcher/environment.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 struct GpuSelection {
   std::vector<int> ids;  // relative to CUDA_VISIBLE_DEVICES, in the order given
@@ -16,7 +16,7 @@ struct GpuSelection {
 };
 
 // Parses --gpus. With CUDA_VISIBLE_DEVICES set, every id must appear in it and becomes its
-// index there. Throws UsageError for a malformed, negative or duplicated id, or one that
+// index there. Throws common::UsageError for a malformed, negative or duplicated id, or one that
 // CUDA_VISIBLE_DEVICES hides.
 GpuSelection parse_gpu_selection(const std::string& text, const std::optional<std::string>& cuda_visible_devices);
 
@@ -24,4 +24,4 @@ GpuSelection parse_gpu_selection(const std::string& text, const std::optional<st
 // when built with CUDA, else the driver's device list narrowed by CUDA_VISIBLE_DEVICES.
 int visible_gpu_count(const EnvMap& env);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -1,11 +1,11 @@
-#include "launch_log.h"
+#include "launcher/launch_log.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <ctime>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 LaunchLog::~LaunchLog() {
   if (file_ != nullptr) std::fclose(file_);
@@ -56,4 +56,4 @@ void LaunchLog::print(std::string_view text) {
   }
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 class LaunchLog {
  public:
@@ -37,4 +37,4 @@ class LaunchLog {
   std::FILE* file_ = nullptr;
 };
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -1,4 +1,4 @@
-#include "launch_options.h"
+#include "launcher/launch_options.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "usage_error.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 constexpr const char* kVersion = "paddle-launch 0.1.0";
@@ -97,14 +97,14 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
     result.text = kVersion;
     return result;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw common::UsageError(e.what());
   }
 
   std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
-  if (rest.empty()) throw UsageError(std::string("missing training_script (usage: ") + kUsage + ")");
+  if (rest.empty()) throw common::UsageError(std::string("missing training_script (usage: ") + kUsage + ")");
   if (rest.front().starts_with("-"))
-    throw UsageError("unknown option '" + rest.front() + "' (see --help)");
+    throw common::UsageError("unknown option '" + rest.front() + "' (see --help)");
   o.training_script = rest.front();
   o.training_script_args.assign(rest.begin() + 1, rest.end());
   return result;
@@ -135,4 +135,4 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
   return rows;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

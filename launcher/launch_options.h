@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 struct LaunchOptions {
   std::optional<std::string> gpus;  // --gpus / --devices, as typed
@@ -38,10 +38,10 @@ struct CommandLine {
 };
 
 // Parses argv; everything from the training script on belongs to the script.
-// Throws UsageError naming the flag at fault.
+// Throws common::UsageError naming the flag at fault.
 CommandLine parse_command_line(int argc, const char* const argv[]);
 
 // The options as sorted `name: value` pairs, for the "Configuration Arguments" block.
 std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOptions& options);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

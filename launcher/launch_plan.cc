@@ -1,15 +1,15 @@
-#include "launch_plan.h"
+#include "launcher/launch_plan.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <optional>
 
-#include "address.h"
-#include "gpu_devices.h"
-#include "usage_error.h"
+#include "launcher/address.h"
+#include "launcher/gpu_devices.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 constexpr int kDefaultCollectivePort = 6070;
@@ -45,12 +45,12 @@ std::string find_this_node(const std::vector<std::string>& node_ips, std::string
   };
   if (o.host) {
     if (!listed(*o.host))
-      throw UsageError(fmt::format("--host: {} is not in {}={}", *o.host, list_name, join(node_ips)));
+      throw common::UsageError(fmt::format("--host: {} is not in {}={}", *o.host, list_name, join(node_ips)));
     return *o.host;
   }
   if (auto pod_ip = get_env(host.env, "POD_IP"); pod_ip && !pod_ip->empty()) {
     if (!listed(*pod_ip))
-      throw UsageError(fmt::format("POD_IP: {} is not in {}={}; set --host to this node's address in the list",
+      throw common::UsageError(fmt::format("POD_IP: {} is not in {}={}; set --host to this node's address in the list",
                                    *pod_ip, list_name, join(node_ips)));
     return *pod_ip;
   }
@@ -59,11 +59,11 @@ std::string find_this_node(const std::vector<std::string>& node_ips, std::string
     if (listed(ip)) matches.push_back(ip);
   if (matches.size() == 1) return matches.front();
   if (matches.empty())
-    throw UsageError(fmt::format(
+    throw common::UsageError(fmt::format(
         "this node is not in {}={}: its addresses are {}; pass --host=IP (or set POD_IP) to the address "
         "the other nodes reach it by (a hostname that resolves to 127.0.0.1 is the usual cause)",
         list_name, join(node_ips), host.local_addresses.empty() ? "none" : join(host.local_addresses, ", ")));
-  throw UsageError(fmt::format("several addresses of this node are in {}: {}; choose one with --host",
+  throw common::UsageError(fmt::format("several addresses of this node are in {}: {}; choose one with --host",
                                list_name, join(matches, ", ")));
 }
 
@@ -89,7 +89,7 @@ void add_omp_threads(LaunchPlan& plan, const HostFacts& host) {
 std::vector<int> allocate_ports(std::optional<int> start, int offset, int count, PortSource& ports) {
   if (!start) return ports.take_free_ports(count);
   if (*start + offset + count - 1 > 65535)
-    throw UsageError(fmt::format("--start_port: {} leaves no room for {} ports below 65536", *start, offset + count));
+    throw common::UsageError(fmt::format("--start_port: {} leaves no room for {} ports below 65536", *start, offset + count));
   std::vector<int> result;
   for (int i = 0; i < count; ++i) result.push_back(*start + offset + i);
   return result;
@@ -101,7 +101,7 @@ LaunchPlan plan_collective(const LaunchOptions& o, const HostFacts& host, PortSo
   std::vector<std::string> ips = parse_ip_list(o.ips, "--ips");
   if (ips.size() == 1) {
     if (o.host && *o.host != ips[0])
-      throw UsageError(fmt::format("--host: {} is not in --ips={}", *o.host, ips[0]));
+      throw common::UsageError(fmt::format("--host: {} is not in --ips={}", *o.host, ips[0]));
     plan.node_ip = ips[0];
   } else {
     plan.node_ip = find_this_node(ips, "--ips", o, host);
@@ -121,14 +121,14 @@ LaunchPlan plan_collective(const LaunchOptions& o, const HostFacts& host, PortSo
 
   int nproc = o.nproc_per_node.value_or(gpu_mode ? static_cast<int>(gpus.size()) : 1);
   if (gpu_mode && gpus.size() % nproc != 0)
-    throw UsageError(fmt::format("--nproc_per_node={} does not divide the {} GPUs ({})", nproc, gpus.size(),
+    throw common::UsageError(fmt::format("--nproc_per_node={} does not divide the {} GPUs ({})", nproc, gpus.size(),
                                  fmt::join(gpus, ",")));
   const int gpus_per_proc = gpu_mode ? static_cast<int>(gpus.size()) / nproc : 0;
 
   std::string backend = o.backend;
   if (backend == "auto") backend = gpu_mode ? "nccl" : "gloo";
   if (backend == "nccl" && !gpu_mode)
-    throw UsageError("--backend=nccl needs GPUs, but --gpus is not set and no GPU is visible");
+    throw common::UsageError("--backend=nccl needs GPUs, but --gpus is not set and no GPU is visible");
 
   std::optional<int> start = explicit_start_port(o, host.env);
   if (ips.size() > 1 && !start) start = kDefaultCollectivePort;
@@ -174,20 +174,20 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   LaunchPlan plan;
   plan.mode = LaunchPlan::Mode::kPs;
   if (o.nproc_per_node)
-    throw UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num or --workers");
+    throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num or --workers");
 
   std::optional<int> start = explicit_start_port(o, host.env);
   std::vector<Endpoint> servers, workers;
   if (o.servers) {
     servers = parse_endpoint_list(*o.servers, "--servers", true);
     if (o.server_num && *o.server_num != static_cast<int>(servers.size()))
-      throw UsageError(fmt::format("--server_num={} disagrees with --servers, which lists {} server(s)",
+      throw common::UsageError(fmt::format("--server_num={} disagrees with --servers, which lists {} server(s)",
                                    *o.server_num, servers.size()));
   }
   if (o.workers) {
     workers = parse_endpoint_list(*o.workers, "--workers", false);
     if (o.worker_num && *o.worker_num != static_cast<int>(workers.size()))
-      throw UsageError(fmt::format("--worker_num={} disagrees with --workers, which lists {} worker(s)",
+      throw common::UsageError(fmt::format("--worker_num={} disagrees with --workers, which lists {} worker(s)",
                                    *o.worker_num, workers.size()));
   }
   const int server_count = o.servers ? static_cast<int>(servers.size()) : o.server_num.value_or(1);
@@ -207,10 +207,10 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   for (size_t i = 0; i < workers.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (workers[i] == workers[j])
-        throw UsageError(fmt::format("--workers: endpoint {} is listed twice", workers[i].str()));
+        throw common::UsageError(fmt::format("--workers: endpoint {} is listed twice", workers[i].str()));
   for (const auto& w : workers)
     if (std::find(servers.begin(), servers.end(), w) != servers.end())
-      throw UsageError(fmt::format("--workers: endpoint {} is also a server in --servers", w.str()));
+      throw common::UsageError(fmt::format("--workers: endpoint {} is also a server in --servers", w.str()));
 
   std::vector<std::string> node_ips;
   for (const auto* list : {&servers, &workers})
@@ -291,7 +291,7 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
     plan.processes.push_back(std::move(p));
   }
   if (plan.processes.empty())
-    throw UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
+    throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
   return plan;
 }
 
@@ -322,7 +322,7 @@ LaunchPlan make_launch_plan(const LaunchOptions& o, std::vector<std::string> com
                             PortSource& ports) {
   const bool ps = o.run_mode == "ps" || (o.run_mode.empty() && wants_ps(o));
   if (o.run_mode == "collective" && wants_ps(o))
-    throw UsageError(fmt::format("--run_mode=collective conflicts with {}, which is a PS flag", first_ps_flag(o)));
+    throw common::UsageError(fmt::format("--run_mode=collective conflicts with {}, which is a PS flag", first_ps_flag(o)));
   LaunchPlan plan = ps ? plan_ps(o, host, ports) : plan_collective(o, host, ports);
   plan.command = std::move(command);
   plan.log_dir = o.log_dir;
@@ -340,4 +340,4 @@ EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, in
   return env;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

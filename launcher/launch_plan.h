@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "environment.h"
-#include "launch_options.h"
-#include "port_reservation.h"
+#include "launcher/environment.h"
+#include "launcher/launch_options.h"
+#include "launcher/port_reservation.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 // What planning needs to know about this machine.
 struct HostFacts {
@@ -58,7 +58,7 @@ std::string_view mode_name(LaunchPlan::Mode mode);
 // Variables removed from every child's environment.
 inline constexpr const char* kUnsetInChildren[] = {"http_proxy", "https_proxy"};
 
-// Throws UsageError naming the flag or variable at fault.
+// Throws common::UsageError naming the flag or variable at fault.
 LaunchPlan make_launch_plan(const LaunchOptions& options, std::vector<std::string> command,
                             const HostFacts& host, PortSource& ports);
 
@@ -66,4 +66,4 @@ LaunchPlan make_launch_plan(const LaunchOptions& options, std::vector<std::strin
 // variables and PADDLE_RESTART_COUNT.
 EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, int restart_count);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

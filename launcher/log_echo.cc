@@ -1,9 +1,9 @@
-#include "log_echo.h"
+#include "launcher/log_echo.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 void LogEcho::poll() {
   std::FILE* in = std::fopen(path_.c_str(), "re");
@@ -54,4 +54,4 @@ std::string last_lines(const std::string& path, int count) {
   return text.substr(pos == 0 && text[0] != '\n' ? 0 : pos + 1) + "\n";
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

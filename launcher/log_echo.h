@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 class LogEcho {
  public:
@@ -27,4 +27,4 @@ class LogEcho {
 // The last `count` lines of a file (at most the last 64 KiB of it), for failure reports.
 std::string last_lines(const std::string& path, int count);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

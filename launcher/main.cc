@@ -9,20 +9,19 @@
 #include <fstream>
 #include <thread>
 
-#include "address.h"
-#include "gpu_devices.h"
-#include "launch_log.h"
-#include "launch_options.h"
-#include "launch_plan.h"
-#include "plan_report.h"
-#include "port_reservation.h"
-#include "supervisor.h"
-#include "training_command.h"
-#include "usage_error.h"
+#include "launcher/address.h"
+#include "launcher/gpu_devices.h"
+#include "launcher/launch_log.h"
+#include "launcher/launch_options.h"
+#include "launcher/launch_plan.h"
+#include "launcher/plan_report.h"
+#include "launcher/port_reservation.h"
+#include "launcher/supervisor.h"
+#include "launcher/training_command.h"
+#include "common/error.h"
 
-extern char** environ;
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,11 +30,11 @@ void prepare_log_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw UsageError(fmt::format("--log_dir: cannot create directory '{}': {}", dir,
+    throw common::UsageError(fmt::format("--log_dir: cannot create directory '{}': {}", dir,
                                  ec ? ec.message() : "a file of that name exists"));
   const fs::path probe = fs::path(dir) / fmt::format(".paddle-launch-write-test.{}", ::getpid());
   std::ofstream test(probe);
-  if (!test) throw UsageError(fmt::format("--log_dir: directory '{}' is not writable", dir));
+  if (!test) throw common::UsageError(fmt::format("--log_dir: directory '{}' is not writable", dir));
   test.close();
   fs::remove(probe, ec);
 }
@@ -45,7 +44,7 @@ void write_endpoints_log(const LaunchPlan& plan) {
   std::ofstream out(path, std::ios::trunc);
   out << "PADDLE_TRAINER_ENDPOINTS: \n";
   for (const auto& e : plan.trainer_endpoints) out << e << "\n";
-  if (!out) throw UsageError(fmt::format("--log_dir: cannot write {}", path));
+  if (!out) throw common::UsageError(fmt::format("--log_dir: cannot write {}", path));
 }
 
 void announce(const LaunchPlan& plan, LaunchLog& log) {
@@ -79,7 +78,7 @@ int run(int argc, const char* const argv[]) {
   const LaunchOptions& options = command_line.options;
 
   HostFacts host;
-  host.env = capture_environment(environ);
+  host.env = common::current_environment();
   host.local_addresses = local_ipv4_addresses();
   host.gpu_count = visible_gpu_count(host.env);
   host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
@@ -111,17 +110,17 @@ int run(int argc, const char* const argv[]) {
 }
 
 }  // namespace
-}  // namespace paddle_launch
+}  // namespace paddle::launcher
 
 int main(int argc, char* argv[]) {
   // A closed console (`paddle-launch ... | head`) must not kill the launcher and, through the
   // parent-death signal, the whole job. Children get the default disposition back.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    return paddle_launch::run(argc, argv);
-  } catch (const paddle_launch::UsageError& e) {
+    return paddle::launcher::run(argc, argv);
+  } catch (const paddle::common::Error& e) {
     fmt::print(stderr, "paddle-launch: error: {}\n", e.what());
-    return 2;
+    return e.exit_code();
   } catch (const std::exception& e) {
     fmt::print(stderr, "paddle-launch: fatal: {}\n", e.what());
     return 1;

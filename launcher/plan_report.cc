@@ -1,11 +1,11 @@
-#include "plan_report.h"
+#include "launcher/plan_report.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 constexpr size_t kMinNameWidth = 40;
@@ -117,4 +117,4 @@ std::string dry_run_json(const LaunchPlan& plan) {
   return doc.dump(2) + "\n";
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

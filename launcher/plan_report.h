@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "environment.h"
-#include "launch_options.h"
-#include "launch_plan.h"
+#include "launcher/environment.h"
+#include "launcher/launch_options.h"
+#include "launcher/launch_plan.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 // "-----------  Configuration Arguments -----------", sorted "name: value" lines, a dashed line.
 std::string configuration_block(const LaunchOptions& options);
@@ -23,4 +23,4 @@ std::string dry_run_json(const LaunchPlan& plan);
 // The command as a shell would show it, quoting arguments that need it.
 std::string shell_join(const std::vector<std::string>& argv);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

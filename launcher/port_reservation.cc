@@ -1,4 +1,4 @@
-#include "port_reservation.h"
+#include "launcher/port_reservation.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "usage_error.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 constexpr int kMaxProbes = 200;
@@ -83,7 +83,7 @@ std::vector<int> PortReservation::take_free_ports(int count) {
     ports.push_back(port);
   }
   if (static_cast<int>(ports.size()) < count)
-    throw UsageError(fmt::format("no free ports: found {} of the {} needed after {} probes on this machine",
+    throw common::UsageError(fmt::format("no free ports: found {} of the {} needed after {} probes on this machine",
                                  ports.size(), count, kMaxProbes));
   return ports;
 }
@@ -103,9 +103,9 @@ void check_ports_bindable(const std::string& ip, const std::vector<int>& ports, 
       continue;
     }
     if (errno == EADDRINUSE)
-      throw UsageError(fmt::format("{}: port {} on {} is already in use by another process", what, port, ip));
+      throw common::UsageError(fmt::format("{}: port {} on {} is already in use by another process", what, port, ip));
     return;  // EADDRNOTAVAIL and the like: not an address of this machine, nothing to check
   }
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 // Where planning gets free ports for this node.
 class PortSource {
@@ -28,7 +28,7 @@ class PortReservation : public PortSource {
   PortReservation& operator=(const PortReservation&) = delete;
 
   // Ports free on every address of this machine and locked by no other paddle-launch.
-  // Throws UsageError ("no free ports") when it cannot find `count` of them.
+  // Throws common::UsageError ("no free ports") when it cannot find `count` of them.
   std::vector<int> take_free_ports(int count) override;
 
   // Unbinds the probe sockets (the locks stay) so that the children can bind the ports.
@@ -43,8 +43,8 @@ class PortReservation : public PortSource {
 // The default lock directory: $TMPDIR/paddle-launch-ports, else /tmp/paddle-launch-ports.
 std::string default_port_lock_dir(const std::string& tmpdir);
 
-// Throws UsageError naming `what` when one of `ports` on `ip` is taken by a listening socket.
+// Throws common::UsageError naming `what` when one of `ports` on `ip` is taken by a listening socket.
 // Addresses that are not on this machine are not checked.
 void check_ports_bindable(const std::string& ip, const std::vector<int>& ports, std::string_view what);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

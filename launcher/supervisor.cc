@@ -1,4 +1,4 @@
-#include "supervisor.h"
+#include "launcher/supervisor.h"
 
 #include <sys/wait.h>
 
@@ -11,10 +11,10 @@
 #include <memory>
 #include <optional>
 
-#include "child_process.h"
-#include "log_echo.h"
+#include "launcher/child_process.h"
+#include "launcher/log_echo.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 bool succeeded(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
@@ -244,4 +244,4 @@ int supervise(const LaunchPlan& plan, const EnvMap& launcher_env, const Supervis
   return job.run();
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -12,11 +12,11 @@
 
 #include <chrono>
 
-#include "environment.h"
-#include "launch_log.h"
-#include "launch_plan.h"
+#include "launcher/environment.h"
+#include "launcher/launch_log.h"
+#include "launcher/launch_plan.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 struct SupervisorOptions {
   int max_restarts = 0;
@@ -27,4 +27,4 @@ struct SupervisorOptions {
 // Runs the job; returns the launcher's exit status.
 int supervise(const LaunchPlan& plan, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

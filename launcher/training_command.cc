@@ -1,14 +1,14 @@
-#include "training_command.h"
+#include "launcher/training_command.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "address.h"
-#include "usage_error.h"
+#include "launcher/address.h"
+#include "common/error.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 namespace {
 
 namespace fs = std::filesystem;
@@ -40,29 +40,29 @@ std::vector<std::string> resolve_training_command(const std::string& script, con
   std::vector<std::string> argv;
   if (script.ends_with(".py")) {
     if (!fs::is_regular_file(script, ec))
-      throw UsageError(fmt::format("training script '{}': no such file", script));
+      throw common::UsageError(fmt::format("training script '{}': no such file", script));
     if (::access(script.c_str(), R_OK) != 0)
-      throw UsageError(fmt::format("training script '{}': not readable", script));
+      throw common::UsageError(fmt::format("training script '{}': not readable", script));
     std::string python = get_env(env, "PYTHON").value_or("python3");
     auto interpreter = python.find('/') != std::string::npos
                            ? (is_executable_file(python) ? std::optional<fs::path>(python) : std::nullopt)
                            : search_path(python, env);
     if (!interpreter)
-      throw UsageError(fmt::format("training script '{}': the interpreter '{}' is not on PATH (set PYTHON)",
+      throw common::UsageError(fmt::format("training script '{}': the interpreter '{}' is not on PATH (set PYTHON)",
                                    script, python));
     argv = {interpreter->string(), "-u", script};
   } else {
     std::optional<fs::path> exe;
     if (script.find('/') != std::string::npos || fs::exists(script, ec)) {
-      if (!fs::exists(script, ec)) throw UsageError(fmt::format("training script '{}': no such file", script));
+      if (!fs::exists(script, ec)) throw common::UsageError(fmt::format("training script '{}': no such file", script));
       if (!is_executable_file(script))
-        throw UsageError(fmt::format("training script '{}': not an executable file (chmod +x, or pass a .py file)",
+        throw common::UsageError(fmt::format("training script '{}': not an executable file (chmod +x, or pass a .py file)",
                                      script));
       exe = fs::absolute(script);
     } else {
       exe = search_path(script, env);
       if (!exe)
-        throw UsageError(fmt::format("training script '{}': not found in the current directory or on PATH", script));
+        throw common::UsageError(fmt::format("training script '{}': not found in the current directory or on PATH", script));
     }
     argv = {exe->lexically_normal().string()};
   }
@@ -70,4 +70,4 @@ std::vector<std::string> resolve_training_command(const std::string& script, con
   return argv;
 }
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "environment.h"
+#include "launcher/environment.h"
 
-namespace paddle_launch {
+namespace paddle::launcher {
 
 // An executable given as a path, found in the current directory, or found on PATH; or a `.py`
-// file, run as `python3 -u script args...` (PYTHON overrides the interpreter). Throws UsageError
+// file, run as `python3 -u script args...` (PYTHON overrides the interpreter). Throws common::UsageError
 // naming the script when it is missing or cannot be run.
 std::vector<std::string> resolve_training_command(const std::string& script, const std::vector<std::string>& args,
                                                   const EnvMap& env);
 
-}  // namespace paddle_launch
+}  // namespace paddle::launcher

@@ -1,4 +1,4 @@
-#include "async_communicator.h"
+#include "ps/async_communicator.h"
 
 #include <map>
 #include <unordered_map>

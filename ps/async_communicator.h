@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "parameter_store.h"
+#include "ps/parameter_store.h"
 
 namespace paddle::ps {
 

@@ -1,4 +1,4 @@
-#include "client.h"
+#include "ps/client.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +14,9 @@
 #include <array>
 #include <thread>
 
-#include "sharding.h"
+#include "ps/sharding.h"
+#include "common/parse.h"
+#include "common/wait.h"
 
 namespace paddle::ps {
 namespace asio = boost::asio;
@@ -31,11 +33,10 @@ struct PsClient::Connection {
 namespace {
 
 bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout) {
-  const auto colon = c.endpoint.rfind(':');
+  const auto [host, port] = common::parse_endpoint(c.endpoint, "parameter server endpoint");
   boost::system::error_code ec;
-  const auto address = asio::ip::make_address(c.endpoint.substr(0, colon), ec);
-  if (ec || colon == std::string::npos) throw PsError(fmt::format("'{}' is not an ip:port endpoint", c.endpoint));
-  const int port = std::atoi(c.endpoint.c_str() + colon + 1);
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) throw common::ConfigError(fmt::format("parameter server endpoint '{}': '{}' is not an IP address", c.endpoint, host));
   c.socket = tcp::socket(c.io);
   c.socket.connect(tcp::endpoint(address, static_cast<unsigned short>(port)), ec);
   if (ec) return false;
@@ -56,27 +57,26 @@ PsClient::PsClient(std::vector<std::string> endpoints, ClientOptions options) : 
     c->endpoint = e;
     connections_.push_back(std::move(c));
   }
-  const auto start = Clock::now();
-  auto next_report = start + options_.report_interval;
+  common::WaitOptions wait;
+  wait.timeout = options_.connect_timeout;
+  wait.report_interval = options_.report_interval;
+  wait.poll_interval = std::chrono::milliseconds(100);
+  wait.report_to = options_.log;
   std::vector<bool> connected(connections_.size(), false);
-  while (true) {
-    std::vector<std::string> missing;
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      if (!connected[i]) connected[i] = try_connect(*connections_[i], options_.request_timeout);
-      if (!connected[i]) missing.push_back(connections_[i]->endpoint);
-    }
-    if (missing.empty()) return;
-    if (Clock::now() - start > options_.connect_timeout)
-      throw PsError(fmt::format("parameter server(s) {} not reachable after {} s (PADDLE_PS_CONNECT_TIMEOUT)",
-                                fmt::join(missing, ","), options_.connect_timeout.count() / 1000));
-    if (Clock::now() >= next_report) {
-      fmt::print(options_.log, "server not ready, wait 3 sec to retry...\nnot ready endpoints:[{}]\n",
-                 fmt::join(missing, ", "));
-      std::fflush(options_.log);
-      next_report += options_.report_interval;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  common::wait_until_ready(
+      wait,
+      [&] {
+        std::vector<std::string> missing;
+        for (size_t i = 0; i < connections_.size(); ++i) {
+          if (!connected[i]) connected[i] = try_connect(*connections_[i], options_.request_timeout);
+          if (!connected[i]) missing.push_back(connections_[i]->endpoint);
+        }
+        return missing;
+      },
+      [&](const std::vector<std::string>& missing) {
+        return fmt::format("parameter server(s) {} not reachable after {} s (PADDLE_PS_CONNECT_TIMEOUT)",
+                           fmt::join(missing, ","), options_.connect_timeout.count() / 1000);
+      });
 }
 
 PsClient::~PsClient() = default;

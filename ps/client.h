@@ -11,14 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "parameter_store.h"
-#include "protocol.h"
+#include "ps/parameter_store.h"
+#include "ps/protocol.h"
+#include "common/error.h"
 
 namespace paddle::ps {
 
-class PsError : public std::runtime_error {
+// A parameter server was unreachable, failed a request or answered out of protocol.
+class PsError : public common::PeerError {
  public:
-  using std::runtime_error::runtime_error;
+  using common::PeerError::PeerError;
 };
 
 struct ClientOptions {
@@ -31,7 +33,7 @@ struct ClientOptions {
 class PsClient : public ParameterStore {
  public:
   // Connects to every server, printing Paddle's "server not ready, wait 3 sec to retry..." and
-  // "not ready endpoints:[...]" while some are not up; throws PsError naming them at the timeout.
+  // "not ready endpoints:[...]" while some are not up; throws common::TimeoutError naming them at the timeout.
   PsClient(std::vector<std::string> endpoints, ClientOptions options);
   ~PsClient() override;
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "parameter_store.h"
-#include "tables.h"
+#include "ps/parameter_store.h"
+#include "ps/tables.h"
 
 namespace paddle::ps {
 

@@ -1,4 +1,4 @@
-#include "protocol.h"
+#include "ps/protocol.h"
 
 namespace paddle::ps {
 namespace {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace paddle::ps {
 
 inline constexpr uint32_t kMagic = 0x56525350;  // "PSRV" on the wire
@@ -50,9 +52,9 @@ struct Header {
 };
 
 // Thrown by the reader for a body that ends early or holds impossible sizes.
-class ProtocolError : public std::runtime_error {
+class ProtocolError : public common::PeerError {
  public:
-  using std::runtime_error::runtime_error;
+  using common::PeerError::PeerError;
 };
 
 void encode_header(const Header& h, unsigned char* out);

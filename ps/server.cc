@@ -1,4 +1,5 @@
-#include "server.h"
+#include "ps/server.h"
+#include "common/file.h"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace paddle::ps {
@@ -249,7 +251,7 @@ void ParameterServer::save(const std::string& dir) {
   manifest["dense"] = nlohmann::json::array();
   manifest["sparse"] = nlohmann::json::array();
   {
-    std::ofstream out(base + ".bin.tmp", std::ios::binary | std::ios::trunc);
+    std::ostringstream out;
     for (auto& t : tables_.dense) {
       manifest["dense"].push_back({{"size", t->size()}});
       t->save(out);
@@ -258,10 +260,9 @@ void ParameterServer::save(const std::string& dir) {
       manifest["sparse"].push_back({{"dim", t->dim()}, {"rows", t->rows()}});
       t->save(out);
     }
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}.bin", base));
+    common::write_file_atomically(base + ".bin", out.view());
   }
-  fs::rename(base + ".bin.tmp", base + ".bin");
-  std::ofstream(base + ".json") << manifest.dump(2) << "\n";
+  common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
 }
 
 void ParameterServer::load(const std::string& dir) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol.h"
-#include "tables.h"
+#include "ps/protocol.h"
+#include "ps/tables.h"
 
 namespace paddle::ps {
 

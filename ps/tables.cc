@@ -1,4 +1,4 @@
-#include "tables.h"
+#include "ps/tables.h"
 
 #include <fmt/format.h>
 

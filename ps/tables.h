@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "update_rule.h"
+#include "ps/update_rule.h"
 
 namespace paddle::ps {
 

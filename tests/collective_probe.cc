@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed_context.h"
+#include "runtime/distributed/distributed_context.h"
 
 using namespace paddle;
 

@@ -7,12 +7,12 @@
 #include <memory>
 #include <random>
 
-#include "batch_loader.h"
-#include "data_sources.h"
-#include "fleet.h"
-#include "layers.h"
-#include "loss.h"
-#include "metrics.h"
+#include "runtime/data/batch_loader.h"
+#include "runtime/data/data_sources.h"
+#include "runtime/distributed/fleet.h"
+#include "runtime/nn/layers.h"
+#include "runtime/nn/loss.h"
+#include "runtime/nn/metrics.h"
 
 using namespace paddle;
 

@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "gloo_communicator.h"
-#include "rendezvous.h"
-#include "topology.h"
+#include "collective/gloo_communicator.h"
+#include "collective/rendezvous.h"
+#include "runtime/distributed/topology.h"
+#include "common/parse.h"
 
 using namespace paddle;
 using Clock = std::chrono::steady_clock;
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   config.rank = topo.trainer_id;
   config.endpoints = topo.trainer_endpoints;
   collective::Rendezvous rendezvous(config);
-  auto [ip, port] = collective::split_endpoint(topo.current_endpoint);
+  auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "PADDLE_CURRENT_ENDPOINT");
   collective::GlooCommunicator comm(topo.trainer_id, topo.trainer_num, rendezvous.store(), ip, config.timeout);
 
   gloo::transport::tcp::attr attr;

@@ -9,10 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "client.h"
-#include "rendezvous.h"
-#include "server.h"
-#include "topology.h"
+#include "ps/client.h"
+#include "collective/rendezvous.h"
+#include "ps/server.h"
+#include "runtime/distributed/topology.h"
+#include "common/parse.h"
 
 using namespace paddle;
 using Clock = std::chrono::steady_clock;
@@ -22,7 +23,7 @@ int main() {
   constexpr size_t kDense = 16u << 20;  // floats: 64 MB
   constexpr size_t kDim = 9;
   if (topo.is_server()) {
-    auto [ip, port] = collective::split_endpoint(topo.current_endpoint);
+    auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "this server's endpoint");
     ps::ServerOptions o;
     o.ip = ip;
     o.port = port;

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "cpu_kernels.h"
-#include "cuda_kernels.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/cuda_kernels.h"
 
 namespace cpu = paddle::kernels::cpu;
 namespace gpu = paddle::kernels::cuda;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "cuda_device_count.h"
+#include "launcher/cuda_device_count.h"
 
 namespace {
 
@@ -21,7 +21,7 @@ constexpr int kSkip = 77;
 }  // namespace
 
 int main() {
-  auto count = paddle_launch::cuda_runtime_device_count();
+  auto count = paddle::launcher::cuda_runtime_device_count();
   if (!count || *count == 0) {
     std::printf("SKIP: no CUDA device\n");
     return kSkip;

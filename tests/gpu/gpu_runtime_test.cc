@@ -13,16 +13,16 @@
 #include <random>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "cuda_kernels.h"
-#include "data_parallel.h"
-#include "http_store.h"
-#include "kv_store_server.h"
-#include "layers.h"
-#include "loss.h"
-#include "nccl_communicator.h"
-#include "optimizer.h"
-#include "residual.h"
+#include "runtime/nn/checkpoint.h"
+#include "kernels/cuda_kernels.h"
+#include "runtime/distributed/data_parallel.h"
+#include "collective/http_store.h"
+#include "collective/kv_store_server.h"
+#include "runtime/nn/layers.h"
+#include "runtime/nn/loss.h"
+#include "collective/nccl_communicator.h"
+#include "runtime/nn/optimizer.h"
+#include "runtime/nn/residual.h"
 
 using namespace paddle::runtime;
 

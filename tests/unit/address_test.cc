@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "address.h"
-#include "gpu_devices.h"
-#include "usage_error.h"
+#include "launcher/address.h"
+#include "launcher/gpu_devices.h"
+#include "common/error.h"
 
-using namespace paddle_launch;
+using namespace paddle::launcher;
 
 TEST_CASE("IP lists keep their order and reject bad or repeated addresses") {
   CHECK(parse_ip_list("10.0.0.2, 10.0.0.1", "--ips") == std::vector<std::string>{"10.0.0.2", "10.0.0.1"});
   CHECK_THROWS_WITH_AS(parse_ip_list("10.0.0.1,10.0.0.256", "--ips"), doctest::Contains("--ips: '10.0.0.256'"),
-                       UsageError);
-  CHECK_THROWS_WITH_AS(parse_ip_list("10.0.0.1,10.0.0.1", "--ips"), doctest::Contains("listed twice"), UsageError);
-  CHECK_THROWS_WITH_AS(parse_ip_list("10.0.0.1,,10.0.0.2", "--ips"), doctest::Contains("empty item"), UsageError);
-  CHECK_THROWS_AS(parse_ip_list("localhost", "--ips"), UsageError);
+                       paddle::common::UsageError);
+  CHECK_THROWS_WITH_AS(parse_ip_list("10.0.0.1,10.0.0.1", "--ips"), doctest::Contains("listed twice"), paddle::common::UsageError);
+  CHECK_THROWS_WITH_AS(parse_ip_list("10.0.0.1,,10.0.0.2", "--ips"), doctest::Contains("empty item"), paddle::common::UsageError);
+  CHECK_THROWS_AS(parse_ip_list("localhost", "--ips"), paddle::common::UsageError);
 }
 
 TEST_CASE("endpoint lists") {
@@ -27,12 +27,12 @@ TEST_CASE("endpoint lists") {
   auto workers = parse_endpoint_list("127.0.0.1,127.0.0.2:7000", "--workers", false);
   CHECK_FALSE(workers[0].port);
   CHECK_THROWS_WITH_AS(parse_endpoint_list("127.0.0.1", "--servers", true), doctest::Contains("has no port"),
-                       UsageError);
+                       paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(parse_endpoint_list("127.0.0.1:70000", "--servers", true), doctest::Contains("1..65535"),
-                       UsageError);
+                       paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(parse_endpoint_list("127.0.0.1:1,127.0.0.1:1", "--servers", true),
-                       doctest::Contains("listed twice"), UsageError);
-  CHECK_THROWS_AS(parse_endpoint_list("host:1", "--servers", true), UsageError);
+                       doctest::Contains("listed twice"), paddle::common::UsageError);
+  CHECK_THROWS_AS(parse_endpoint_list("host:1", "--servers", true), paddle::common::UsageError);
 }
 
 TEST_CASE("this machine has a loopback address") {
@@ -46,11 +46,11 @@ TEST_CASE("--gpus ids are validated and made relative to CUDA_VISIBLE_DEVICES") 
   GpuSelection relative = parse_gpu_selection("6,4", std::string("4,5,6,7"));
   CHECK(relative.ids == std::vector<int>{2, 0});
   CHECK(relative.note.find("relative") != std::string::npos);
-  CHECK_THROWS_WITH_AS(parse_gpu_selection("0,x", std::nullopt), doctest::Contains("--gpus: 'x'"), UsageError);
-  CHECK_THROWS_WITH_AS(parse_gpu_selection("-1", std::nullopt), doctest::Contains("--gpus"), UsageError);
-  CHECK_THROWS_WITH_AS(parse_gpu_selection("1,1", std::nullopt), doctest::Contains("listed twice"), UsageError);
+  CHECK_THROWS_WITH_AS(parse_gpu_selection("0,x", std::nullopt), doctest::Contains("--gpus: 'x'"), paddle::common::UsageError);
+  CHECK_THROWS_WITH_AS(parse_gpu_selection("-1", std::nullopt), doctest::Contains("--gpus"), paddle::common::UsageError);
+  CHECK_THROWS_WITH_AS(parse_gpu_selection("1,1", std::nullopt), doctest::Contains("listed twice"), paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(parse_gpu_selection("2", std::string("4,5")), doctest::Contains("CUDA_VISIBLE_DEVICES"),
-                       UsageError);
+                       paddle::common::UsageError);
 }
 
 TEST_CASE("visible GPUs: none without an NVIDIA driver") {

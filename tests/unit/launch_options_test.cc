@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "test_support.h"
-#include "usage_error.h"
+#include "common/error.h"
 
-using namespace paddle_launch;
-using paddle_launch::testing::parse;
+using namespace paddle::launcher;
+using paddle::launcher::testing::parse;
 
 TEST_CASE("every flag of the contract parses, in both --flag=value and --flag value forms") {
   LaunchOptions o = parse({"--gpus=0,1", "--nproc_per_node", "2", "--ips=10.0.0.1,10.0.0.2", "--host", "10.0.0.2",
@@ -57,14 +57,14 @@ TEST_CASE("--dry_run takes no argument unless given with =") {
   CHECK(*parse({"--dry_run", "train"}).dry_run == "table");
   CHECK(parse({"--dry_run", "train"}).training_script == "train");
   CHECK(*parse({"--dry_run=json", "train"}).dry_run == "json");
-  CHECK_THROWS_AS(parse({"--dry_run=yaml", "train"}), UsageError);
+  CHECK_THROWS_AS(parse({"--dry_run=yaml", "train"}), paddle::common::UsageError);
 }
 
 TEST_CASE("bad flags are usage errors that name the flag") {
   auto message = [](std::vector<std::string> args) {
     try {
       parse(std::move(args));
-    } catch (const UsageError& e) {
+    } catch (const paddle::common::UsageError& e) {
       return std::string(e.what());
     }
     return std::string("no error");

@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "test_support.h"
-#include "usage_error.h"
+#include "common/error.h"
 
-using namespace paddle_launch;
-using namespace paddle_launch::testing;
+using namespace paddle::launcher;
+using namespace paddle::launcher::testing;
 
 namespace {
 
@@ -18,7 +18,7 @@ HostFacts cpu_host(unsigned cores = 8) {
 std::string plan_error(std::vector<std::string> args, HostFacts host = cpu_host()) {
   try {
     plan_for(std::move(args), host);
-  } catch (const UsageError& e) {
+  } catch (const paddle::common::UsageError& e) {
     return e.what();
   }
   return "no error";

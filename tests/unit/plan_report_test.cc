@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "launch_log.h"
-#include "log_echo.h"
-#include "plan_report.h"
+#include "launcher/launch_log.h"
+#include "launcher/log_echo.h"
+#include "launcher/plan_report.h"
 #include "test_support.h"
 
-using namespace paddle_launch;
-using namespace paddle_launch::testing;
+using namespace paddle::launcher;
+using namespace paddle::launcher::testing;
 
 namespace {
 

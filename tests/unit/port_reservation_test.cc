@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <set>
 
-#include "port_reservation.h"
-#include "usage_error.h"
+#include "launcher/port_reservation.h"
+#include "common/error.h"
 
-using namespace paddle_launch;
+using namespace paddle::launcher;
 
 namespace {
 
@@ -61,7 +61,7 @@ TEST_CASE("a fixed port with a listener on it is reported, naming the flag") {
   int port = ntohs(addr.sin_port);
   const std::string expected = "--start_port: port " + std::to_string(port) + " on 127.0.0.1 is already in use";
   CHECK_THROWS_WITH_AS(check_ports_bindable("127.0.0.1", {port}, "--start_port"), doctest::Contains(expected.c_str()),
-                       UsageError);
+                       paddle::common::UsageError);
   ::close(fd);
   CHECK_NOTHROW(check_ports_bindable("127.0.0.1", {port}, "--start_port"));
   CHECK_NOTHROW(check_ports_bindable("198.18.200.1", {port}, "--start_port"));  // not an address here
@@ -69,6 +69,6 @@ TEST_CASE("a fixed port with a listener on it is reported, naming the flag") {
 
 TEST_CASE("asking for more ports than the probes can find is a 'no free ports' error") {
   PortReservation r(lock_dir());
-  CHECK_THROWS_WITH_AS(r.take_free_ports(100000), doctest::Contains("no free ports"), UsageError);
+  CHECK_THROWS_WITH_AS(r.take_free_ports(100000), doctest::Contains("no free ports"), paddle::common::UsageError);
   std::filesystem::remove_all(lock_dir());
 }

@@ -11,11 +11,11 @@
 #include <sstream>
 #include <thread>
 
-#include "client.h"
-#include "protocol.h"
-#include "server.h"
-#include "sharding.h"
-#include "tables.h"
+#include "ps/client.h"
+#include "ps/protocol.h"
+#include "ps/server.h"
+#include "ps/sharding.h"
+#include "ps/tables.h"
 
 using namespace paddle::ps;
 
@@ -250,7 +250,7 @@ TEST_CASE("servers finish when every worker stops") {
 TEST_CASE("a client names a server that is not up, after its timeout") {
   ClientOptions o = quick();
   o.connect_timeout = std::chrono::milliseconds(300);
-  CHECK_THROWS_WITH_AS(PsClient({"127.0.0.1:1"}, o), doctest::Contains("127.0.0.1:1 not reachable"), PsError);
+  CHECK_THROWS_WITH_AS(PsClient({"127.0.0.1:1"}, o), doctest::Contains("127.0.0.1:1 not reachable"), paddle::common::TimeoutError);
 }
 
 TEST_CASE("fuzz: malformed, truncated, oversized and unknown frames never break the server") {

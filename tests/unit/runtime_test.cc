@@ -8,19 +8,19 @@
 #include <random>
 #include <set>
 
-#include "batch_loader.h"
-#include "checkpoint.h"
-#include "criteo.h"
-#include "cpu_kernels.h"
-#include "data_sources.h"
-#include "layers.h"
-#include "loss.h"
-#include "lr_schedule.h"
-#include "metrics.h"
-#include "optimizer.h"
-#include "residual.h"
-#include "sequential.h"
-#include "train_config.h"
+#include "runtime/data/batch_loader.h"
+#include "runtime/nn/checkpoint.h"
+#include "runtime/data/criteo.h"
+#include "kernels/cpu_kernels.h"
+#include "runtime/data/data_sources.h"
+#include "runtime/nn/layers.h"
+#include "runtime/nn/loss.h"
+#include "runtime/nn/lr_schedule.h"
+#include "runtime/nn/metrics.h"
+#include "runtime/nn/optimizer.h"
+#include "runtime/nn/residual.h"
+#include "runtime/nn/sequential.h"
+#include "runtime/train/train_config.h"
 
 using namespace paddle::runtime;
 namespace fs = std::filesystem;
@@ -250,12 +250,12 @@ TEST_CASE("a malformed housing file is named with its line") {
   const fs::path dir = fs::temp_directory_path() / ("housing-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "housing.data") << " 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n 1 2 x 4 5 6 7 8 9 10 11 12 13 14\n";
-  CHECK_THROWS_WITH_AS(load_uci_housing(dir.string()), doctest::Contains("housing.data:2: 'x' is not a number"), DataError);
+  CHECK_THROWS_WITH_AS(load_uci_housing(dir.string()), doctest::Contains("housing.data:2: 'x' is not a number"), paddle::common::DataError);
   std::ofstream(dir / "housing.data") << " 1 2 3\n";
-  CHECK_THROWS_WITH_AS(load_uci_housing(dir.string()), doctest::Contains("housing.data:1: 3 numbers, expected 14"), DataError);
-  CHECK_THROWS_WITH_AS(load_uci_housing((dir / "none").string()), doctest::Contains("cannot open"), DataError);
+  CHECK_THROWS_WITH_AS(load_uci_housing(dir.string()), doctest::Contains("housing.data:1: 3 numbers, expected 14"), paddle::common::DataError);
+  CHECK_THROWS_WITH_AS(load_uci_housing((dir / "none").string()), doctest::Contains("cannot open"), paddle::common::DataError);
   CHECK_THROWS_WITH_AS(load_fashion_mnist(dir.string()), doctest::Contains("train-images-idx3-ubyte.gz: cannot open"),
-                       DataError);
+                       paddle::common::DataError);
   fs::remove_all(dir);
 }
 
@@ -338,9 +338,9 @@ TEST_CASE("config overrides reach nested keys and reject unknown ones") {
   CHECK(c["model"] == "fit_a_line");
   CHECK(c["cnn"]["channels"][1] == 8);
   CHECK_THROWS_WITH_AS(load_train_config("", {"optimizer.rate=1"}), doctest::Contains("optimizer.rate: unknown key"),
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(load_train_config("", {"epochs=many"}), doctest::Contains("'many' is not a number"), ConfigError);
-  CHECK_THROWS_WITH_AS(load_train_config("/nonexistent.json", {}), doctest::Contains("cannot open"), ConfigError);
+                       paddle::common::ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"epochs=many"}), doctest::Contains("'many' is not a number"), paddle::common::ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("/nonexistent.json", {}), doctest::Contains("cannot open"), paddle::common::ConfigError);
 }
 
 TEST_CASE("raw Criteo: 100 lines of the PaddleRec sample, scaled and hashed") {
@@ -385,10 +385,10 @@ TEST_CASE("malformed click data is named with file and line") {
   fs::create_directories(dir);
   std::ofstream(dir / "bad.txt") << "1\t2\t3\n";
   CHECK_THROWS_WITH_AS(load_criteo_raw((dir / "bad.txt").string(), 100), doctest::Contains("bad.txt:1: 3 tab-separated"),
-                       DataError);
+                       paddle::common::DataError);
   std::ofstream(dir / "slot.txt") << "click:1 dense_feature:0.5 1:7\n";
   CHECK_THROWS_WITH_AS(load_criteo_slot((dir / "slot.txt").string(), 100), doctest::Contains("slot.txt:1: 1 click, 1 dense"),
-                       DataError);
-  CHECK_THROWS_WITH_AS(load_criteo_raw((dir / "none").string(), 100), doctest::Contains("no such file"), DataError);
+                       paddle::common::DataError);
+  CHECK_THROWS_WITH_AS(load_criteo_raw((dir / "none").string(), 100), doctest::Contains("no such file"), paddle::common::DataError);
   fs::remove_all(dir);
 }

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "launch_options.h"
-#include "launch_plan.h"
-#include "port_reservation.h"
+#include "launcher/launch_options.h"
+#include "launcher/launch_plan.h"
+#include "launcher/port_reservation.h"
 
-namespace paddle_launch::testing {
+namespace paddle::launcher::testing {
 
 // Hands out 30000, 30001, ... and counts what was asked for.
 class CountingPorts : public PortSource {
@@ -45,4 +45,4 @@ inline LaunchPlan plan_for(std::vector<std::string> args, HostFacts host = {}) {
   return make_launch_plan(parse(std::move(args)), {"/bin/true"}, host, ports);
 }
 
-}  // namespace paddle_launch::testing
+}  // namespace paddle::launcher::testing

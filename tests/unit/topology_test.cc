@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "topology.h"
+#include "runtime/distributed/topology.h"
 
 using namespace paddle::runtime;
 

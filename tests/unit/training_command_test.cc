@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "training_command.h"
-#include "usage_error.h"
+#include "launcher/training_command.h"
+#include "common/error.h"
 
-using namespace paddle_launch;
+using namespace paddle::launcher;
 namespace fs = std::filesystem;
 
 TEST_CASE("training scripts: paths, PATH lookup, .py files, and clear errors") {
@@ -30,12 +30,12 @@ TEST_CASE("training scripts: paths, PATH lookup, .py files, and clear errors") {
   CHECK(fs::path(py[0]).filename().string().starts_with("python"));
 
   CHECK_THROWS_WITH_AS(resolve_training_command("no-such-program-xyz", {}, env),
-                       doctest::Contains("'no-such-program-xyz': not found"), UsageError);
+                       doctest::Contains("'no-such-program-xyz': not found"), paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(resolve_training_command((dir / "missing.py").string(), {}, env), doctest::Contains("no such file"),
-                       UsageError);
+                       paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(resolve_training_command(not_exec.string(), {}, env), doctest::Contains("not an executable"),
-                       UsageError);
+                       paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(resolve_training_command(script.string(), {}, {{"PATH", "/nonexistent"}}),
-                       doctest::Contains("interpreter"), UsageError);
+                       doctest::Contains("interpreter"), paddle::common::UsageError);
   fs::remove_all(dir);
 }

@@ -1,0 +1,32 @@
+#pragma once
+// Waiting for peers, the one way every part of the job does it: poll, report who is missing in
+// Paddle's words every few seconds, and give up at a deadline naming them.
+//
+//   server not ready, wait 3 sec to retry...
+//   not ready endpoints:[127.0.0.1:6071, 127.0.0.1:6072]
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace paddle::common {
+
+struct WaitOptions {
+  std::chrono::milliseconds timeout{300000};
+  std::chrono::milliseconds report_interval{3000};
+  std::chrono::milliseconds poll_interval{50};
+  std::FILE* report_to = stderr;
+};
+
+// Calls `not_ready` until it returns nothing; what it returns are the names (endpoints) still
+// missing. At the timeout throws TimeoutError with `timeout_message(missing)`.
+void wait_until_ready(const WaitOptions& options, const std::function<std::vector<std::string>()>& not_ready,
+                      const std::function<std::string(const std::vector<std::string>&)>& timeout_message);
+
+// Calls `done` every `poll` until it returns true or `timeout` passes; returns whether it did.
+bool wait_until(std::chrono::milliseconds timeout, const std::function<bool()>& done,
+                std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+
+}  // namespace paddle::common

@@ -1,0 +1,126 @@
+#include "runtime/core/tensor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace paddle::runtime {
+namespace {
+
+size_t element_size(DType dtype) { return dtype == DType::kInt64 ? sizeof(int64_t) : sizeof(float); }
+const char* dtype_name(DType dtype) { return dtype == DType::kInt64 ? "int64" : "float32"; }
+
+}  // namespace
+
+Tensor::Tensor(std::vector<int64_t> dims, float fill, const Device& device)
+    : shape(std::move(dims)), storage_(static_cast<size_t>(count(shape)) * sizeof(float), device) {
+  if (!device.is_cuda()) {
+    std::fill_n(static_cast<float*>(storage_.get()), numel(), fill);
+  } else if (fill == 0.0f) {
+    storage_.zero();
+  } else {
+    std::vector<float> host(static_cast<size_t>(numel()), fill);
+    storage_.copy_from_host(host.data(), storage_.bytes());
+  }
+}
+
+Tensor::Tensor(std::vector<int64_t> dims, DType dtype, const Device& device)
+    : shape(std::move(dims)), dtype_(dtype), storage_(static_cast<size_t>(count(shape)) * element_size(dtype), device) {
+  storage_.zero();
+}
+
+Tensor Tensor::from_values(std::vector<int64_t> dims, std::span<const float> values, const Device& device) {
+  Tensor t(std::move(dims), DType::kFloat32, Device::cpu());
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw std::invalid_argument(fmt::format("{} values for a tensor of shape {}", values.size(), t.shape_string()));
+  std::copy(values.begin(), values.end(), t.ptr());
+  return device.is_cuda() ? t.to(device) : t;
+}
+
+Tensor Tensor::from_ids(std::vector<int64_t> dims, std::span<const int64_t> ids, const Device& device) {
+  Tensor t(std::move(dims), DType::kInt64, device);
+  if (static_cast<int64_t>(ids.size()) != t.numel())
+    throw std::invalid_argument(fmt::format("{} ids for a tensor of shape {}", ids.size(), t.shape_string()));
+  t.storage_.copy_from_host(ids.data(), ids.size_bytes());
+  return t;
+}
+
+void Tensor::require(DType dtype, bool host, const char* what) const {
+  if (dtype_ != dtype)
+    throw std::logic_error(fmt::format("{} of a {} tensor {}", what, dtype_name(dtype_), shape_string()));
+  if (host && on_cuda())
+    throw std::logic_error(fmt::format("{} on the host of a tensor {}; copy it with to(cpu) first", what, describe()));
+}
+
+float* Tensor::ptr() {
+  require(DType::kFloat32, false, "float32 elements");
+  return static_cast<float*>(storage_.get());
+}
+const float* Tensor::ptr() const {
+  require(DType::kFloat32, false, "float32 elements");
+  return static_cast<const float*>(storage_.get());
+}
+int64_t* Tensor::id_ptr() {
+  require(DType::kInt64, false, "int64 elements");
+  return static_cast<int64_t*>(storage_.get());
+}
+const int64_t* Tensor::id_ptr() const {
+  require(DType::kInt64, false, "int64 elements");
+  return static_cast<const int64_t*>(storage_.get());
+}
+
+std::span<float> Tensor::values() {
+  require(DType::kFloat32, true, "values");
+  return {static_cast<float*>(storage_.get()), static_cast<size_t>(numel())};
+}
+std::span<const float> Tensor::values() const {
+  require(DType::kFloat32, true, "values");
+  return {static_cast<const float*>(storage_.get()), static_cast<size_t>(numel())};
+}
+std::span<const int64_t> Tensor::ids() const {
+  require(DType::kInt64, true, "ids");
+  return {static_cast<const int64_t*>(storage_.get()), static_cast<size_t>(numel())};
+}
+
+std::vector<float> Tensor::to_vector() const {
+  require(DType::kFloat32, false, "to_vector");
+  std::vector<float> host(static_cast<size_t>(numel()));
+  storage_.copy_to_host(host.data(), host.size() * sizeof(float));
+  return host;
+}
+
+void Tensor::assign(std::span<const float> values) {
+  require(DType::kFloat32, false, "assign");
+  if (static_cast<int64_t>(values.size()) != numel())
+    throw std::invalid_argument(fmt::format("{} values for the tensor {}", values.size(), describe()));
+  storage_.copy_from_host(values.data(), values.size_bytes());
+}
+
+Tensor Tensor::to(const Device& device) const {
+  if (device == this->device()) return *this;
+  Tensor t;
+  t.shape = shape;
+  t.dtype_ = dtype_;
+  t.storage_ = Storage(storage_.bytes(), device);
+  t.storage_.copy_from(storage_);
+  return t;
+}
+
+std::string Tensor::shape_string() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string Tensor::describe() const {
+  return fmt::format("{}{} on {}", dtype_name(dtype_), shape_string(), device().to_string());
+}
+
+const Tensor& on_host(const Tensor& t, Tensor& copy) {
+  if (!t.on_cuda()) return t;
+  copy = t.to(Device::cpu());
+  return copy;
+}
+
+}  // namespace paddle::runtime

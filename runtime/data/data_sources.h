@@ -1,0 +1,24 @@
+#pragma once
+// Readers for the training data sets, each from files in a data directory.
+
+#include <string>
+
+#include "runtime/data/dataset.h"
+
+namespace paddle::runtime {
+
+struct TrainTestSplit {
+  Dataset train;
+  Dataset test;
+};
+
+// UCI Boston housing: DATA_DIR/housing.data, 14 whitespace-separated numbers per line. As Paddle's
+// uci_housing: each of the 13 features becomes (x - mean) / (max - min) over the whole file,
+// MEDV is the target, the first 80% of lines train and the rest test.
+TrainTestSplit load_uci_housing(const std::string& data_dir);
+
+// Fashion-MNIST from its gzip IDX files in DATA_DIR (train-images-idx3-ubyte.gz, ...), images
+// [1,28,28] scaled to [-1,1] (Paddle's Normalize(127.5, 127.5)), labels 0..9.
+TrainTestSplit load_fashion_mnist(const std::string& data_dir);
+
+}  // namespace paddle::runtime

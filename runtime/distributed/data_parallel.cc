@@ -1,0 +1,142 @@
+#include "runtime/distributed/data_parallel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/cuda_kernels.h"
+
+namespace paddle::runtime {
+namespace gpu = kernels::cuda;
+
+DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, size_t bucket_bytes,
+                           Execution* execution)
+    : model_(model), comm_(comm), execution_(execution) {
+  const Device device = execution != nullptr ? execution->device() : Device::cpu();
+  if (device.is_cuda() && !comm.accepts_device_memory())
+    throw std::invalid_argument(fmt::format("the model is on {}, but the {} backend reduces host memory only; use the "
+                                            "nccl backend",
+                                            device.to_string(), comm.backend()));
+  auto params = model.parameters();
+  std::reverse(params.begin(), params.end());  // backward finishes the last layers first
+  const int64_t bucket_floats = static_cast<int64_t>(std::max<size_t>(1, bucket_bytes / sizeof(float)));
+  for (Parameter* p : params) {
+    if (buckets_.empty() ||
+        (buckets_.back().floats + p->grad.numel() > bucket_floats && !buckets_.back().params.empty()))
+      buckets_.emplace_back();
+    Bucket& b = buckets_.back();
+    bucket_of_[p] = {buckets_.size() - 1, b.floats};
+    b.params.push_back(p);
+    b.floats += p->grad.numel();
+  }
+  for (auto& b : buckets_) {
+    b.buffer = Tensor({b.floats}, DType::kFloat32, device);
+    if (device.is_cuda()) b.packed = std::make_unique<gpu::Event>();
+    b.waiting = b.params.size();
+  }
+  model_.on_gradients_ready([this](const std::vector<Parameter*>& ready) { on_ready(ready); });
+  thread_ = std::thread([this] { communicate(); });
+}
+
+DataParallel::~DataParallel() {
+  model_.on_gradients_ready({});
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void DataParallel::broadcast_parameters() {
+  if (execution_ != nullptr) execution_->synchronize();
+  for (Parameter* p : model_.parameters()) comm_.broadcast(p->value.ptr(), static_cast<size_t>(p->value.numel()), 0);
+  for (auto& [name, tensor] : model_.buffers()) comm_.broadcast(tensor->ptr(), static_cast<size_t>(tensor->numel()), 0);
+}
+
+void DataParallel::pack(Parameter* p) {
+  auto [index, offset] = bucket_of_.at(p);
+  float* to = buckets_[index].buffer.ptr() + offset;
+  const size_t n = static_cast<size_t>(p->grad.numel());
+  if (on_cuda()) gpu::copy(execution_->cuda(), to, p->grad.ptr(), n);
+  else std::copy_n(p->grad.ptr(), n, to);
+}
+
+void DataParallel::unpack(Bucket& b) {
+  const float* from = b.buffer.ptr();
+  for (Parameter* p : b.params) {
+    const size_t n = static_cast<size_t>(p->grad.numel());
+    if (on_cuda()) gpu::copy(execution_->cuda(), p->grad.ptr(), from, n);
+    else std::copy_n(from, n, p->grad.ptr());
+    from += n;
+  }
+}
+
+void DataParallel::on_ready(const std::vector<Parameter*>& params) {
+  for (Parameter* p : params) {
+    pack(p);
+    const size_t index = bucket_of_.at(p).first;
+    if (--buckets_[index].waiting == 0) enqueue(index);
+  }
+}
+
+void DataParallel::enqueue(size_t bucket) {
+  Bucket& b = buckets_[bucket];
+  if (b.packed) b.packed->record(execution_->cuda());
+  std::lock_guard lock(mutex_);
+  b.queued = true;
+  queue_.push_back(bucket);
+  ++in_flight_;
+  changed_.notify_all();
+}
+
+void DataParallel::communicate() {
+  while (true) {
+    size_t index;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      index = queue_.front();
+      queue_.pop_front();
+    }
+    Bucket& b = buckets_[index];
+    try {
+      if (b.packed) b.packed->synchronize();
+      comm_.allreduce(b.buffer.ptr(), static_cast<size_t>(b.floats), collective::ReduceOp::kAvg);
+      if (!on_cuda()) unpack(b);  // on a device, finish_step() queues it on the model's stream
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    --in_flight_;
+    changed_.notify_all();
+  }
+}
+
+void DataParallel::finish_step() {
+  for (size_t i = 0; i < buckets_.size(); ++i)
+    if (!buckets_[i].queued) {
+      // A parameter its layer never reported (unused this step): reduce what the bucket holds.
+      for (Parameter* p : buckets_[i].params) pack(p);
+      enqueue(i);
+    }
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return in_flight_ == 0; });
+  }
+  for (auto& b : buckets_) {
+    b.waiting = b.params.size();
+    b.queued = false;
+  }
+  if (error_) {
+    auto e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+  if (on_cuda())
+    for (auto& b : buckets_) unpack(b);
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,96 @@
+#include "runtime/models/models.h"
+
+#include <fmt/format.h>
+
+#include "runtime/nn/layers.h"
+#include "runtime/nn/residual.h"
+#include "runtime/train/train_config.h"
+
+namespace paddle::runtime {
+
+namespace {
+
+std::vector<int> blocks_for_depth(int depth) {
+  switch (depth) {
+    case 14: return {1, 1, 1, 1};
+    case 26: return {2, 2, 2, 2};
+    case 50: return {3, 4, 6, 3};
+    case 101: return {3, 4, 23, 3};
+    case 152: return {3, 8, 36, 3};
+  }
+  throw common::ConfigError(fmt::format("resnet.depth {} is not 14, 26, 50, 101 or 152", depth));
+}
+
+std::unique_ptr<Layer> bottleneck(int64_t in, int64_t mid, int stride, std::mt19937& rng, const std::string& name) {
+  Sequential branch;
+  branch.add(std::make_unique<Conv2D>(in, mid, 1, 1, 0, rng, name + ".conv1", false))
+      .add(std::make_unique<BatchNorm2D>(mid, name + ".bn1"))
+      .add(std::make_unique<ReLU>())
+      .add(std::make_unique<Conv2D>(mid, mid, 3, stride, 1, rng, name + ".conv2", false))
+      .add(std::make_unique<BatchNorm2D>(mid, name + ".bn2"))
+      .add(std::make_unique<ReLU>())
+      .add(std::make_unique<Conv2D>(mid, mid * 4, 1, 1, 0, rng, name + ".conv3", false))
+      .add(std::make_unique<BatchNorm2D>(mid * 4, name + ".bn3"));
+  Sequential shortcut;
+  if (stride != 1 || in != mid * 4)
+    shortcut.add(std::make_unique<Conv2D>(in, mid * 4, 1, stride, 0, rng, name + ".short", false))
+        .add(std::make_unique<BatchNorm2D>(mid * 4, name + ".short_bn"));
+  return std::make_unique<Residual>(std::move(branch), std::move(shortcut));
+}
+
+}  // namespace
+
+Model build_model(const nlohmann::json& config, const std::vector<int64_t>& sample_shape, int classes,
+                  std::mt19937& rng) {
+  Model m;
+  const std::string name = config.at("model");
+  if (name == "fit_a_line") {
+    if (sample_shape.size() != 1) throw common::ConfigError("model fit_a_line needs flat feature vectors");
+    m.task = Task::kRegression;
+    m.net.add(std::make_unique<Linear>(sample_shape[0], 1, rng, "fc"));
+    return m;
+  }
+  if (name == "cnn") {
+    if (sample_shape.size() != 3) throw common::ConfigError("model cnn needs [C,H,W] images");
+    const auto& c = config.at("cnn");
+    const int64_t c1 = c.at("channels").at(0), c2 = c.at("channels").at(1), hidden = c.at("hidden");
+    int64_t h = sample_shape[1], w = sample_shape[2];
+    m.net.add(std::make_unique<Conv2D>(sample_shape[0], c1, 3, 1, 1, rng, "conv1"))
+        .add(std::make_unique<ReLU>())
+        .add(std::make_unique<MaxPool2D>(2, 2))
+        .add(std::make_unique<Conv2D>(c1, c2, 3, 1, 1, rng, "conv2"))
+        .add(std::make_unique<ReLU>())
+        .add(std::make_unique<MaxPool2D>(2, 2))
+        .add(std::make_unique<Flatten>())
+        .add(std::make_unique<Linear>(c2 * (h / 4) * (w / 4), hidden, rng, "fc1"))
+        .add(std::make_unique<ReLU>())
+        .add(std::make_unique<Linear>(hidden, classes, rng, "fc2"));
+    return m;
+  }
+  if (name == "resnet") {
+    if (sample_shape.size() != 3) throw common::ConfigError("model resnet needs [C,H,W] images");
+    const auto& c = config.at("resnet");
+    const std::vector<int> blocks = blocks_for_depth(c.at("depth"));
+    const int64_t width = c.at("width");
+    m.net.add(std::make_unique<Conv2D>(sample_shape[0], width, 7, 2, 3, rng, "conv1", false))
+        .add(std::make_unique<BatchNorm2D>(width, "bn1"))
+        .add(std::make_unique<ReLU>())
+        .add(std::make_unique<MaxPool2D>(3, 2, 1));
+    int64_t in = width;
+    for (size_t stage = 0; stage < blocks.size(); ++stage) {
+      const int64_t mid = width << stage;
+      for (int b = 0; b < blocks[stage]; ++b) {
+        const int stride = (b == 0 && stage > 0) ? 2 : 1;
+        m.net.add(bottleneck(in, mid, stride, rng, fmt::format("res{}{}", stage + 2, static_cast<char>('a' + b))));
+        in = mid * 4;
+      }
+    }
+    m.net.add(std::make_unique<AvgPool2D>(0, 0))
+        .add(std::make_unique<Flatten>())
+        .add(std::make_unique<Linear>(in, classes, rng, "fc"));
+    return m;
+  }
+  throw common::ConfigError(fmt::format("model '{}' is not fit_a_line, cnn or resnet", name));
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,44 @@
+#pragma once
+// Checkpoints: a model's parameters and buffers and its optimizer's state, saved by rank 0 at the
+// end of each epoch and loaded to resume.
+//
+// File format (OUTPUT_DIR/checkpoint-EPOCH.bin, OUTPUT_DIR/latest names the newest):
+//   line 1: "PADDLE-LAUNCH-CHECKPOINT 1"
+//   line 2: JSON header {"epoch": completed epochs, "step": global step, "tensors":
+//           [{"name": ..., "count": floats}, ...]}
+//   then the tensors' float32 values, little-endian, in header order.
+// Parameters are named by the model ("conv1.w"), buffers likewise ("bn1.mean"), optimizer state
+// "KIND/PARAM" ("velocity/conv1.w").
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/nn/optimizer.h"
+#include "runtime/nn/sequential.h"
+#include "common/error.h"
+
+namespace paddle::runtime {
+
+class CheckpointError : public common::DataError {
+ public:
+  using common::DataError::DataError;
+};
+
+struct CheckpointPosition {
+  int64_t epoch = 0;  // epochs completed
+  int64_t step = 0;   // optimizer steps taken
+};
+
+// Writes OUTPUT_DIR/FILE_NAME atomically (temporary file, then rename); with update_latest,
+// OUTPUT_DIR/latest then names it. FILE_NAME defaults to checkpoint-EPOCH.bin.
+void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at, Sequential& model,
+                     Optimizer& optimizer, std::string file_name = "", bool update_latest = true);
+
+// Loads OUTPUT_DIR/latest into the model and optimizer; nothing when there is no checkpoint.
+// Throws CheckpointError naming the file for a truncated or mismatched one.
+std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
+                                                         Optimizer& optimizer);
+
+}  // namespace paddle::runtime

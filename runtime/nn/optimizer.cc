@@ -1,0 +1,148 @@
+#include "runtime/nn/optimizer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cuda_kernels.h"
+
+namespace paddle::runtime {
+namespace gpu = kernels::cuda;
+
+Tensor& Optimizer::slot(const std::string& kind, const Parameter& p) {
+  Tensor& t = state_[kind + "/" + p.name];
+  if (t.numel() != p.value.numel()) t = Tensor(p.value.shape, DType::kFloat32, p.value.device());
+  else if (!(t.device() == p.value.device())) t = t.to(p.value.device());  // loaded from a checkpoint
+  t.shape = p.value.shape;
+  return t;
+}
+
+kernels::cuda::Handles& Optimizer::cuda() const {
+  if (execution_ == nullptr) throw std::logic_error("optimizer: parameters on a CUDA device, but place() was not called");
+  return execution_->cuda();
+}
+
+namespace {
+
+size_t size_of(const Parameter& p) { return static_cast<size_t>(p.value.numel()); }
+
+class Sgd : public Optimizer {
+ public:
+  explicit Sgd(OptimizerConfig c) : c_(c) {}
+  void step(const std::vector<Parameter*>& params, float lr) override {
+    for (Parameter* p : params) {
+      if (on_cuda(*p)) {
+        gpu::sgd_update(cuda(), p->value.ptr(), p->grad.ptr(), size_of(*p), lr, c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto g = p->grad.values();
+      for (size_t i = 0; i < w.size(); ++i) w[i] -= lr * (g[i] + c_.weight_decay * w[i]);
+    }
+    ++steps_;
+  }
+
+ private:
+  OptimizerConfig c_;
+};
+
+// Paddle's momentum: v = mu * v + g; w -= lr * v (with L2 decay added to g).
+class Momentum : public Optimizer {
+ public:
+  explicit Momentum(OptimizerConfig c) : c_(c) {}
+  void step(const std::vector<Parameter*>& params, float lr) override {
+    for (Parameter* p : params) {
+      Tensor& velocity = slot("velocity", *p);
+      if (on_cuda(*p)) {
+        gpu::momentum_update(cuda(), p->value.ptr(), p->grad.ptr(), velocity.ptr(), size_of(*p), lr, c_.momentum,
+                             c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto v = velocity.values();
+      for (size_t i = 0; i < v.size(); ++i) {
+        const float g = grad[i] + c_.weight_decay * w[i];
+        v[i] = c_.momentum * v[i] + g;
+        w[i] -= lr * v[i];
+      }
+    }
+    ++steps_;
+  }
+
+ private:
+  OptimizerConfig c_;
+};
+
+class Adam : public Optimizer {
+ public:
+  explicit Adam(OptimizerConfig c) : c_(c) {}
+  void step(const std::vector<Parameter*>& params, float lr) override {
+    ++steps_;
+    const double correction1 = 1.0 - std::pow(c_.beta1, static_cast<double>(steps_));
+    const double correction2 = 1.0 - std::pow(c_.beta2, static_cast<double>(steps_));
+    const float step_size = static_cast<float>(lr * std::sqrt(correction2) / correction1);
+    for (Parameter* p : params) {
+      Tensor& moment1 = slot("moment1", *p);
+      Tensor& moment2 = slot("moment2", *p);
+      if (on_cuda(*p)) {
+        gpu::adam_update(cuda(), p->value.ptr(), p->grad.ptr(), moment1.ptr(), moment2.ptr(), size_of(*p), step_size,
+                         c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto m = moment1.values(), v = moment2.values();
+      for (size_t i = 0; i < m.size(); ++i) {
+        const float g = grad[i] + c_.weight_decay * w[i];
+        m[i] = c_.beta1 * m[i] + (1 - c_.beta1) * g;
+        v[i] = c_.beta2 * v[i] + (1 - c_.beta2) * g * g;
+        w[i] -= step_size * m[i] / (std::sqrt(v[i]) + c_.epsilon);
+      }
+    }
+  }
+
+ private:
+  OptimizerConfig c_;
+};
+
+class Adagrad : public Optimizer {
+ public:
+  static constexpr float kEpsilon = 1e-6f;
+  explicit Adagrad(OptimizerConfig c) : c_(c) {}
+  void step(const std::vector<Parameter*>& params, float lr) override {
+    for (Parameter* p : params) {
+      Tensor& moment = slot("moment", *p);
+      if (on_cuda(*p)) {
+        gpu::adagrad_update(cuda(), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kEpsilon,
+                            c_.weight_decay);
+        continue;
+      }
+      auto w = p->value.values();
+      auto grad = p->grad.values();
+      auto acc = moment.values();
+      for (size_t i = 0; i < acc.size(); ++i) {
+        const float g = grad[i] + c_.weight_decay * w[i];
+        acc[i] += g * g;
+        w[i] -= lr * g / (std::sqrt(acc[i]) + kEpsilon);
+      }
+    }
+    ++steps_;
+  }
+
+ private:
+  OptimizerConfig c_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config) {
+  if (config.type == "sgd") return std::make_unique<Sgd>(config);
+  if (config.type == "momentum") return std::make_unique<Momentum>(config);
+  if (config.type == "adam") return std::make_unique<Adam>(config);
+  if (config.type == "adagrad") return std::make_unique<Adagrad>(config);
+  throw std::invalid_argument(fmt::format("optimizer.type '{}' is not sgd, momentum, adam or adagrad", config.type));
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,50 @@
+#pragma once
+// Optimizers: update parameters from their (already averaged) gradients, on the parameters'
+// device (CPU loops, or the CUDA update kernels once placed on a CUDA execution). Their
+// per-parameter state is exposed so checkpoints can save and restore it.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/nn/layer.h"
+
+namespace paddle::runtime {
+
+struct OptimizerConfig {
+  std::string type = "sgd";  // sgd, momentum, adam, adagrad
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;  // L2: adds weight_decay * w to the gradient
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual void step(const std::vector<Parameter*>& params, float lr) = 0;
+  // Runs the updates on `execution` (where the model was placed) from now on.
+  void place(Execution& execution) { execution_ = &execution; }
+  // Named state tensors ("velocity/conv1.w", ...), for checkpoints; on the parameters' device
+  // once the first step has made them, on the host as a checkpoint loads them.
+  std::map<std::string, Tensor>& state() { return state_; }
+  int64_t steps() const { return steps_; }
+  void set_steps(int64_t steps) { steps_ = steps; }
+
+ protected:
+  // The state tensor KIND/PARAM, zeros at first, on the parameter's device.
+  Tensor& slot(const std::string& kind, const Parameter& p);
+  bool on_cuda(const Parameter& p) const { return p.value.on_cuda(); }
+  kernels::cuda::Handles& cuda() const;
+
+  std::map<std::string, Tensor> state_;
+  int64_t steps_ = 0;
+
+ private:
+  Execution* execution_ = nullptr;
+};
+
+// Throws std::invalid_argument naming an unknown type.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);
+
+}  // namespace paddle::runtime
