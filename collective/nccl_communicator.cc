@@ -73,7 +73,7 @@ struct NcclCommunicator::State {
   }
 };
 
-NcclCommunicator::NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
+NcclCommunicator::NcclCommunicator(int rank, int size, int device, gloo::rendezvous::Store& store, std::chrono::milliseconds timeout,
                                    Diagnosis diagnose)
     : state_(std::make_unique<State>()), rank_(rank), size_(size) {
   state_->device = device;
@@ -85,7 +85,8 @@ NcclCommunicator::NcclCommunicator(int rank, int size, int device, HttpStore& st
   ncclUniqueId id;
   if (rank == 0) {
     if (ncclGetUniqueId(&id) != ncclSuccess) throw CollectiveError("ncclGetUniqueId failed");
-    store.put("nccl/unique_id", std::string(reinterpret_cast<const char*>(&id), sizeof id));
+    const auto* bytes = reinterpret_cast<const char*>(&id);
+    store.set("nccl/unique_id", std::vector<char>(bytes, bytes + sizeof id));
   } else {
     std::vector<char> bytes = store.get("nccl/unique_id");
     if (bytes.size() != sizeof id) throw CollectiveError("nccl: the unique id in the store has the wrong size");

@@ -8,12 +8,13 @@
 // memory (staged through a device buffer, so host-side values such as a loss can be averaged
 // over the same communicator); each call tells them apart by the pointer.
 
+#include <gloo/rendezvous/store.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 
 #include "collective/communicator.h"
-#include "collective/http_store.h"
 
 namespace paddle::collective {
 
@@ -21,7 +22,7 @@ class NcclCommunicator : public Communicator {
  public:
   using Diagnosis = std::function<std::string()>;
 
-  NcclCommunicator(int rank, int size, int device, HttpStore& store, std::chrono::milliseconds timeout,
+  NcclCommunicator(int rank, int size, int device, gloo::rendezvous::Store& store, std::chrono::milliseconds timeout,
                    Diagnosis diagnose = {});
   ~NcclCommunicator() override;
 

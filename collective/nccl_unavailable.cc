@@ -4,7 +4,7 @@ namespace paddle::collective {
 
 struct NcclCommunicator::State {};
 
-NcclCommunicator::NcclCommunicator(int, int, int, HttpStore&, std::chrono::milliseconds, Diagnosis) {
+NcclCommunicator::NcclCommunicator(int, int, int, gloo::rendezvous::Store&, std::chrono::milliseconds, Diagnosis) {
   throw CollectiveError("the nccl backend is not in this build (configured without CUDA); use --backend=gloo");
 }
 NcclCommunicator::~NcclCommunicator() = default;

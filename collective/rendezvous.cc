@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <charconv>
-#include <cstdlib>
+#include <algorithm>
 #include <thread>
 
 #include "collective/communicator.h"
@@ -14,23 +13,20 @@
 namespace paddle::collective {
 std::string Rendezvous::who_left() {
   // The peer's connection may close a moment before the store hears of it.
-  std::optional<std::string> lost;
+  std::optional<std::vector<std::string>> lost;
+  const std::string self = std::to_string(config_.rank);
   for (int attempt = 0; attempt < 10; ++attempt) {
-    lost = store_->lost();
-    if (!lost || lost->find_first_not_of(std::to_string(config_.rank) + ",") != std::string::npos) break;
+    lost = liveness_->lost();
+    if (!lost || std::any_of(lost->begin(), lost->end(), [&](const std::string& name) { return name != self; })) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!lost)
     return fmt::format("rank 0 ({}), which hosts the rendezvous store, left the job", config_.endpoints.at(0));
   std::vector<std::string> names;
-  size_t start = 0;
-  while (start < lost->size()) {
-    size_t comma = lost->find(',', start);
-    if (comma == std::string::npos) comma = lost->size();
-    const int rank = static_cast<int>(common::parse_int(lost->substr(start, comma - start), "the store's lost-rank record"));
+  for (const std::string& name : *lost) {
+    const int rank = static_cast<int>(common::parse_int(name, "the store's lost record"));
     if (rank != config_.rank && rank >= 0 && rank < static_cast<int>(config_.endpoints.size()))
       names.push_back(fmt::format("{} ({})", rank, config_.endpoints[rank]));
-    start = comma + 1;
   }
   if (names.empty()) return "no rank has left the job";
   return fmt::format("rank(s) {} left the job", fmt::join(names, ", "));
@@ -51,6 +47,7 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
     }
   }
   store_ = std::make_unique<HttpStore>(host, port, config.timeout);
+  liveness_ = std::make_unique<Liveness>(host, port);
 
   common::WaitOptions wait;
   wait.timeout = config.timeout;
@@ -66,7 +63,7 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
           if (!registered)
             registered = store_->try_put(fmt::format("rendezvous/rank/{}", config.rank), config.endpoints.at(config.rank));
           if (!registered) throw std::runtime_error("store not reachable");
-          if (!presence_) presence_ = store_->announce_presence(std::to_string(config.rank));
+          if (!presence_) presence_ = liveness_->announce(std::to_string(config.rank));
           for (int r = 0; r < world; ++r)
             if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
         } catch (const std::exception&) {

@@ -13,6 +13,7 @@
 
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
+#include "collective/liveness.h"
 #include "common/environment.h"
 
 namespace paddle::collective {
@@ -40,7 +41,8 @@ class Rendezvous {
   RendezvousConfig config_;
   std::unique_ptr<KvStoreServer> server_;  // rank 0 only
   std::unique_ptr<HttpStore> store_;
-  std::unique_ptr<HttpStore::Presence> presence_;
+  std::unique_ptr<Liveness> liveness_;
+  std::unique_ptr<Liveness::Presence> presence_;
 };
 
 // PADDLE_COLLECTIVE_TIMEOUT in seconds (default 300); throws common::ConfigError when malformed.

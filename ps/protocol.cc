@@ -5,14 +5,13 @@ namespace {
 
 template <typename T>
 void put(unsigned char*& out, T v) {
-  std::memcpy(out, &v, sizeof v);
+  encode_fixed(out, v);
   out += sizeof v;
 }
 
 template <typename T>
 T take(const unsigned char*& in) {
-  T v;
-  std::memcpy(&v, in, sizeof v);
+  const T v = decode_fixed<T>(in);
   in += sizeof v;
   return v;
 }

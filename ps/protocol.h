@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "ps/coding.h"
 
 namespace paddle::ps {
 
@@ -63,26 +64,29 @@ Header decode_header(const unsigned char* in);
 // Appends little-endian values to a body.
 class Writer {
  public:
-  Writer& u32(uint32_t v) { return raw(&v, sizeof v); }
-  Writer& u64(uint64_t v) { return raw(&v, sizeof v); }
-  Writer& f32s(const float* v, size_t n) {
-    u64(n);
-    return raw(v, n * sizeof(float));
-  }
-  Writer& u64s(const uint64_t* v, size_t n) {
-    u64(n);
-    return raw(v, n * sizeof(uint64_t));
-  }
+  Writer& u32(uint32_t v) { return fixed(v); }
+  Writer& u64(uint64_t v) { return fixed(v); }
+  Writer& f32s(const float* v, size_t n) { return array(v, n); }
+  Writer& u64s(const uint64_t* v, size_t n) { return array(v, n); }
   Writer& str(const std::string& s) {
     u32(static_cast<uint32_t>(s.size()));
-    return raw(s.data(), s.size());
+    bytes_.insert(bytes_.end(), s.begin(), s.end());
+    return *this;
   }
   std::vector<unsigned char>& bytes() { return bytes_; }
 
  private:
-  Writer& raw(const void* p, size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    bytes_.insert(bytes_.end(), c, c + n);
+  template <typename T>
+  Writer& fixed(T v) {
+    bytes_.resize(bytes_.size() + sizeof v);
+    encode_fixed(bytes_.data() + bytes_.size() - sizeof v, v);
+    return *this;
+  }
+  template <typename T>
+  Writer& array(const T* v, size_t n) {
+    u64(n);
+    bytes_.resize(bytes_.size() + n * sizeof(T));
+    encode_array(bytes_.data() + bytes_.size() - n * sizeof(T), v, n);
     return *this;
   }
   std::vector<unsigned char> bytes_;
@@ -115,8 +119,7 @@ class Reader {
   template <typename T>
   T value() {
     need(sizeof(T));
-    T v;
-    std::memcpy(&v, data_ + at_, sizeof(T));
+    const T v = decode_fixed<T>(data_ + at_);
     at_ += sizeof(T);
     return v;
   }
@@ -125,7 +128,7 @@ class Reader {
     const uint64_t n = u64();
     if (n > (size_ - at_) / sizeof(T)) throw ProtocolError("array of " + std::to_string(n) + " does not fit the body");
     std::vector<T> v(static_cast<size_t>(n));
-    std::memcpy(v.data(), data_ + at_, v.size() * sizeof(T));
+    decode_array(data_ + at_, v.data(), v.size());
     at_ += v.size() * sizeof(T);
     return v;
   }

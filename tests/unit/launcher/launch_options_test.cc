@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "test_support.h"
+#include "tests/unit/launcher/test_support.h"
 #include "common/error.h"
 
 using namespace paddle::launcher;

@@ -11,7 +11,7 @@
 #include "launcher/launch_log.h"
 #include "launcher/log_echo.h"
 #include "launcher/plan_report.h"
-#include "test_support.h"
+#include "tests/unit/launcher/test_support.h"
 
 using namespace paddle::launcher;
 using namespace paddle::launcher::testing;

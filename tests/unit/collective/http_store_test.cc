@@ -1,0 +1,45 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "collective/http_store.h"
+#include "collective/kv_store_server.h"
+#include "common/error.h"
+
+using namespace paddle::collective;
+using namespace std::chrono_literals;
+
+TEST_CASE("the store keeps Gloo's contract: set, get, wait") {
+  KvStoreServer server("127.0.0.1", 0);
+  HttpStore store("127.0.0.1", server.port(), 5s);
+  store.set("a/b c", {'x', '\0', 'y'});  // any key, any bytes
+  CHECK(store.get("a/b c") == std::vector<char>{'x', '\0', 'y'});
+  CHECK(store.try_get("absent") == std::nullopt);
+  CHECK(store.try_put("k", "v"));
+  CHECK(store.try_get("k") == "v");
+
+  std::thread late([&] {
+    std::this_thread::sleep_for(100ms);
+    HttpStore other("127.0.0.1", server.port(), 5s);
+    other.set("late", {'1'});
+  });
+  store.wait({"k", "late"});  // blocks until the other writer's key appears
+  CHECK(store.get("late") == std::vector<char>{'1'});
+  late.join();
+}
+
+TEST_CASE("a key that never appears times out naming it and the store") {
+  KvStoreServer server("127.0.0.1", 0);
+  HttpStore store("127.0.0.1", server.port(), 5s);
+  CHECK_THROWS_WITH_AS(store.wait({"never"}, 100ms), doctest::Contains("key 'never' did not appear"),
+                       paddle::common::TimeoutError);
+}
+
+TEST_CASE("a store that is not up: single attempts say so, blocking calls time out") {
+  int port = 0;
+  { KvStoreServer gone("127.0.0.1", 0); port = gone.port(); }
+  HttpStore store("127.0.0.1", port, 200ms);
+  CHECK_FALSE(store.try_put("k", "v"));
+  CHECK_THROWS_AS(store.try_get("k"), paddle::common::PeerError);
+  CHECK_THROWS_WITH_AS(store.set("k", {'v'}), doctest::Contains("unreachable"), paddle::common::TimeoutError);
+}

@@ -1,0 +1,46 @@
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/file.h"
+
+using namespace paddle::common;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a result file is replaced whole, its directories made, no temporary left") {
+  const fs::path dir = fs::temp_directory_path() / ("atomic-" + std::to_string(::getpid()));
+  const fs::path file = dir / "out" / "metrics.json";
+  write_file_atomically(file, "{\"a\": 1}\n");
+  CHECK(slurp(file) == "{\"a\": 1}\n");
+  write_file_atomically(file, "2");
+  CHECK(slurp(file) == "2");
+  CHECK_FALSE(fs::exists(file.string() + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a write that cannot happen names the path and the reason") {
+  const fs::path dir = fs::temp_directory_path() / ("atomic-ro-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "file") << "x";
+  // A regular file where a directory should be: fails for root too.
+  const std::string blocked = (dir / "file").string();
+  CHECK_THROWS_WITH_AS(write_file_atomically(dir / "file" / "metrics.json", "x"),
+                       doctest::Contains(blocked.c_str()), DataError);
+  fs::remove_all(dir);
+}

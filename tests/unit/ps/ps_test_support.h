@@ -1,0 +1,99 @@
+#pragma once
+// What the parameter-server tests share: small tables, a server on a thread, quick client
+// options and raw frames for talking to a server byte by byte.
+
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <optional>
+#include <thread>
+
+#include "ps/client.h"
+#include "ps/protocol.h"
+#include "ps/server.h"
+#include "ps/tables.h"
+
+namespace paddle::ps::testing {
+
+inline ServerTables small_tables(size_t dense_size = 10) {
+  ServerTables t;
+  t.dense.push_back(std::make_unique<DenseTable>(dense_size, UpdateRule::parse("sgd", 0.5f)));
+  t.sparse.push_back(std::make_unique<SparseTable>(3, UpdateRule::parse("sgd", 0.5f), 42));
+  return t;
+}
+
+// A server on a free loopback port, run on a thread until every worker stops (or the end).
+struct RunningServer {
+  std::unique_ptr<ParameterServer> server;
+  std::thread thread;
+  explicit RunningServer(ServerOptions options, ServerTables tables = small_tables()) {
+    options.log = stderr;
+    server = std::make_unique<ParameterServer>(options, std::move(tables));
+    thread = std::thread([this] { server->run(); });
+  }
+  ~RunningServer() {
+    server->stop();
+    thread.join();
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(server->port()); }
+};
+
+inline ClientOptions quick() {
+  ClientOptions o;
+  o.connect_timeout = std::chrono::seconds(5);
+  o.request_timeout = std::chrono::seconds(5);
+  return o;
+}
+
+inline int raw_connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+inline std::vector<unsigned char> frame(uint16_t command, std::vector<unsigned char> body, uint16_t version = kVersion,
+                                 uint32_t magic = kMagic) {
+  Header h;
+  h.magic = magic;
+  h.version = version;
+  h.command = command;
+  h.request_id = 7;
+  h.body_bytes = static_cast<uint32_t>(body.size());
+  std::vector<unsigned char> out(kHeaderBytes);
+  encode_header(h, out.data());
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+// The reply header, or nothing when the server closed the connection.
+inline std::optional<Header> round_trip(int fd, const std::vector<unsigned char>& bytes) {
+  if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) return std::nullopt;
+  unsigned char h[kHeaderBytes];
+  size_t got = 0;
+  while (got < kHeaderBytes) {
+    ssize_t n = ::recv(fd, h + got, kHeaderBytes - got, 0);
+    if (n <= 0) return std::nullopt;
+    got += static_cast<size_t>(n);
+  }
+  Header header = decode_header(h);
+  std::vector<unsigned char> body(header.body_bytes);
+  size_t read = 0;
+  while (read < body.size()) {
+    ssize_t n = ::recv(fd, body.data() + read, body.size() - read, 0);
+    if (n <= 0) return std::nullopt;
+    read += static_cast<size_t>(n);
+  }
+  return header;
+}
+
+}  // namespace paddle::ps::testing

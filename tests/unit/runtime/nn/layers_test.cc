@@ -1,0 +1,84 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "runtime/nn/layers.h"
+#include "runtime/nn/residual.h"
+#include "runtime/nn/sequential.h"
+#include "tests/unit/runtime/nn/gradient_check.h"
+
+using namespace paddle::runtime;
+using namespace paddle::runtime::testing;
+
+TEST_CASE("layer gradients match finite differences") {
+  std::mt19937 rng(3);
+  SUBCASE("Linear") {
+    Linear l(5, 3, rng, "fc");
+    check_gradients(l, random_tensor({4, 5}, rng));
+  }
+  SUBCASE("Conv2D with padding and stride") {
+    Conv2D c(2, 3, 3, 2, 1, rng, "conv");
+    check_gradients(c, random_tensor({2, 2, 5, 5}, rng));
+  }
+  SUBCASE("ReLU") {
+    ReLU r;
+    check_gradients(r, random_tensor({3, 7}, rng));
+  }
+  SUBCASE("MaxPool2D") {
+    MaxPool2D m(2, 2);
+    check_gradients(m, random_tensor({2, 2, 4, 4}, rng));
+  }
+  SUBCASE("AvgPool2D, windowed and global") {
+    AvgPool2D a(2, 2);
+    check_gradients(a, random_tensor({2, 2, 4, 4}, rng));
+    AvgPool2D g(0, 0);
+    check_gradients(g, random_tensor({2, 3, 3, 3}, rng));
+  }
+  SUBCASE("BatchNorm2D") {
+    BatchNorm2D bn(3, "bn");
+    check_gradients(bn, random_tensor({4, 3, 2, 2}, rng), 5e-2);
+  }
+  SUBCASE("Residual with a projection shortcut, and with identity") {
+    Sequential branch, shortcut;
+    branch.add(std::make_unique<Conv2D>(2, 3, 3, 1, 1, rng, "b.conv")).add(std::make_unique<ReLU>());
+    shortcut.add(std::make_unique<Conv2D>(2, 3, 1, 1, 0, rng, "s.conv"));
+    Residual projected(std::move(branch), std::move(shortcut));
+    check_gradients(projected, random_tensor({2, 2, 4, 4}, rng));
+    Sequential same;
+    same.add(std::make_unique<Conv2D>(3, 3, 3, 1, 1, rng, "i.conv"));
+    Residual identity(std::move(same), Sequential());
+    check_gradients(identity, random_tensor({1, 3, 4, 4}, rng));
+  }
+  SUBCASE("MaxPool2D with padding") {
+    MaxPool2D m(3, 2, 1);
+    check_gradients(m, random_tensor({1, 2, 5, 5}, rng));
+  }
+  SUBCASE("Embedding") {
+    Embedding e(10, 4, rng, "emb");
+    const std::vector<int64_t> id_values{1, 2, 9, 0, 2, 5};
+    Tensor ids = Tensor::from_ids({2, 3}, id_values);
+    Tensor w = random_tensor({2, 12}, rng);
+    e.forward(ids, true);
+    e.backward(w);
+    auto g = e.parameters()[0]->grad.values();
+    CHECK(g[2 * 4 + 1] == doctest::Approx(w.values()[1 * 4 + 1] + w.values()[4 * 4 + 1]));
+    // ids given as whole floats are the same ids
+    e.parameters()[0]->grad.zero();
+    e.forward(Tensor::from_values({2, 3}, {1, 2, 9, 0, 2, 5}), true);
+    e.backward(w);
+    CHECK(e.parameters()[0]->grad.values()[2 * 4 + 1] == doctest::Approx(g[2 * 4 + 1]));
+    CHECK_THROWS_AS(e.forward(Tensor({1, 1}, 10.0f), true), std::out_of_range);
+    CHECK_THROWS_AS(e.forward(Tensor({1, 1}, 1.5f), true), std::invalid_argument);
+  }
+}
+
+TEST_CASE("Dropout keeps the expectation and is the identity in evaluation") {
+  Dropout d(0.5f, 1);
+  Tensor x({1, 10000}, 1.0f);
+  Tensor y = d.forward(x, true);
+  double sum = 0;
+  for (float v : y.values()) sum += v;
+  CHECK(sum / 10000 == doctest::Approx(1.0).epsilon(0.05));
+  CHECK(d.forward(x, false).to_vector() == x.to_vector());
+}
