@@ -1,30 +1,129 @@
 #include "runtime/distributed/fleet.h"
 
-#include <stdexcept>
+#include <fmt/format.h>
 
-namespace paddle::fleet {
+#include "common/error.h"
+#include "common/parse.h"
+#include "ps/local_parameter_store.h"
 
-std::unique_ptr<Fleet> Fleet::init(bool is_collective, DistributedStrategy strategy) {
-  if (strategy.a_sync || strategy.k_steps > 0 || !is_collective)
-    throw std::invalid_argument("fleet: parameter-server training (a_sync, k_steps, is_collective=false) is not "
-                                "available in this build");
-  auto context = runtime::DistributedContext::from_environment(runtime::current_environment());
-  return std::unique_ptr<Fleet>(new Fleet(std::move(context), strategy));
+namespace paddle::runtime {
+namespace {
+
+ps::ClientOptions client_options(const common::Environment& env) {
+  ps::ClientOptions options;
+  options.connect_timeout = common::env_seconds(env, "PADDLE_PS_CONNECT_TIMEOUT", std::chrono::seconds(300));
+  options.request_timeout = common::env_seconds(env, "PADDLE_PS_REQUEST_TIMEOUT", std::chrono::seconds(300));
+  return options;
 }
 
-DistributedModel Fleet::distributed_model(runtime::Sequential& net) {
-  std::unique_ptr<runtime::DataParallel> parallel;
-  if (auto* comm = context_->communicator()) {
-    parallel = std::make_unique<runtime::DataParallel>(net, *comm,
-                                                       static_cast<size_t>(strategy_.fuse_grad_size_in_MB * (1 << 20)));
+}  // namespace
+
+Fleet::Fleet(common::Environment env, Topology topology, DistributedStrategy strategy)
+    : env_(std::move(env)), topology_(std::move(topology)), strategy_(strategy) {}
+
+Fleet::~Fleet() = default;
+
+std::unique_ptr<Fleet> Fleet::init(bool is_collective, DistributedStrategy strategy, const common::Environment& env) {
+  Topology topology = topology_from_environment(env);
+  if (is_collective && topology.kind == JobKind::kParameterServer)
+    throw TopologyError(fmt::format("this is a parameter-server job ({}), but the program asked for collective "
+                                    "training; launch without --server_num/--servers or call Fleet::init(false)",
+                                    topology.style));
+  if (!is_collective && topology.kind == JobKind::kCollective)
+    throw TopologyError(fmt::format("this is a collective job ({}), but the program asked for parameter servers; "
+                                    "launch with --server_num/--worker_num",
+                                    topology.style));
+  if (strategy.a_sync_configs.k_steps < 0)
+    throw common::ConfigError(fmt::format("a_sync_configs.k_steps {} is negative", strategy.a_sync_configs.k_steps));
+  std::unique_ptr<Fleet> fleet(new Fleet(env, std::move(topology), strategy));
+  if (is_collective) fleet->context_ = DistributedContext::from_environment(env);
+  return fleet;
+}
+
+DistributedContext& Fleet::context() {
+  if (!context_) throw std::logic_error("Fleet::context: this fleet was initialized for parameter servers");
+  return *context_;
+}
+
+void Fleet::barrier() { context().barrier(); }
+
+float Fleet::average(float value) { return context().average(value); }
+
+Execution& Fleet::execution() {
+  if (!execution_) execution_ = std::make_unique<Execution>(context().device(), strategy_.tf32);
+  return *execution_;
+}
+
+DistributedModel Fleet::distributed_model(Sequential& net) {
+  net.place(execution());
+  std::unique_ptr<DataParallel> parallel;
+  if (auto* comm = context().communicator()) {
+    parallel = std::make_unique<DataParallel>(net, *comm, static_cast<size_t>(strategy_.fuse_grad_size_in_MB * (1 << 20)),
+                                              &execution());
     parallel->broadcast_parameters();
   }
   return DistributedModel(net, std::move(parallel));
 }
 
-DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<runtime::Optimizer> optimizer,
-                                                  DistributedModel& model) {
+DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model) {
+  optimizer->place(execution());
   return DistributedOptimizer(std::move(optimizer), model);
+}
+
+void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir) {
+  if (!is_server()) throw std::logic_error("Fleet::init_server called on a worker");
+  ps::ServerOptions options;
+  const common::Endpoint endpoint = common::parse_endpoint(topology_.current_endpoint, "this server's endpoint");
+  options.ip = endpoint.host;
+  options.port = endpoint.port;
+  options.server_index = topology_.server_index;
+  options.server_count = static_cast<int>(topology_.server_endpoints.size());
+  options.workers = topology_.trainer_num;
+  options.sync = strategy_.ps_mode() == PsMode::kSync;
+  server_ = std::make_unique<ps::ParameterServer>(
+      options, ps::build_server_tables(tables, options.server_index, options.server_count));
+  if (!dir.empty()) server_->load(dir);
+}
+
+void Fleet::run_server() {
+  if (!server_) throw std::logic_error("Fleet::run_server before init_server");
+  server_->run();
+  fmt::print("all workers stopped; server {} exits\n", topology_.current_endpoint);
+}
+
+void Fleet::init_worker(const ps::TableSpecs& tables) {
+  if (!is_worker()) throw std::logic_error("Fleet::init_worker called on a server");
+  if (topology_.kind == JobKind::kSingle) {
+    if (strategy_.ps_mode() != PsMode::kSync)
+      throw common::ConfigError("async and GEO parameter-server training need servers (paddle-launch "
+                                "--server_num); one process trains sync");
+    auto local = ps::build_local_tables(tables);
+    local_ = std::make_unique<ps::LocalParameterStore>(std::move(local.dense), std::move(local.sparse));
+    return;
+  }
+  const ps::ClientOptions options = client_options(env_);
+  client_ = std::make_unique<ps::PsClient>(topology_.server_endpoints, options);
+  if (strategy_.ps_mode() == PsMode::kAsync)
+    async_ = std::make_unique<ps::AsyncCommunicator>(std::make_unique<ps::PsClient>(topology_.server_endpoints, options),
+                                                     static_cast<size_t>(strategy_.a_sync_configs.send_queue_size),
+                                                     static_cast<size_t>(strategy_.a_sync_configs.max_merge_var_num));
+}
+
+ps::ParameterStore& Fleet::parameter_store() {
+  if (client_) return *client_;
+  if (local_) return *local_;
+  throw std::logic_error("Fleet::parameter_store before init_worker");
+}
+
+void Fleet::save_persistables(const std::string& dir) {
+  if (!client_) throw common::ConfigError("save_persistables needs parameter servers (ps.save_dir in a PS job)");
+  client_->save(dir);
+}
+
+void Fleet::stop_worker() {
+  if (async_) async_->flush();
+  async_.reset();
+  if (client_) client_->stop_worker();
 }
 
 void DistributedModel::synchronize() {
@@ -36,4 +135,4 @@ void DistributedOptimizer::step(float lr) {
   optimizer_->step(model_.parameters(), lr);
 }
 
-}  // namespace paddle::fleet
+}  // namespace paddle::runtime

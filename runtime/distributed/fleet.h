@@ -1,45 +1,74 @@
 #pragma once
-// Fleet: the few calls a training program needs to run data-parallel, shaped like Paddle's
-// paddle.distributed.fleet:
+// Fleet: the one face a training program uses for distributed training, in either mode, shaped
+// like Paddle's paddle.distributed.fleet. The process's role and peers come from its
+// environment (paddle-launch, or by hand: see topology.h).
 //
-//   auto fleet = paddle::fleet::Fleet::init(/*is_collective=*/true);
-//   auto model = fleet->distributed_model(net);             // parameters broadcast from rank 0
+// Collective (trainers average gradients in fused buckets while backward runs):
+//
+//   auto fleet = Fleet::init(/*is_collective=*/true);
+//   auto model = fleet->distributed_model(net);    // placed on this rank's device, rank 0's weights
 //   auto opt = fleet->distributed_optimizer(make_optimizer({"momentum"}), model);
 //   for (...) { auto out = model.forward(x); ...; model.backward(dloss); opt.step(lr); opt.clear_grad(); }
 //
-// The process's role and peers come from its environment (paddle-launch, or by hand: see
-// topology.h). Gradients are averaged in fused buckets while backward runs.
+// Parameter server (the model describes its tables; servers hold them, workers push and pull):
+//
+//   auto fleet = Fleet::init(/*is_collective=*/false, strategy);
+//   if (fleet->is_server()) { fleet->init_server(tables, dir); fleet->run_server(); return 0; }
+//   fleet->init_worker(tables);
+//   ... fleet->parameter_store().pull_dense(...) / push_dense(...) ...
+//   fleet->stop_worker();
+//
+// The strategy picks the PS mode as Paddle's does: a_sync off is sync (every step's pushes are
+// applied together at a barrier); a_sync on with a_sync_configs.k_steps 0 is async (a
+// communicator thread merges and sends gradients while training goes on); k_steps > 0 is GEO
+// (k local steps, then the deltas go to the servers).
 
 #include <memory>
+#include <string>
 
+#include "common/environment.h"
+#include "ps/async_communicator.h"
+#include "ps/client.h"
+#include "ps/parameter_store.h"
+#include "ps/server.h"
+#include "ps/table_spec.h"
+#include "runtime/core/execution.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/distributed/distributed_context.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/sequential.h"
 
-namespace paddle::fleet {
+namespace paddle::runtime {
+
+enum class PsMode { kSync, kAsync, kGeo };
 
 struct DistributedStrategy {
-  double fuse_grad_size_in_MB = 25;  // gradient bucket size
-  bool a_sync = false;               // parameter-server modes: not available yet
-  int k_steps = 0;
+  double fuse_grad_size_in_MB = 25;  // collective: gradient bucket size
+  bool tf32 = false;                 // collective on a GPU: allow TF32 tensor cores
+  bool a_sync = false;               // PS: off = sync
+  struct {
+    int k_steps = 0;               // PS with a_sync: 0 = async, > 0 = GEO every k steps
+    int send_queue_size = 16;      // async: steps queued before training waits
+    int max_merge_var_num = 4;     // async: steps merged into one send
+  } a_sync_configs;
+
+  PsMode ps_mode() const { return !a_sync ? PsMode::kSync : a_sync_configs.k_steps > 0 ? PsMode::kGeo : PsMode::kAsync; }
 };
 
 class DistributedModel {
  public:
-  runtime::Tensor forward(const runtime::Tensor& x, bool training = true) { return net_.forward(x, training); }
-  runtime::Tensor backward(const runtime::Tensor& dy) { return net_.backward(dy); }
+  Tensor forward(const Tensor& x, bool training = true) { return net_.forward(x, training); }
+  Tensor backward(const Tensor& dy) { return net_.backward(dy); }
   // Waits until every gradient is averaged over the workers.
   void synchronize();
-  std::vector<runtime::Parameter*> parameters() { return net_.parameters(); }
-  runtime::Sequential& net() { return net_; }
+  std::vector<Parameter*> parameters() { return net_.parameters(); }
+  Sequential& net() { return net_; }
 
  private:
   friend class Fleet;
-  DistributedModel(runtime::Sequential& net, std::unique_ptr<runtime::DataParallel> parallel)
-      : net_(net), parallel_(std::move(parallel)) {}
-  runtime::Sequential& net_;
-  std::unique_ptr<runtime::DataParallel> parallel_;  // null with one worker
+  DistributedModel(Sequential& net, std::unique_ptr<DataParallel> parallel) : net_(net), parallel_(std::move(parallel)) {}
+  Sequential& net_;
+  std::unique_ptr<DataParallel> parallel_;  // null with one worker
 };
 
 class DistributedOptimizer {
@@ -47,39 +76,81 @@ class DistributedOptimizer {
   // Synchronizes the gradients, then updates the parameters.
   void step(float lr);
   void clear_grad() { model_.net().zero_grad(); }
-  runtime::Optimizer& inner() { return *optimizer_; }
+  Optimizer& inner() { return *optimizer_; }
 
  private:
   friend class Fleet;
-  DistributedOptimizer(std::unique_ptr<runtime::Optimizer> optimizer, DistributedModel& model)
+  DistributedOptimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model)
       : optimizer_(std::move(optimizer)), model_(model) {}
-  std::unique_ptr<runtime::Optimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
   DistributedModel& model_;
 };
 
 class Fleet {
  public:
-  // Joins the job described by the environment. Throws runtime::TopologyError or
-  // collective::CollectiveError naming what is wrong.
-  static std::unique_ptr<Fleet> init(bool is_collective = true, DistributedStrategy strategy = {});
+  // Joins the job `env` describes. A collective job rendezvouses here; a PS job connects in
+  // init_server / init_worker. Throws TopologyError (a ConfigError) naming the variables at
+  // fault, or collective errors naming the ranks.
+  static std::unique_ptr<Fleet> init(bool is_collective = true, DistributedStrategy strategy = {},
+                                     const common::Environment& env = common::current_environment());
+  ~Fleet();
 
-  int worker_index() const { return context_->rank(); }
-  int worker_num() const { return context_->world(); }
-  bool is_worker() const { return context_->topology().is_worker(); }
-  bool is_server() const { return context_->topology().is_server(); }
-  bool is_first_worker() const { return context_->topology().is_first_worker(); }
-  void barrier() { context_->barrier(); }
+  const Topology& topology() const { return topology_; }
+  const DistributedStrategy& strategy() const { return strategy_; }
+  int worker_index() const { return topology_.trainer_id; }
+  int worker_num() const { return topology_.trainer_num; }
+  bool is_worker() const { return topology_.is_worker(); }
+  bool is_server() const { return topology_.is_server(); }
+  bool is_first_worker() const { return topology_.is_first_worker(); }
+
+  // Collective.
+  void barrier();
   // The mean of a value (a loss) over the workers.
-  float average(float value) { return context_->average(value); }
+  float average(float value);
+  DistributedContext& context();
+  // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL; else the CPU).
+  Execution& execution();
+  DistributedModel distributed_model(Sequential& net);
+  DistributedOptimizer distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model);
 
-  DistributedModel distributed_model(runtime::Sequential& net);
-  DistributedOptimizer distributed_optimizer(std::unique_ptr<runtime::Optimizer> optimizer, DistributedModel& model);
+  // Parameter server: a server's role.
+  // Builds this server's share of `tables` and binds its endpoint; with `dir`, loads the
+  // checkpoint save_persistables wrote there.
+  void init_server(const ps::TableSpecs& tables, const std::string& dir = "");
+  // Serves until every worker has called stop_worker().
+  void run_server();
+
+  // Parameter server: a worker's role.
+  // Connects to every server (waiting for late ones, PADDLE_PS_CONNECT_TIMEOUT); a single
+  // process instead keeps `tables` locally and trains sync (the other modes need servers).
+  void init_worker(const ps::TableSpecs& tables);
+  ps::ParameterStore& parameter_store();
+  // The barrier of sync mode: every worker's pushes of this step are applied when it returns.
+  void ps_barrier() { parameter_store().barrier(); }
+  // Async mode: hands a step's gradients to the communicator thread; null in the other modes.
+  ps::AsyncCommunicator* async_communicator() { return async_.get(); }
+  // Every server writes its share of the tables into `dir` (one worker asks; the others need not).
+  void save_persistables(const std::string& dir);
+  // Sends what async mode still holds and tells the servers this worker is done.
+  void stop_worker();
 
  private:
-  Fleet(std::unique_ptr<runtime::DistributedContext> context, DistributedStrategy strategy)
-      : context_(std::move(context)), strategy_(strategy) {}
-  std::unique_ptr<runtime::DistributedContext> context_;
+  Fleet(common::Environment env, Topology topology, DistributedStrategy strategy);
+
+  common::Environment env_;
+  Topology topology_;
   DistributedStrategy strategy_;
+  std::unique_ptr<DistributedContext> context_;  // collective
+  std::unique_ptr<Execution> execution_;         // collective, made on first use
+  std::unique_ptr<ps::ParameterServer> server_;  // PS server
+  std::unique_ptr<ps::PsClient> client_;         // PS worker with servers
+  std::unique_ptr<ps::ParameterStore> local_;    // PS worker alone
+  std::unique_ptr<ps::AsyncCommunicator> async_;
 };
 
-}  // namespace paddle::fleet
+}  // namespace paddle::runtime
+
+namespace paddle {
+// Paddle's spelling: paddle::fleet::Fleet.
+namespace fleet = runtime;
+}  // namespace paddle

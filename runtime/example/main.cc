@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "common/parse.h"
 #include "runtime/data/batch_loader.h"
 #include "runtime/data/data_sources.h"
 #include "runtime/distributed/fleet.h"
@@ -18,8 +19,8 @@ using namespace paddle;
 
 int main(int argc, char** argv) {
   const std::string data_dir = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
-  const size_t samples = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
-  const int epochs = argc > 3 ? std::atoi(argv[3]) : 1;
+  const size_t samples = argc > 2 ? static_cast<size_t>(common::parse_int(argv[2], "SAMPLES", 0)) : 0;
+  const int epochs = argc > 3 ? static_cast<int>(common::parse_int(argv[3], "EPOCHS", 1)) : 1;
 
   auto fleet = fleet::Fleet::init(/*is_collective=*/true);
   auto data = runtime::load_fashion_mnist(data_dir);
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     runtime::BatchLoader loader(data.train, shard, epoch);
     float loss = 0;
     while (auto batch = loader.next()) {
-      auto out = model.forward(batch->inputs);
+      auto out = model.forward(batch->inputs.to(fleet->execution().device()));
       auto result = runtime::softmax_cross_entropy(out, batch->labels);
       model.backward(result.grad);
       optimizer.step(0.01f);

@@ -113,16 +113,31 @@ Evaluation evaluate(WideDeep& model, ps::ParameterStore& store, const CtrDataset
 
 }  // namespace
 
-ps::ServerTables ctr_server_tables(const nlohmann::json& config, int index, int count) {
+ps::TableSpecs wide_deep_tables(const nlohmann::json& config) {
   WideDeep model = make_model(config);
-  const auto rule = ps::UpdateRule::parse(config.at("ps").at("server_optimizer"), config.at("optimizer").at("lr"));
-  auto [begin, end] = ps::dense_block(model.dense_size(), static_cast<size_t>(count), static_cast<size_t>(index));
-  ps::ServerTables tables;
-  tables.dense.push_back(std::make_unique<ps::DenseTable>(end - begin, rule));
   const uint64_t seed = config.at("seed");
-  tables.sparse.push_back(std::make_unique<ps::SparseTable>(model.embedding_dim(), rule, seed));
-  tables.sparse.push_back(std::make_unique<ps::SparseTable>(1, rule, seed + 1));
+  ps::TableSpecs tables;
+  tables.dense.push_back({"deep", model.dense_size()});
+  tables.sparse.push_back({"embedding", model.embedding_dim(), seed});
+  tables.sparse.push_back({"wide", 1, seed + 1});
+  tables.update_rule = config.at("ps").at("server_optimizer");
+  tables.learning_rate = config.at("optimizer").at("lr");
   return tables;
+}
+
+DistributedStrategy ps_strategy(const nlohmann::json& config) {
+  const std::string mode = config.at("ps").at("mode");
+  const int64_t k_steps = config.at("ps").at("k_steps");
+  DistributedStrategy strategy;
+  strategy.a_sync_configs.send_queue_size = config.at("ps").at("send_queue_size");
+  strategy.a_sync_configs.max_merge_var_num = config.at("ps").at("max_merge_var_num");
+  if (mode == "sync") return strategy;
+  strategy.a_sync = true;
+  if (mode == "async") return strategy;
+  if (mode != "geo") throw common::ConfigError(fmt::format("ps.mode '{}' is not sync, async or geo", mode));
+  if (k_steps <= 0) throw common::ConfigError("ps.mode geo needs ps.k_steps > 0");
+  strategy.a_sync_configs.k_steps = static_cast<int>(k_steps);
+  return strategy;
 }
 
 namespace {
@@ -192,9 +207,13 @@ class GeoState {
 
 }  // namespace
 
-nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store, int rank, int world,
-                         bool initialize_dense, ps::AsyncCommunicator* async) {
+nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
   const auto started = Clock::now();
+  ps::ParameterStore& store = fleet.parameter_store();
+  ps::AsyncCommunicator* async = fleet.async_communicator();
+  const int rank = fleet.worker_index(), world = fleet.worker_num();
+  const std::string init_dir = config.at("ps").at("init_dir");
+  const bool initialize_dense = rank == 0 && init_dir.empty();  // else the servers loaded a checkpoint
   CtrDataset train = load(config);
   const size_t test_begin = static_cast<size_t>(static_cast<double>(train.size()) *
                                                 (1.0 - config.at("ctr").at("test_fraction").get<double>()));
@@ -214,15 +233,11 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
              total_dense, dim, train.size(), test.size(), steps_per_epoch);
   std::fflush(stdout);
 
-  const std::string mode = config.at("ps").at("mode");
-  if (mode != "sync" && mode != "async" && mode != "geo")
-    throw common::ConfigError(fmt::format("ps.mode '{}' is not sync, async or geo", mode));
-  if (mode == "async" && async == nullptr) throw common::ConfigError("ps.mode async needs parameter servers");
-  const int64_t k_steps = config.at("ps").at("k_steps");
-  if (mode == "geo" && k_steps <= 0) throw common::ConfigError("ps.mode geo needs ps.k_steps > 0");
+  const PsMode mode = fleet.strategy().ps_mode();
+  const int64_t k_steps = fleet.strategy().a_sync_configs.k_steps;
   const float local_lr = config.at("optimizer").at("lr");
   std::unique_ptr<GeoState> geo;
-  if (mode == "geo") geo = std::make_unique<GeoState>(store, total_dense, dim);
+  if (mode == PsMode::kGeo) geo = std::make_unique<GeoState>(store, total_dense, dim);
   int64_t window = 0;
 
   const int64_t epochs = config.at("epochs"), max_steps = config.at("max_steps");
@@ -253,12 +268,12 @@ nlohmann::json train_ctr(const nlohmann::json& config, ps::ParameterStore& store
         for (size_t d = 0; d < dim; ++d) emb_grads[rows.slot_of[i] * dim + d] += r.d_embedding[i * dim + d];
         wide_grads[rows.slot_of[i]] += r.d_wide[i];
       }
-      if (mode == "sync") {
+      if (mode == PsMode::kSync) {
         store.push_dense(kDenseTable, model.dense_grads());
         store.push_sparse(kEmbeddingTable, rows.keys, emb_grads, dim);
         store.push_sparse(kWideTable, rows.keys, wide_grads, 1);
         store.barrier();
-      } else if (mode == "async") {
+      } else if (mode == PsMode::kAsync) {
         ps::StepGradients step_grads;
         step_grads.dense = model.dense_grads();
         step_grads.sparse.push_back({kEmbeddingTable, dim, rows.keys, std::move(emb_grads)});
