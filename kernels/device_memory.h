@@ -2,14 +2,13 @@
 // Device memory: allocation on a CUDA device and copies between host and device memory, for
 // tensor storage. Allocations are stream-ordered on the default stream (cached by CUDA's memory
 // pool, so a training step's temporaries cost no device synchronisation), and copies are ordered
-// after every kernel already queued on the device. A build without CUDA throws on every call.
+// after every kernel already queued on the device. A build without CUDA throws on every call
+// (kernels/device_memory_none.cc); whether CUDA was built is kernels::cuda_built() in
+// kernels/context.h.
 
 #include <cstddef>
 
 namespace paddle::kernels {
-
-// Whether this build has CUDA support (it may still find no device).
-bool cuda_built();
 
 void* cuda_allocate(size_t bytes, int device);
 void cuda_release(void* pointer) noexcept;

@@ -1,20 +1,16 @@
-#include <stdexcept>
+// Device memory in a build without CUDA: no CUDA Execution can be made, so no tensor is ever on
+// a device; a request that still arrives meets the error of kernels/context.h.
 
+#include <string>
+
+#include "kernels/context.h"
 #include "kernels/device_memory.h"
 
 namespace paddle::kernels {
-namespace {
 
-[[noreturn]] void unavailable() {
-  throw std::runtime_error("this build has no CUDA support (configured without nvcc); use the CPU");
-}
-
-}  // namespace
-
-bool cuda_built() { return false; }
-void* cuda_allocate(size_t, int) { unavailable(); }
+void* cuda_allocate(size_t, int device) { throw_cuda_not_built(("memory on gpu:" + std::to_string(device)).c_str()); }
 void cuda_release(void*) noexcept {}
-void cuda_copy(void*, const void*, size_t, CopyKind) { unavailable(); }
-void cuda_zero(void*, size_t) { unavailable(); }
+void cuda_copy(void*, const void*, size_t, CopyKind) { throw_cuda_not_built("a copy to or from a CUDA device"); }
+void cuda_zero(void*, size_t) { throw_cuda_not_built("zeroing CUDA memory"); }
 
 }  // namespace paddle::kernels

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/functors.h"
+
 namespace paddle::ps {
 
 UpdateRule UpdateRule::parse(const std::string& name, float lr) {
@@ -17,26 +19,24 @@ UpdateRule UpdateRule::parse(const std::string& name, float lr) {
 
 void UpdateRule::apply(float* values, float* state, const float* grads, size_t n, int64_t step) const {
   switch (kind) {
-    case Kind::kSgd:
-      for (size_t i = 0; i < n; ++i) values[i] -= lr * grads[i];
+    case Kind::kSgd: {
+      const kernels::SgdStep sgd{lr};
+      for (size_t i = 0; i < n; ++i) sgd(values[i], grads[i]);
       return;
-    case Kind::kAdagrad:
-      for (size_t i = 0; i < n; ++i) {
-        state[i] += grads[i] * grads[i];
-        values[i] -= lr * grads[i] / (std::sqrt(state[i]) + 1e-6f);
-      }
+    }
+    case Kind::kAdagrad: {
+      const kernels::AdagradStep adagrad{lr, 1e-6f};
+      for (size_t i = 0; i < n; ++i) adagrad(values[i], grads[i], state[i]);
       return;
+    }
     case Kind::kAdam: {
       const double c1 = 1.0 - std::pow(beta1, static_cast<double>(step));
       const double c2 = 1.0 - std::pow(beta2, static_cast<double>(step));
       const float size = static_cast<float>(lr * std::sqrt(c2) / c1);
+      const kernels::AdamStep adam{size, beta1, beta2, epsilon};
       float* m = state;
       float* v = state + n;
-      for (size_t i = 0; i < n; ++i) {
-        m[i] = beta1 * m[i] + (1 - beta1) * grads[i];
-        v[i] = beta2 * v[i] + (1 - beta2) * grads[i] * grads[i];
-        values[i] -= size * m[i] / (std::sqrt(v[i]) + epsilon);
-      }
+      for (size_t i = 0; i < n; ++i) adam(values[i], grads[i], m[i], v[i]);
       return;
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // UpdateRule: the optimizer a parameter server applies to its rows: SGD, Adagrad or Adam,
-// each keeping its state beside the values (state_width() floats per value).
+// each keeping its state beside the values (state_width() floats per value). The arithmetic is the
+// runtime optimizers' (kernels/functors.h), without weight decay.
 
 #include <cstddef>
 #include <cstdint>

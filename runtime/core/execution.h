@@ -1,36 +1,34 @@
 #pragma once
-// Execution: where a model's layers run. On the CPU it needs nothing; on a CUDA device it owns
-// the cuBLAS and cuDNN handles and the stream that every kernel of the model is queued on, in
-// order, so a layer never waits for the device unless its result is read on the host.
+// Execution: where a model's layers run. On the CPU it needs nothing; on a CUDA device its kernel
+// context owns the cuBLAS and cuDNN handles and the stream that every kernel of the model is
+// queued on, in order, so a layer never waits for the device unless its result is read on the
+// host.
 
-#include <memory>
-
+#include "kernels/context.h"
 #include "runtime/core/device.h"
-
-namespace paddle::kernels::cuda {
-class Handles;
-}
 
 namespace paddle::runtime {
 
 class Execution {
  public:
   // Throws std::runtime_error when the build has no CUDA or the device cannot be used. tf32 lets
-  // GEMMs and convolutions on a CUDA device use TF32 tensor cores (kernels/cuda_kernels.h).
+  // GEMMs and convolutions on a CUDA device use TF32 tensor cores (kernels/cuda/handles.h).
   explicit Execution(const Device& device, bool tf32 = false);
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
   const Device& device() const { return device_; }
+  // What the kernels of kernels/<family>.h take: the CPU, or this device with its handles.
+  const kernels::Context& context() const { return context_; }
   // The CUDA handles; throws std::logic_error on the CPU.
-  kernels::cuda::Handles& cuda();
+  kernels::cuda::Handles& cuda() { return context_.cuda(); }
   // Waits for every kernel and copy queued on the device so far (nothing on the CPU).
-  void synchronize();
+  void synchronize() { context_.synchronize(); }
 
  private:
   Device device_;
-  std::unique_ptr<kernels::cuda::Handles> handles_;
+  kernels::Context context_;
 };
 
 }  // namespace paddle::runtime

@@ -4,9 +4,12 @@
 // dLoss/dInput.
 //
 // A layer runs where place() put it: its parameters and buffers move to the execution's device,
-// and forward/backward then take and return tensors on that device, running the CPU kernels or
-// their CUDA twins. A new layer is on the CPU.
+// and forward/backward then take and return tensors on that device, calling the kernels of
+// kernels/<family>.h with the execution's context (one call per op, whichever the device). A new
+// layer is on the CPU.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
@@ -41,10 +44,16 @@ class Layer {
   Device device() const { return execution_ != nullptr ? execution_->device() : Device::cpu(); }
 
  protected:
-  bool on_cuda() const { return execution_ != nullptr && execution_->device().is_cuda(); }
-  kernels::cuda::Handles& cuda() { return execution_->cuda(); }
+  // Where this layer's kernels run: the execution's context once placed, else the CPU.
+  const kernels::Context& context() const {
+    return execution_ != nullptr ? execution_->context() : kernels::Context::host();
+  }
   // Throws std::invalid_argument when `x` is not on this layer's device.
   void require_device(const Tensor& x, const char* layer) const;
+  // Throws std::invalid_argument when `x` is not of rank `rank`.
+  static void require_rank(const Tensor& x, size_t rank, const char* layer);
+  // Tensor extents as the kernels' int sizes.
+  static int as_int(int64_t v) { return static_cast<int>(v); }
 
   Execution* execution_ = nullptr;
 };

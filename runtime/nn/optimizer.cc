@@ -5,10 +5,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/cuda_kernels.h"
+#include "kernels/optimizer_update.h"
 
 namespace paddle::runtime {
-namespace gpu = kernels::cuda;
 
 Tensor& Optimizer::slot(const std::string& kind, const Parameter& p) {
   Tensor& t = state_[kind + "/" + p.name];
@@ -18,9 +17,10 @@ Tensor& Optimizer::slot(const std::string& kind, const Parameter& p) {
   return t;
 }
 
-kernels::cuda::Handles& Optimizer::cuda() const {
+const kernels::Context& Optimizer::context(const Parameter& p) const {
+  if (!p.value.on_cuda()) return kernels::Context::host();
   if (execution_ == nullptr) throw std::logic_error("optimizer: parameters on a CUDA device, but place() was not called");
-  return execution_->cuda();
+  return execution_->context();
 }
 
 namespace {
@@ -32,13 +32,7 @@ class Sgd : public Optimizer {
   explicit Sgd(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
-      if (on_cuda(*p)) {
-        gpu::sgd_update(cuda(), p->value.ptr(), p->grad.ptr(), size_of(*p), lr, c_.weight_decay);
-        continue;
-      }
-      auto w = p->value.values();
-      auto g = p->grad.values();
-      for (size_t i = 0; i < w.size(); ++i) w[i] -= lr * (g[i] + c_.weight_decay * w[i]);
+      kernels::sgd_update(context(*p), p->value.ptr(), p->grad.ptr(), size_of(*p), lr, c_.weight_decay);
     }
     ++steps_;
   }
@@ -54,19 +48,8 @@ class Momentum : public Optimizer {
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
       Tensor& velocity = slot("velocity", *p);
-      if (on_cuda(*p)) {
-        gpu::momentum_update(cuda(), p->value.ptr(), p->grad.ptr(), velocity.ptr(), size_of(*p), lr, c_.momentum,
-                             c_.weight_decay);
-        continue;
-      }
-      auto w = p->value.values();
-      auto grad = p->grad.values();
-      auto v = velocity.values();
-      for (size_t i = 0; i < v.size(); ++i) {
-        const float g = grad[i] + c_.weight_decay * w[i];
-        v[i] = c_.momentum * v[i] + g;
-        w[i] -= lr * v[i];
-      }
+      kernels::momentum_update(context(*p), p->value.ptr(), p->grad.ptr(), velocity.ptr(), size_of(*p), lr,
+                               c_.momentum, c_.weight_decay);
     }
     ++steps_;
   }
@@ -86,20 +69,8 @@ class Adam : public Optimizer {
     for (Parameter* p : params) {
       Tensor& moment1 = slot("moment1", *p);
       Tensor& moment2 = slot("moment2", *p);
-      if (on_cuda(*p)) {
-        gpu::adam_update(cuda(), p->value.ptr(), p->grad.ptr(), moment1.ptr(), moment2.ptr(), size_of(*p), step_size,
-                         c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay);
-        continue;
-      }
-      auto w = p->value.values();
-      auto grad = p->grad.values();
-      auto m = moment1.values(), v = moment2.values();
-      for (size_t i = 0; i < m.size(); ++i) {
-        const float g = grad[i] + c_.weight_decay * w[i];
-        m[i] = c_.beta1 * m[i] + (1 - c_.beta1) * g;
-        v[i] = c_.beta2 * v[i] + (1 - c_.beta2) * g * g;
-        w[i] -= step_size * m[i] / (std::sqrt(v[i]) + c_.epsilon);
-      }
+      kernels::adam_update(context(*p), p->value.ptr(), p->grad.ptr(), moment1.ptr(), moment2.ptr(), size_of(*p),
+                           step_size, c_.beta1, c_.beta2, c_.epsilon, c_.weight_decay);
     }
   }
 
@@ -114,19 +85,8 @@ class Adagrad : public Optimizer {
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
       Tensor& moment = slot("moment", *p);
-      if (on_cuda(*p)) {
-        gpu::adagrad_update(cuda(), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kEpsilon,
-                            c_.weight_decay);
-        continue;
-      }
-      auto w = p->value.values();
-      auto grad = p->grad.values();
-      auto acc = moment.values();
-      for (size_t i = 0; i < acc.size(); ++i) {
-        const float g = grad[i] + c_.weight_decay * w[i];
-        acc[i] += g * g;
-        w[i] -= lr * g / (std::sqrt(acc[i]) + kEpsilon);
-      }
+      kernels::adagrad_update(context(*p), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kEpsilon,
+                              c_.weight_decay);
     }
     ++steps_;
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Optimizers: update parameters from their (already averaged) gradients, on the parameters'
-// device (CPU loops, or the CUDA update kernels once placed on a CUDA execution). Their
+// device (the update rules of kernels/optimizer_update.h, on the execution they were placed on
+// when the parameters live on a CUDA device). Their
 // per-parameter state is exposed so checkpoints can save and restore it.
 
 #include <map>
@@ -34,8 +35,9 @@ class Optimizer {
  protected:
   // The state tensor KIND/PARAM, zeros at first, on the parameter's device.
   Tensor& slot(const std::string& kind, const Parameter& p);
-  bool on_cuda(const Parameter& p) const { return p.value.on_cuda(); }
-  kernels::cuda::Handles& cuda() const;
+  // Where p's update runs: the CPU for host parameters, else the placed execution (throws
+  // std::logic_error when place() was not called).
+  const kernels::Context& context(const Parameter& p) const;
 
   std::map<std::string, Tensor> state_;
   int64_t steps_ = 0;

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
-#include "kernels/cuda_kernels.h"
+#include "kernels/activation.h"
+#include "kernels/elementwise.h"
 
 namespace paddle::runtime {
 
@@ -13,39 +12,17 @@ Tensor Residual::forward(const Tensor& x, bool training) {
   Tensor s = shortcut_.layers().empty() ? x : shortcut_.forward(x, training);
   if (y.shape != s.shape)
     throw std::invalid_argument(fmt::format("Residual: branch {} and shortcut {} differ", y.shape_string(), s.shape_string()));
-  const size_t n = static_cast<size_t>(y.numel());
-  if (on_cuda()) {
-    kernels::cuda::add_relu(cuda(), y.ptr(), s.ptr(), y.ptr(), n);
-  } else {
-    auto out = y.values();
-    auto shortcut = s.values();
-    for (size_t i = 0; i < n; ++i) out[i] = std::max(0.0f, out[i] + shortcut[i]);
-  }
+  kernels::add_relu(context(), y.ptr(), s.ptr(), y.ptr(), static_cast<size_t>(y.numel()));
   output_ = y;
   return y;
 }
 
 Tensor Residual::backward(const Tensor& dy) {
-  const size_t n = static_cast<size_t>(dy.numel());
   Tensor g(dy.shape, DType::kFloat32, dy.device());
-  if (on_cuda()) {
-    kernels::cuda::relu_backward(cuda(), output_.ptr(), dy.ptr(), g.ptr(), n);
-  } else {
-    auto in = dy.values();
-    auto out = g.values();
-    auto y = output_.values();
-    for (size_t i = 0; i < n; ++i) out[i] = y[i] > 0 ? in[i] : 0.0f;
-  }
+  kernels::relu_backward(context(), output_.ptr(), dy.ptr(), g.ptr(), static_cast<size_t>(dy.numel()));
   Tensor dx = branch_.backward(g);
   Tensor ds = shortcut_.layers().empty() ? g : shortcut_.backward(g);
-  const size_t inputs = static_cast<size_t>(dx.numel());
-  if (on_cuda()) {
-    kernels::cuda::add_in_place(cuda(), dx.ptr(), ds.ptr(), inputs);
-  } else {
-    auto sum = dx.values();
-    auto other = ds.values();
-    for (size_t i = 0; i < inputs; ++i) sum[i] += other[i];
-  }
+  kernels::add_in_place(context(), dx.ptr(), ds.ptr(), static_cast<size_t>(dx.numel()));
   return dx;
 }
 

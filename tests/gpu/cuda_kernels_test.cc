@@ -1,5 +1,6 @@
-// Each CUDA kernel against its CPU twin on random data. Without a CUDA device the whole test
-// reports a skip (exit 77).
+// Each CUDA half of kernels/<family>.h against its CPU half on random data, called directly and
+// through the dispatch on a kernels::Context. Without a CUDA device the whole test reports a skip
+// (exit 77).
 
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <cuda_runtime_api.h>
@@ -9,9 +10,17 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu_kernels.h"
-#include "kernels/cuda_kernels.h"
+#include "kernels/activation.h"
+#include "kernels/batch_norm.h"
+#include "kernels/conv.h"
+#include "kernels/cuda/handles.h"
+#include "kernels/elementwise.h"
+#include "kernels/embedding.h"
+#include "kernels/gemm.h"
+#include "kernels/optimizer_update.h"
+#include "kernels/pooling.h"
 
+namespace kernels = paddle::kernels;
 namespace cpu = paddle::kernels::cpu;
 namespace gpu = paddle::kernels::cuda;
 
@@ -104,19 +113,14 @@ TEST_CASE("ReLU forward and backward") {
 
 TEST_CASE("convolution forward, backward data and backward filter match im2col + GEMM") {
   gpu::Handles h;
-  const cpu::ConvShape s{3, 9, 9, 3, 2, 1};
+  const kernels::ConvShape s{3, 9, 9, 3, 2, 1};
   const int batch = 2, out = 4, rows = s.channels * s.kernel * s.kernel, positions = s.out_height() * s.out_width();
   const int image = s.channels * s.height * s.width;
   auto x = random_vector(batch * image, 9), w = random_vector(out * rows, 10), dy = random_vector(batch * out * positions, 11);
-  std::vector<float> y(batch * out * positions), dx(batch * image, 0.0f), dw(out * rows, 0.0f), cols(rows * positions);
-  std::vector<float> dcols(rows * positions);
-  for (int i = 0; i < batch; ++i) {
-    cpu::im2col(x.data() + i * image, s, cols.data());
-    cpu::gemm(false, false, out, positions, rows, w.data(), cols.data(), y.data() + i * out * positions, false);
-    cpu::gemm(false, true, out, rows, positions, dy.data() + i * out * positions, cols.data(), dw.data(), true);
-    cpu::gemm(true, false, rows, positions, out, w.data(), dy.data() + i * out * positions, dcols.data(), false);
-    cpu::col2im(dcols.data(), s, dx.data() + i * image);
-  }
+  std::vector<float> y(batch * out * positions), dx(batch * image), dw(out * rows, 0.0f);
+  cpu::conv2d_forward(s, batch, out, x.data(), w.data(), y.data());
+  cpu::conv2d_backward_filter(s, batch, out, x.data(), dy.data(), dw.data());
+  cpu::conv2d_backward_data(s, batch, out, w.data(), dy.data(), dx.data());
   DeviceBuffer<float> gx(x), gw(w), gy(std::vector<float>(y.size())), gdy(dy), gdx(std::vector<float>(dx.size())),
       gdw(std::vector<float>(dw.size(), 0.0f));
   gpu::conv2d_forward(h, s, batch, out, gx.get(), gw.get(), gy.get());
@@ -185,15 +189,99 @@ TEST_CASE("momentum update matches the CPU optimizer's rule") {
   gpu::Handles h;
   auto w = random_vector(100, 17), g = random_vector(100, 18), v = random_vector(100, 19);
   auto w_cpu = w, v_cpu = v;
-  for (size_t i = 0; i < w.size(); ++i) {
-    v_cpu[i] = 0.9f * v_cpu[i] + g[i] + 1e-4f * w_cpu[i];
-    w_cpu[i] -= 0.1f * v_cpu[i];
-  }
+  cpu::momentum_update(w_cpu.data(), g.data(), v_cpu.data(), 100, 0.1f, 0.9f, 1e-4f);
   DeviceBuffer<float> gw(w), gg(g), gv(v);
   gpu::momentum_update(h, gw.get(), gg.get(), gv.get(), 100, 0.1f, 0.9f, 1e-4f);
   h.synchronize();
   expect_close(gw.host(), w_cpu);
   expect_close(gv.host(), v_cpu);
+}
+
+TEST_CASE("Adam, Adagrad and SGD through the dispatch match the CPU context") {
+  const kernels::Context device(0, false);
+  REQUIRE(device.is_cuda());
+  auto w = random_vector(100, 20), g = random_vector(100, 21), m = random_vector(100, 22);
+  std::vector<float> v(100, 0.5f);
+  auto w_cpu = w, m_cpu = m, v_cpu = v;
+  kernels::adam_update(kernels::Context::host(), w_cpu.data(), g.data(), m_cpu.data(), v_cpu.data(), 100, 0.01f, 0.9f,
+                       0.999f, 1e-8f, 1e-4f);
+  kernels::adagrad_update(kernels::Context::host(), w_cpu.data(), g.data(), v_cpu.data(), 100, 0.01f, 1e-6f, 1e-4f);
+  kernels::sgd_update(kernels::Context::host(), w_cpu.data(), g.data(), 100, 0.01f, 1e-4f);
+  DeviceBuffer<float> gw(w), gg(g), gm(m), gv(v);
+  kernels::adam_update(device, gw.get(), gg.get(), gm.get(), gv.get(), 100, 0.01f, 0.9f, 0.999f, 1e-8f, 1e-4f);
+  kernels::adagrad_update(device, gw.get(), gg.get(), gv.get(), 100, 0.01f, 1e-6f, 1e-4f);
+  kernels::sgd_update(device, gw.get(), gg.get(), 100, 0.01f, 1e-4f);
+  device.synchronize();
+  expect_close(gw.host(), w_cpu);
+  expect_close(gm.host(), m_cpu);
+  expect_close(gv.host(), v_cpu);
+}
+
+TEST_CASE("add_relu and add_in_place through the dispatch match the CPU context") {
+  const kernels::Context device(0, false);
+  auto a = random_vector(300, 23), b = random_vector(300, 24);
+  auto y_cpu = a, sum_cpu = a;
+  kernels::add_relu(kernels::Context::host(), a.data(), b.data(), y_cpu.data(), 300);
+  kernels::add_in_place(kernels::Context::host(), sum_cpu.data(), b.data(), 300);
+  DeviceBuffer<float> ga(a), gb(b), gy(std::vector<float>(300)), gsum(a);
+  kernels::add_relu(device, ga.get(), gb.get(), gy.get(), 300);
+  kernels::add_in_place(device, gsum.get(), gb.get(), 300);
+  device.synchronize();
+  expect_close(gy.host(), y_cpu);
+  expect_close(gsum.host(), sum_cpu);
+}
+
+TEST_CASE("batch normalization: training forward and backward match the CPU half") {
+  // The running variance is left out: the CPU half keeps the biased batch variance, cuDNN the
+  // unbiased one.
+  const kernels::Context device(0, false);
+  const kernels::BatchNormShape s{3, 2, 4, 5};
+  const size_t n = 3 * 2 * 4 * 5;
+  auto x = random_vector(n, 25), dy = random_vector(n, 26), scale = random_vector(2, 27), shift = random_vector(2, 28);
+  std::vector<float> y(n), dx(n), mean(2, 0.0f), var(2, 1.0f), saved_mean(2), saved_inv_std(2), dscale(2, 0.0f),
+      dshift(2, 0.0f);
+  const float epsilon = 1e-3f;
+  kernels::batch_norm_forward_training(kernels::Context::host(), s, x.data(), y.data(), scale.data(), shift.data(),
+                                       mean.data(), var.data(), saved_mean.data(), saved_inv_std.data(), 0.9f, epsilon);
+  kernels::batch_norm_backward(kernels::Context::host(), s, x.data(), dy.data(), scale.data(), saved_mean.data(),
+                               saved_inv_std.data(), dx.data(), dscale.data(), dshift.data(), epsilon);
+  const std::vector<float> zeros(n, 0.0f);
+  DeviceBuffer<float> gx(x), gy(zeros), gscale(scale), gshift(shift), gmean(std::vector<float>(2, 0.0f)),
+      gvar(std::vector<float>(2, 1.0f)), gsaved_mean(std::vector<float>(2)), gsaved_inv_std(std::vector<float>(2)),
+      gdy(dy), gdx(zeros), gdscale(std::vector<float>(2, 0.0f)), gdshift(std::vector<float>(2, 0.0f));
+  kernels::batch_norm_forward_training(device, s, gx.get(), gy.get(), gscale.get(), gshift.get(), gmean.get(),
+                                       gvar.get(), gsaved_mean.get(), gsaved_inv_std.get(), 0.9f, epsilon);
+  kernels::batch_norm_backward(device, s, gx.get(), gdy.get(), gscale.get(), gsaved_mean.get(), gsaved_inv_std.get(),
+                               gdx.get(), gdscale.get(), gdshift.get(), epsilon);
+  device.synchronize();
+  expect_close(gy.host(), y, 1e-3);
+  expect_close(gmean.host(), mean, 1e-3);
+  expect_close(gsaved_mean.host(), saved_mean, 1e-3);
+  expect_close(gsaved_inv_std.host(), saved_inv_std, 1e-3);
+  expect_close(gdx.host(), dx, 1e-3);
+  expect_close(gdscale.host(), dscale, 1e-3);
+  expect_close(gdshift.host(), dshift, 1e-3);
+}
+
+TEST_CASE("embedding rows, an id outside the vocabulary, and the gradient of repeated ids") {
+  const kernels::Context device(0, false);
+  const int dim = 4;
+  const int64_t vocabulary = 6;
+  auto table = random_vector(vocabulary * dim, 29), dy = random_vector(5 * dim, 30);
+  const std::vector<int64_t> ids = {3, 0, 3, 5, 1}, bad = {2, 6, 1};
+  std::vector<float> y(5 * dim), dtable(vocabulary * dim, 0.0f);
+  REQUIRE(kernels::embedding_forward(kernels::Context::host(), table.data(), ids.data(), 5, dim, vocabulary,
+                                     y.data()) == -1);
+  kernels::embedding_backward(kernels::Context::host(), ids.data(), 5, dim, dy.data(), dtable.data());
+  DeviceBuffer<float> gtable(table), gy(std::vector<float>(5 * dim)), gdy(dy), gdtable(std::vector<float>(dtable.size()));
+  DeviceBuffer<int64_t> gids(ids), gbad(bad);
+  CHECK(kernels::embedding_forward(device, gtable.get(), gids.get(), 5, dim, vocabulary, gy.get()) == -1);
+  CHECK(kernels::embedding_forward(device, gtable.get(), gbad.get(), 3, dim, vocabulary, gy.get()) == 6);
+  kernels::embedding_forward(device, gtable.get(), gids.get(), 5, dim, vocabulary, gy.get());
+  kernels::embedding_backward(device, gids.get(), 5, dim, gdy.get(), gdtable.get());
+  device.synchronize();
+  expect_close(gy.host(), y);
+  expect_close(gdtable.host(), dtable);
 }
 
 int main(int argc, char** argv) {

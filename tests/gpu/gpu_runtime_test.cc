@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "runtime/nn/checkpoint.h"
-#include "kernels/cuda_kernels.h"
+#include "kernels/context.h"
 #include "runtime/distributed/data_parallel.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
@@ -285,7 +285,7 @@ TEST_CASE("data parallelism reduces device buckets over NCCL") {
 }
 
 int main(int argc, char** argv) {
-  if (paddle::kernels::cuda::device_count() == 0) {
+  if (paddle::kernels::cuda_device_count() == 0) {
     std::printf("SKIP: no CUDA device\n");
     return 77;
   }

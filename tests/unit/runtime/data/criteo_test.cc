@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error.h"
 #include "runtime/data/criteo.h"
 
 using namespace paddle::runtime;

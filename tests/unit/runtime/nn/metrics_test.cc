@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include "runtime/nn/metrics.h"
 
 using namespace paddle::runtime;

@@ -17,8 +17,6 @@ void check(cudaError_t status, const char* what, size_t bytes = 0) {
 
 }  // namespace
 
-bool cuda_built() { return true; }
-
 void* cuda_allocate(size_t bytes, int device) {
   check(cudaSetDevice(device), "cudaSetDevice");
   void* pointer = nullptr;

@@ -1,0 +1,85 @@
+#pragma once
+// 2-D convolution of x [batch, C, H, W] with w [out, C, k, k] (cross-correlation, square kernel,
+// symmetric zero padding) and its two gradients, plus the per-channel bias. CPU half on im2col and
+// GEMM (kernels/cpu/conv.cc), CUDA half on cuDNN (kernels/cuda/conv.cu).
+
+#include "kernels/context.h"
+
+namespace paddle::kernels {
+
+struct ConvShape {
+  int channels, height, width;  // input
+  int kernel, stride, padding;
+  int out_height() const { return (height + 2 * padding - kernel) / stride + 1; }
+  int out_width() const { return (width + 2 * padding - kernel) / stride + 1; }
+};
+
+namespace cpu {
+// One image [C,H,W] to columns [C*k*k, Ho*Wo], and back (accumulating).
+void im2col(const float* image, const ConvShape& s, float* columns);
+void col2im(const float* columns, const ConvShape& s, float* image);
+
+// y = conv(x, w), overwritten; dw += filter gradient; dx = data gradient, overwritten.
+void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y);
+void conv2d_backward_data(const ConvShape& s, int batch, int out_channels, const float* w, const float* dy, float* dx);
+void conv2d_backward_filter(const ConvShape& s, int batch, int out_channels, const float* x, const float* dy,
+                            float* dw);
+// y[b,c,:] += bias[c]; db[c] += sum of dy[b,c,:] over the batch.
+void add_channel_bias(float* y, const float* bias, int batch, int channels, int plane);
+void channel_bias_grad(const float* dy, float* db, int batch, int channels, int plane);
+}  // namespace cpu
+
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+namespace cuda {
+void conv2d_forward(Handles& h, const ConvShape& s, int batch, int out_channels, const float* x, const float* w,
+                    float* y);
+void conv2d_backward_data(Handles& h, const ConvShape& s, int batch, int out_channels, const float* w, const float* dy,
+                          float* dx);
+void conv2d_backward_filter(Handles& h, const ConvShape& s, int batch, int out_channels, const float* x,
+                            const float* dy, float* dw);
+void add_channel_bias(Handles& h, float* y, const float* bias, int batch, int channels, int plane);
+void channel_bias_grad(Handles& h, const float* dy, float* db, int batch, int channels, int plane);
+}  // namespace cuda
+#endif
+
+inline void conv2d_forward([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
+                           const float* x, const float* w, float* y) {
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+  if (ctx.is_cuda()) return cuda::conv2d_forward(ctx.cuda(), s, batch, out_channels, x, w, y);
+#endif
+  cpu::conv2d_forward(s, batch, out_channels, x, w, y);
+}
+
+inline void conv2d_backward_data([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
+                                 const float* w, const float* dy, float* dx) {
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+  if (ctx.is_cuda()) return cuda::conv2d_backward_data(ctx.cuda(), s, batch, out_channels, w, dy, dx);
+#endif
+  cpu::conv2d_backward_data(s, batch, out_channels, w, dy, dx);
+}
+
+inline void conv2d_backward_filter([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
+                                   const float* x, const float* dy, float* dw) {
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+  if (ctx.is_cuda()) return cuda::conv2d_backward_filter(ctx.cuda(), s, batch, out_channels, x, dy, dw);
+#endif
+  cpu::conv2d_backward_filter(s, batch, out_channels, x, dy, dw);
+}
+
+inline void add_channel_bias([[maybe_unused]] const Context& ctx, float* y, const float* bias, int batch, int channels,
+                             int plane) {
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+  if (ctx.is_cuda()) return cuda::add_channel_bias(ctx.cuda(), y, bias, batch, channels, plane);
+#endif
+  cpu::add_channel_bias(y, bias, batch, channels, plane);
+}
+
+inline void channel_bias_grad([[maybe_unused]] const Context& ctx, const float* dy, float* db, int batch, int channels,
+                              int plane) {
+#ifdef PADDLE_LAUNCH_WITH_CUDA
+  if (ctx.is_cuda()) return cuda::channel_bias_grad(ctx.cuda(), dy, db, batch, channels, plane);
+#endif
+  cpu::channel_bias_grad(dy, db, batch, channels, plane);
+}
+
+}  // namespace paddle::kernels

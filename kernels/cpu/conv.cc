@@ -1,0 +1,113 @@
+#include "kernels/conv.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "kernels/gemm.h"
+
+namespace paddle::kernels::cpu {
+
+void im2col(const float* image, const ConvShape& s, float* columns) {
+  const int ho = s.out_height(), wo = s.out_width();
+  for (int c = 0; c < s.channels; ++c)
+    for (int ki = 0; ki < s.kernel; ++ki)
+      for (int kj = 0; kj < s.kernel; ++kj) {
+        float* row = columns + ((c * s.kernel + ki) * s.kernel + kj) * ho * wo;
+        for (int oy = 0; oy < ho; ++oy) {
+          const int iy = oy * s.stride - s.padding + ki;
+          for (int ox = 0; ox < wo; ++ox) {
+            const int ix = ox * s.stride - s.padding + kj;
+            row[oy * wo + ox] = (iy >= 0 && iy < s.height && ix >= 0 && ix < s.width)
+                                    ? image[(c * s.height + iy) * s.width + ix]
+                                    : 0.0f;
+          }
+        }
+      }
+}
+
+void col2im(const float* columns, const ConvShape& s, float* image) {
+  const int ho = s.out_height(), wo = s.out_width();
+  for (int c = 0; c < s.channels; ++c)
+    for (int ki = 0; ki < s.kernel; ++ki)
+      for (int kj = 0; kj < s.kernel; ++kj) {
+        const float* row = columns + ((c * s.kernel + ki) * s.kernel + kj) * ho * wo;
+        for (int oy = 0; oy < ho; ++oy) {
+          const int iy = oy * s.stride - s.padding + ki;
+          if (iy < 0 || iy >= s.height) continue;
+          for (int ox = 0; ox < wo; ++ox) {
+            const int ix = ox * s.stride - s.padding + kj;
+            if (ix >= 0 && ix < s.width) image[(c * s.height + iy) * s.width + ix] += row[oy * wo + ox];
+          }
+        }
+      }
+}
+
+namespace {
+
+struct ConvSizes {
+  size_t image, rows, positions;  // floats per input image, im2col rows, output positions
+};
+
+ConvSizes sizes_of(const ConvShape& s) {
+  return {static_cast<size_t>(s.channels) * s.height * s.width, static_cast<size_t>(s.channels) * s.kernel * s.kernel,
+          static_cast<size_t>(s.out_height()) * s.out_width()};
+}
+
+}  // namespace
+
+void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y) {
+  const ConvSizes z = sizes_of(s);
+  std::vector<float> columns(z.rows * z.positions);
+  for (int i = 0; i < batch; ++i) {
+    im2col(x + i * z.image, s, columns.data());
+    gemm(false, false, out_channels, static_cast<int>(z.positions), static_cast<int>(z.rows), w, columns.data(),
+         y + i * out_channels * z.positions, false);
+  }
+}
+
+// The columns are rebuilt from x rather than kept from the forward pass: the same values, so the
+// same gradient, without holding a batch of columns between the passes.
+void conv2d_backward_filter(const ConvShape& s, int batch, int out_channels, const float* x, const float* dy,
+                            float* dw) {
+  const ConvSizes z = sizes_of(s);
+  std::vector<float> columns(z.rows * z.positions);
+  for (int i = 0; i < batch; ++i) {
+    im2col(x + i * z.image, s, columns.data());
+    gemm(false, true, out_channels, static_cast<int>(z.rows), static_cast<int>(z.positions),
+         dy + i * out_channels * z.positions, columns.data(), dw, true);
+  }
+}
+
+void conv2d_backward_data(const ConvShape& s, int batch, int out_channels, const float* w, const float* dy,
+                          float* dx) {
+  const ConvSizes z = sizes_of(s);
+  std::vector<float> columns(z.rows * z.positions);
+  for (int i = 0; i < batch; ++i) {
+    gemm(true, false, static_cast<int>(z.rows), static_cast<int>(z.positions), out_channels, w,
+         dy + i * out_channels * z.positions, columns.data(), false);
+    float* image = dx + i * z.image;
+    std::fill(image, image + z.image, 0.0f);
+    col2im(columns.data(), s, image);
+  }
+}
+
+void add_channel_bias(float* y, const float* bias, int batch, int channels, int plane) {
+  for (int i = 0; i < batch; ++i)
+    for (int c = 0; c < channels; ++c) {
+      float* out = y + (static_cast<size_t>(i) * channels + c) * plane;
+      for (int p = 0; p < plane; ++p) out[p] += bias[c];
+    }
+}
+
+void channel_bias_grad(const float* dy, float* db, int batch, int channels, int plane) {
+  for (int i = 0; i < batch; ++i)
+    for (int c = 0; c < channels; ++c) {
+      const float* g = dy + (static_cast<size_t>(i) * channels + c) * plane;
+      float sum = 0;
+      for (int p = 0; p < plane; ++p) sum += g[p];
+      db[c] += sum;
+    }
+}
+
+}  // namespace paddle::kernels::cpu

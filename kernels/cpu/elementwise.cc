@@ -1,0 +1,24 @@
+#include "kernels/elementwise.h"
+
+#include <algorithm>
+
+#include "kernels/functors.h"
+
+namespace paddle::kernels::cpu {
+
+void multiply(const float* a, const float* b, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+void add_relu(const float* a, const float* b, float* y, size_t n) {
+  const AddRelu add_relu;
+  for (size_t i = 0; i < n; ++i) y[i] = add_relu(a[i], b[i]);
+}
+
+void add_in_place(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void copy(float* dst, const float* src, size_t n) { std::copy_n(src, n, dst); }
+
+}  // namespace paddle::kernels::cpu

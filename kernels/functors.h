@@ -1,0 +1,104 @@
+#pragma once
+// Element-wise math written once: small functors that the CPU loops, the CUDA kernels and the
+// parameter server's update rules all call, so the three cannot drift apart. Each is plain float
+// arithmetic in a fixed order; changing an expression here changes every backend at once.
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define PADDLE_KERNELS_HD __host__ __device__
+#else
+#define PADDLE_KERNELS_HD
+#endif
+
+namespace paddle::kernels {
+
+struct Relu {
+  PADDLE_KERNELS_HD float operator()(float x) const { return x > 0 ? x : 0; }
+};
+
+// The gradient through a ReLU, from its output y.
+struct ReluGrad {
+  PADDLE_KERNELS_HD float operator()(float y, float dy) const { return y > 0 ? dy : 0; }
+};
+
+// A residual block's sum: max(0, a + b).
+struct AddRelu {
+  PADDLE_KERNELS_HD float operator()(float a, float b) const {
+    const float sum = a + b;
+    return sum > 0 ? sum : 0.0f;
+  }
+};
+
+// L2 weight decay folded into the gradient: g + decay * w.
+PADDLE_KERNELS_HD inline float decayed(float g, float w, float decay) { return g + decay * w; }
+
+// The update rules take the gradient as it is (decayed already, if at all).
+struct SgdStep {
+  float lr;
+  PADDLE_KERNELS_HD void operator()(float& w, float g) const { w -= lr * g; }
+};
+
+// Paddle's momentum: v = mu * v + g; w -= lr * v.
+struct MomentumStep {
+  float lr, mu;
+  PADDLE_KERNELS_HD void operator()(float& w, float g, float& v) const {
+    v = mu * v + g;
+    w -= lr * v;
+  }
+};
+
+// step_size already holds lr * sqrt(1 - beta2^t) / (1 - beta1^t).
+struct AdamStep {
+  float step_size, beta1, beta2, epsilon;
+  PADDLE_KERNELS_HD void operator()(float& w, float g, float& m, float& v) const {
+    m = beta1 * m + (1 - beta1) * g;
+    v = beta2 * v + (1 - beta2) * g * g;
+    w -= step_size * m / (sqrtf(v) + epsilon);
+  }
+};
+
+struct AdagradStep {
+  float lr, epsilon;
+  PADDLE_KERNELS_HD void operator()(float& w, float g, float& accumulator) const {
+    accumulator += g * g;
+    w -= lr * g / (sqrtf(accumulator) + epsilon);
+  }
+};
+
+// Output extent of a pooling or convolution window sliding over `size` cells.
+PADDLE_KERNELS_HD inline int window_count(int size, int kernel, int stride, int padding) {
+  return (size + 2 * padding - kernel) / stride + 1;
+}
+
+// The largest cell of one max-pooling window of a [height, width] plane (padded cells never
+// win), and its index in the plane; -inf and 0 when the window covers only padding.
+struct MaxWindow {
+  float value;
+  int index;
+};
+PADDLE_KERNELS_HD inline MaxWindow max_window(const float* plane, int height, int width, int kernel, int stride,
+                                              int padding, int oy, int ox) {
+  MaxWindow best{-INFINITY, 0};
+  for (int ki = 0; ki < kernel; ++ki) {
+    const int iy = oy * stride - padding + ki;
+    if (iy < 0 || iy >= height) continue;
+    for (int kj = 0; kj < kernel; ++kj) {
+      const int ix = ox * stride - padding + kj;
+      if (ix < 0 || ix >= width) continue;
+      const int index = iy * width + ix;
+      if (plane[index] > best.value) best = {plane[index], index};
+    }
+  }
+  return best;
+}
+
+// The sum of one unpadded average-pooling window, row by row.
+PADDLE_KERNELS_HD inline float window_sum(const float* plane, int width, int kernel, int stride, int oy, int ox) {
+  float sum = 0;
+  for (int ki = 0; ki < kernel; ++ki)
+    for (int kj = 0; kj < kernel; ++kj) sum += plane[(oy * stride + ki) * width + ox * stride + kj];
+  return sum;
+}
+
+}  // namespace paddle::kernels

@@ -1,0 +1,54 @@
+#include "runtime/nn/conv2d.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "kernels/conv.h"
+
+namespace paddle::runtime {
+namespace k = paddle::kernels;
+
+Conv2D::Conv2D(int64_t in_channels, int64_t out_channels, int kernel, int stride, int padding, std::mt19937& rng,
+               const std::string& name, bool with_bias)
+    : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), stride_(stride), padding_(padding),
+      with_bias_(with_bias), weight_(name + ".w", {out_channels, in_channels * kernel * kernel}),
+      bias_(name + ".b", {out_channels}) {
+  kaiming_uniform(weight_.value, in_channels * kernel * kernel, rng);
+}
+
+std::vector<Parameter*> Conv2D::parameters() {
+  if (with_bias_) return {&weight_, &bias_};
+  return {&weight_};
+}
+
+Tensor Conv2D::forward(const Tensor& x, bool) {
+  require_rank(x, 4, "Conv2D");
+  require_device(x, "Conv2D");
+  if (x.dim(1) != in_channels_)
+    throw std::invalid_argument(fmt::format("Conv2D({} channels) got input {}", in_channels_, x.shape_string()));
+  input_ = x;
+  const k::ConvShape s{as_int(x.dim(1)), as_int(x.dim(2)), as_int(x.dim(3)), kernel_, stride_, padding_};
+  const int n = as_int(x.dim(0)), ho = s.out_height(), wo = s.out_width();
+  Tensor y({x.dim(0), out_channels_, ho, wo}, DType::kFloat32, x.device());
+  k::conv2d_forward(context(), s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr());
+  if (with_bias_) k::add_channel_bias(context(), y.ptr(), bias_.value.ptr(), n, as_int(out_channels_), ho * wo);
+  return y;
+}
+
+Tensor Conv2D::backward(const Tensor& dy) {
+  const k::ConvShape s{as_int(input_.dim(1)), as_int(input_.dim(2)), as_int(input_.dim(3)), kernel_, stride_, padding_};
+  const int n = as_int(input_.dim(0)), channels = as_int(out_channels_), positions = as_int(dy.dim(2) * dy.dim(3));
+  Tensor dx(input_.shape, DType::kFloat32, dy.device());
+  k::conv2d_backward_filter(context(), s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr());
+  if (with_bias_) k::channel_bias_grad(context(), dy.ptr(), bias_.grad.ptr(), n, channels, positions);
+  k::conv2d_backward_data(context(), s, n, channels, weight_.value.ptr(), dy.ptr(), dx.ptr());
+  return dx;
+}
+
+std::string Conv2D::describe() const {
+  return fmt::format("Conv2D({}, {}, kernel={}, stride={}, padding={})", in_channels_, out_channels_, kernel_, stride_,
+                     padding_);
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,32 @@
+#pragma once
+// Conv2D: 2-D convolution of [N,C,H,W] with a square kernel, stride and zero padding, and an
+// optional per-channel bias (kernels/conv.h).
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/nn/layer.h"
+
+namespace paddle::runtime {
+
+class Conv2D : public Layer {
+ public:
+  Conv2D(int64_t in_channels, int64_t out_channels, int kernel, int stride, int padding, std::mt19937& rng,
+         const std::string& name, bool with_bias = true);
+  Tensor forward(const Tensor& x, bool training) override;
+  Tensor backward(const Tensor& dy) override;
+  std::vector<Parameter*> parameters() override;
+  std::string describe() const override;
+
+ private:
+  int64_t in_channels_, out_channels_;
+  int kernel_, stride_, padding_;
+  bool with_bias_;
+  Parameter weight_;  // [out, in*k*k]
+  Parameter bias_;    // [out]
+  Tensor input_;  // for the filter gradient
+};
+
+}  // namespace paddle::runtime

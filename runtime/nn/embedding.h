@@ -1,0 +1,27 @@
+#pragma once
+// Embedding: ids [N,slots] (int64, or float32 holding whole numbers) -> [N,slots*dim] rows of a
+// trained table (kernels/embedding.h).
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "runtime/nn/layer.h"
+
+namespace paddle::runtime {
+
+class Embedding : public Layer {
+ public:
+  Embedding(int64_t vocabulary, int64_t dim, std::mt19937& rng, const std::string& name);
+  Tensor forward(const Tensor& ids, bool training) override;
+  Tensor backward(const Tensor& dy) override;
+  std::vector<Parameter*> parameters() override { return {&table_}; }
+  std::string describe() const override;
+
+ private:
+  int64_t vocabulary_, dim_;
+  Parameter table_;  // [vocabulary, dim]
+  Tensor ids_;       // int64
+};
+
+}  // namespace paddle::runtime

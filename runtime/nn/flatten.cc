@@ -1,0 +1,20 @@
+#include "runtime/nn/flatten.h"
+
+#include <fmt/format.h>
+
+namespace paddle::runtime {
+
+Tensor Flatten::forward(const Tensor& x, bool) {
+  input_shape_ = x.shape;
+  Tensor y = x;
+  y.shape = {x.dim(0), x.numel() / x.dim(0)};
+  return y;
+}
+
+Tensor Flatten::backward(const Tensor& dy) {
+  Tensor dx = dy;
+  dx.shape = input_shape_;
+  return dx;
+}
+
+}  // namespace paddle::runtime

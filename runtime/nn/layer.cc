@@ -1,0 +1,35 @@
+#include "runtime/nn/layer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace paddle::runtime {
+
+void kaiming_uniform(Tensor& t, int64_t fan_in, std::mt19937& rng) {
+  const float limit = std::sqrt(6.0f / static_cast<float>(fan_in));
+  std::uniform_real_distribution<float> dist(-limit, limit);
+  for (auto& v : t.values()) v = dist(rng);
+}
+
+void Layer::place(Execution& execution) {
+  for (Parameter* p : parameters()) {
+    p->value = p->value.to(execution.device());
+    p->grad = p->grad.to(execution.device());
+  }
+  for (auto& [name, tensor] : buffers()) *tensor = tensor->to(execution.device());
+  execution_ = &execution;
+}
+
+void Layer::require_device(const Tensor& x, const char* layer) const {
+  if (!(x.device() == device()))
+    throw std::invalid_argument(fmt::format("{} on {} got an input {}", layer, device().to_string(), x.describe()));
+}
+
+void Layer::require_rank(const Tensor& x, size_t rank, const char* layer) {
+  if (x.shape.size() != rank)
+    throw std::invalid_argument(fmt::format("{} expects a rank-{} input, got {}", layer, rank, x.shape_string()));
+}
+
+}  // namespace paddle::runtime
