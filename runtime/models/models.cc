@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/models/recommender.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/residual.h"
 #include "runtime/train/train_config.h"
@@ -36,6 +37,27 @@ std::unique_ptr<Layer> bottleneck(int64_t in, int64_t mid, int stride, std::mt19
     shortcut.add(std::make_unique<Conv2D>(in, mid * 4, 1, stride, 0, rng, name + ".short", false))
         .add(std::make_unique<BatchNorm2D>(mid * 4, name + ".short_bn"));
   return std::make_unique<Residual>(std::move(branch), std::move(shortcut));
+}
+
+Model recommender(const nlohmann::json& config, const std::vector<int64_t>& sample_shape, std::mt19937& rng) {
+  const auto& c = config.at("recommender");
+  if (!c.contains("vocabulary"))
+    throw common::ConfigError("model recommender needs dataset movielens, which gives it its vocabulary sizes");
+  RecommenderConfig rc;
+  rc.vocabulary = vocabulary_from_json(c.at("vocabulary"));
+  rc.id_dim = c.at("id_dim");
+  rc.category_dim = c.at("category_dim");
+  rc.bag_dim = c.at("bag_dim");
+  rc.hidden = c.at("hidden");
+  rc.scale = c.at("scale");
+  if (sample_shape != std::vector<int64_t>{rc.vocabulary.features()})
+    throw common::ConfigError(fmt::format("model recommender needs [{}] MovieLens features", rc.vocabulary.features()));
+  for (int64_t dim : {rc.id_dim, rc.category_dim, rc.bag_dim, rc.hidden})
+    if (dim <= 0) throw common::ConfigError(fmt::format("recommender: dimension {} is not positive", dim));
+  Model m;
+  m.task = Task::kRegression;
+  m.net.add(std::make_unique<Recommender>(rc, rng));
+  return m;
 }
 
 }  // namespace
@@ -90,7 +112,8 @@ Model build_model(const nlohmann::json& config, const std::vector<int64_t>& samp
         .add(std::make_unique<Linear>(in, classes, rng, "fc"));
     return m;
   }
-  throw common::ConfigError(fmt::format("model '{}' is not fit_a_line, cnn or resnet", name));
+  if (name == "recommender") return recommender(config, sample_shape, rng);
+  throw common::ConfigError(fmt::format("model '{}' is not fit_a_line, cnn, resnet or recommender", name));
 }
 
 }  // namespace paddle::runtime

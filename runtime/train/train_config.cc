@@ -22,6 +22,7 @@ nlohmann::json default_train_config() {
       {"lr_schedule", {{"type", "constant"}, {"boundaries", nlohmann::json::array()}, {"values", nlohmann::json::array()}}},
       {"cnn", {{"channels", {16, 32}}, {"hidden", 128}}},
       {"resnet", {{"depth", 50}, {"width", 64}}},
+      {"recommender", {{"id_dim", 32}, {"category_dim", 16}, {"bag_dim", 32}, {"hidden", 200}, {"scale", 5.0}}},
       {"image_shape", nlohmann::json::array()},
       {"ctr", {{"hash_dim", 1000001}, {"embedding_dim", 9}, {"hidden", {512, 256, 128, 32}}, {"test_fraction", 0.2}}},
       {"ps",

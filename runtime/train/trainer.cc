@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -11,10 +12,12 @@
 #include "runtime/nn/checkpoint.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/data/data_sources.h"
+#include "runtime/data/movielens.h"
 #include "runtime/nn/loss.h"
 #include "runtime/nn/lr_schedule.h"
 #include "runtime/nn/metrics.h"
 #include "runtime/models/models.h"
+#include "runtime/models/recommender.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/train/train_config.h"
 #include "common/file.h"
@@ -30,13 +33,23 @@ std::string expand_home(const std::string& path) {
   return std::string(home != nullptr ? home : "") + path.substr(1);
 }
 
-TrainTestSplit load_data(const nlohmann::json& config) {
+// The data set; what the model must know of it (the recommender's vocabulary sizes) goes into
+// `model_config`, a copy of the config that build_model reads.
+TrainTestSplit load_data(const nlohmann::json& config, nlohmann::json& model_config) {
   const std::string name = config.at("dataset");
   const std::string dir = expand_home(config.at("data_dir"));
   TrainTestSplit split;
-  if (name == "uci_housing") split = load_uci_housing(dir);
-  else if (name == "fashion_mnist") split = load_fashion_mnist(dir);
-  else throw common::ConfigError(fmt::format("dataset '{}' is not uci_housing or fashion_mnist", name));
+  if (name == "uci_housing") {
+    split = load_uci_housing(dir);
+  } else if (name == "fashion_mnist") {
+    split = load_fashion_mnist(dir);
+  } else if (name == "movielens") {
+    MovieLensData movielens = load_movielens(dir, config.at("seed").get<uint32_t>());
+    model_config["recommender"]["vocabulary"] = vocabulary_to_json(movielens.vocabulary);
+    split = std::move(movielens.split);
+  } else {
+    throw common::ConfigError(fmt::format("dataset '{}' is not uci_housing, fashion_mnist or movielens", name));
+  }
   split.train.truncate(config.at("train_samples"));
   split.test.truncate(config.at("test_samples"));
   const auto shape = config.at("image_shape").get<std::vector<int64_t>>();
@@ -46,6 +59,23 @@ TrainTestSplit load_data(const nlohmann::json& config) {
     split.train.output_shape = split.test.output_shape = shape;
   }
   return split;
+}
+
+// Max label + 1 over the training set; 0 for regression.
+int class_count(const Dataset& train) {
+  if (train.labels.empty()) return 0;
+  return static_cast<int>(*std::max_element(train.labels.begin(), train.labels.end()) + 1);
+}
+
+// The RMSE of predicting the training targets' mean for every test sample.
+double baseline_rmse(const Dataset& train, const Dataset& test) {
+  if (train.targets.empty() || test.targets.empty()) return 0;
+  double mean = 0;
+  for (float t : train.targets) mean += t;
+  mean /= static_cast<double>(train.targets.size());
+  double sum = 0;
+  for (float t : test.targets) sum += (t - mean) * (t - mean);
+  return std::sqrt(sum / static_cast<double>(test.targets.size()));
 }
 
 struct Evaluation {
@@ -107,11 +137,12 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
   const int rank = ctx.rank(), world = ctx.world();
   const bool leader = rank == 0;
   const auto started = Clock::now();
-  TrainTestSplit data = load_data(config);
-  const int classes = data.train.labels.empty() ? 0 : 10;
+  nlohmann::json model_config = config;
+  TrainTestSplit data = load_data(config, model_config);
+  const int classes = class_count(data.train);
 
   std::mt19937 rng(config.at("seed").get<uint32_t>());
-  Model model = build_model(config, data.train.batch_sample_shape(), classes, rng);
+  Model model = build_model(model_config, data.train.batch_sample_shape(), classes, rng);
   auto optimizer = make_optimizer(optimizer_config(config.at("optimizer")));
   const std::string output_dir = config.at("output_dir");
 
@@ -205,7 +236,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
     if (leader) {
       eval = evaluate(model, data.test, device);
       if (model.task == Task::kRegression)
-        fmt::print("[Epoch {}] test_loss: {:.6f}\n", epoch, eval.loss);
+        fmt::print("[Epoch {}] test_loss: {:.6f}, test_rmse: {:.6f}\n", epoch, eval.loss, std::sqrt(eval.loss));
       else
         fmt::print("[Epoch {}] test_loss: {:.5f}, test_acc1: {:.5f}, test_acc5: {:.5f}\n", epoch, eval.loss, eval.acc1,
                    eval.acc5);
@@ -219,6 +250,7 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
   if (leader) {
     if (position.epoch == 0 && !stop) eval = evaluate(model, data.test, device);
     save_checkpoint(output_dir, position, model.net, *optimizer, "final.bin", false);
+    const bool regression = model.task == Task::kRegression;
     metrics = {{"model", config.at("model")},
                {"dataset", config.at("dataset")},
                {"world_size", world},
@@ -229,6 +261,9 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
                {"test_loss", eval.loss},
                {"test_acc", model.task == Task::kRegression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc1)},
                {"test_acc5", model.task == Task::kRegression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc5)},
+               // square_error is the mean of squared differences, so its root is the RMSE in target units.
+               {"test_rmse", regression ? nlohmann::json(std::sqrt(eval.loss)) : nlohmann::json(nullptr)},
+               {"baseline_rmse", regression ? nlohmann::json(baseline_rmse(data.train, data.test)) : nlohmann::json(nullptr)},
                {"samples_per_sec", train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0},
                {"wall_seconds", std::chrono::duration<double>(Clock::now() - started).count()}};
     common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", metrics.dump(2) + "\n");

@@ -219,5 +219,36 @@ def test_a_gpu_job_without_a_gpu_is_refused_by_name():
     check(r.returncode != 0 and "device 'tpu' is not auto or cpu" in r.stderr, r.stderr)
 
 
+MOVIELENS = os.path.join(SHARED, "ml-100k")
+
+
+def recommender(extra):
+    return ["--config", os.path.join(os.path.dirname(__file__), "../../configs/recommender.json"),
+            "--set", f"data_dir={MOVIELENS}", *extra]
+
+
+def test_recommender_learns_movielens_on_two_ranks():
+    need(MOVIELENS)
+    r = train(2, recommender([]))
+    check(r.returncode == 0, "exit 0", r)
+    m = metrics(r)
+    check(m["model"] == "recommender" and m["dataset"] == "movielens" and m["world_size"] == 2, f"metrics {m}")
+    check(m["epochs"] <= 10, f"at most 10 epochs: {m['epochs']}")
+    check(1.05 < m["baseline_rmse"] < 1.2, f"the global-mean baseline RMSE is about 1.12: {m['baseline_rmse']}")
+    check(abs(m["test_rmse"] ** 2 - m["test_loss"]) <= 1e-6 * m["test_loss"], f"RMSE is the root of the MSE: {m}")
+    check(m["test_rmse"] <= 0.95, f"test RMSE after {m['epochs']} epochs at most 0.95: {m['test_rmse']}")
+    check(m["test_rmse"] < m["baseline_rmse"] - 0.1, f"test RMSE {m['test_rmse']} well below the baseline {m['baseline_rmse']}")
+    log = r.read("log", "workerlog.0")
+    check("Recommender(users 944, movies 1683" in log, "the model is the recommender over ml-100k")
+    check("train samples: 90000, test samples: 10000" in log, "the 90/10 split of the 100,000 ratings")
+    check("test_rmse: " in log, "per-epoch test RMSE logged")
+
+
+def test_two_ranks_equal_one_rank_with_double_batch_recommender():
+    need(MOVIELENS)
+    args = recommender(["--set", "optimizer.type=sgd", "--set", "optimizer.lr=0.1", "--set", "epochs=1"])
+    _exactness(args, [(1, 64), (2, 32)])
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])

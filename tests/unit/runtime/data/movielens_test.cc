@@ -174,6 +174,7 @@ TEST_CASE("malformed MovieLens files are named with file:line") {
   write(dir / "u.user", "1|17|F|pilot|05201\n");
   CHECK_THROWS_WITH_AS(load_movielens(dir.string(), 1), doctest::Contains("u.user:1: occupation 'pilot' is not in u.occupation"),
                        DataError);
+  write(dir / "u.user", "1|17|F|writer|05201\n");
   fs::remove(dir / "u.item");
   CHECK_THROWS_WITH_AS(load_movielens(dir.string(), 1), doctest::Contains("u.item: cannot open"), DataError);
   fs::remove_all(dir);
@@ -181,6 +182,7 @@ TEST_CASE("malformed MovieLens files are named with file:line") {
   dir = tiny_1m();
   write(dir / "users.dat", "1::F::1::10::48067\n2::M::30::16::70072\n");
   CHECK_THROWS_WITH_AS(load_movielens(dir.string(), 1), doctest::Contains("users.dat:2: age 30 is not one of"), DataError);
+  fs::remove_all(dir);
   dir = tiny_1m();
   write(dir / "movies.dat", "1::Toy Story (1995)::Animation|Cartoon\n");
   CHECK_THROWS_WITH_AS(load_movielens(dir.string(), 1),
