@@ -5,42 +5,16 @@
 #include <net/if.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fmt/format.h>
 
 #include "common/error.h"
 
 namespace paddle::launcher {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
-
 std::string Endpoint::str() const { return port ? fmt::format("{}:{}", ip, *port) : ip; }
 
 bool is_ipv4(std::string_view text) {
   in_addr addr{};
   return inet_pton(AF_INET, std::string(text).c_str(), &addr) == 1;
-}
-
-std::vector<std::string> split_list(std::string_view text, std::string_view what) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    std::string_view item = trim(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (item.empty())
-      throw common::UsageError(fmt::format("{}: empty item in '{}'", what, text));
-    items.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
 }
 
 std::vector<std::string> parse_ip_list(std::string_view text, std::string_view flag) {
@@ -52,14 +26,6 @@ std::vector<std::string> parse_ip_list(std::string_view text, std::string_view f
       throw common::UsageError(fmt::format("{}: '{}' is listed twice", flag, ips[i]));
   }
   return ips;
-}
-
-int parse_port(std::string_view text, std::string_view what) {
-  int port = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (ec != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
-    throw common::UsageError(fmt::format("{}: port '{}' is not a number in 1..65535", what, text));
-  return port;
 }
 
 std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_view flag,

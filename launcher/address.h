@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/parse.h"
+
 namespace paddle::launcher {
 
 struct Endpoint {
@@ -19,8 +21,11 @@ struct Endpoint {
 
 bool is_ipv4(std::string_view text);
 
+// The launcher's flags are usage: common's parsers with UsageError.
 // Splits a comma list, trimming blanks around items; an empty item is an error naming `what`.
-std::vector<std::string> split_list(std::string_view text, std::string_view what);
+inline std::vector<std::string> split_list(std::string_view text, std::string_view what) {
+  return common::split_list<common::UsageError>(text, what);
+}
 
 // "a,b,c" of IPv4 addresses, in the order given. Throws common::UsageError naming `flag` for an
 // invalid or duplicated address.
@@ -32,7 +37,9 @@ std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_vie
                                           bool port_required);
 
 // Port number in 1..65535 from text; throws common::UsageError naming `what`.
-int parse_port(std::string_view text, std::string_view what);
+inline int parse_port(std::string_view text, std::string_view what) {
+  return common::parse_port<common::UsageError>(text, what);
+}
 
 // IPv4 addresses of this machine's interfaces that are up, in interface order.
 std::vector<std::string> local_ipv4_addresses();

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/cuda_device_count.h"
-#include "common/error.h"
 
 namespace paddle::launcher {
 

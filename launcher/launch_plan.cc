@@ -5,9 +5,9 @@
 #include <fmt/ranges.h>
 #include <optional>
 
+#include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/gpu_devices.h"
-#include "common/error.h"
 
 namespace paddle::launcher {
 namespace {

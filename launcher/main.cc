@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/gpu_devices.h"
 #include "launcher/launch_log.h"
@@ -18,7 +19,6 @@
 #include "launcher/port_reservation.h"
 #include "launcher/supervisor.h"
 #include "launcher/training_command.h"
-#include "common/error.h"
 
 
 namespace paddle::launcher {

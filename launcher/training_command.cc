@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "launcher/address.h"
 #include "common/error.h"
+#include "launcher/address.h"
 
 namespace paddle::launcher {
 namespace {

@@ -12,16 +12,14 @@
 #include <boost/asio/write.hpp>
 #include <algorithm>
 #include <array>
-#include <thread>
 
-#include "ps/sharding.h"
 #include "common/parse.h"
 #include "common/wait.h"
+#include "ps/sharding.h"
 
 namespace paddle::ps {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
-using Clock = std::chrono::steady_clock;
 
 struct PsClient::Connection {
   std::string endpoint;

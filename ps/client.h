@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "ps/parameter_store.h"
 #include "ps/protocol.h"
-#include "common/error.h"
 
 namespace paddle::ps {
 

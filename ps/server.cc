@@ -1,5 +1,4 @@
 #include "ps/server.h"
-#include "common/file.h"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -12,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "common/file.h"
 
 namespace paddle::ps {
 namespace asio = boost::asio;
@@ -242,8 +243,6 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
 }
 
 void ParameterServer::save(const std::string& dir) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
   const std::string base = fmt::format("{}/ps-server-{}", dir, options_.server_index);
   nlohmann::json manifest;
   manifest["server_index"] = options_.server_index;

@@ -21,8 +21,6 @@ class Execution {
   const Device& device() const { return device_; }
   // What the kernels of kernels/<family>.h take: the CPU, or this device with its handles.
   const kernels::Context& context() const { return context_; }
-  // The CUDA handles; throws std::logic_error on the CPU.
-  kernels::cuda::Handles& cuda() { return context_.cuda(); }
   // Waits for every kernel and copy queued on the device so far (nothing on the CPU).
   void synchronize() { context_.synchronize(); }
 

@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "common/parse.h"
 #include "runtime/data/dataset.h"
+#include "runtime/data/text_lines.h"
 
 namespace paddle::runtime {
 namespace {
@@ -32,13 +33,12 @@ std::vector<std::string> files_of(const std::string& path) {
   return files;
 }
 
-// Calls each(file, line number, line) for every line of every file under `path`, in order.
+// Calls each(file, line number, line) for every non-empty line of every file under `path`, in order.
 void for_each_line(const std::string& path, const std::function<void(const std::string&, int, std::string&)>& each) {
   for (const auto& file : files_of(path)) {
-    std::ifstream in(file);
-    if (!in) throw common::DataError(fmt::format("{}: cannot open", file));
+    TextLines lines(file);
     std::string line;
-    for (int number = 1; std::getline(in, line); ++number) each(file, number, line);
+    while (lines.next(line)) each(file, lines.line_number(), line);
   }
 }
 
@@ -87,16 +87,7 @@ CtrDataset CtrDataset::split_off(size_t begin) {
 CtrDataset load_criteo_raw(const std::string& path, uint64_t hash_dim) {
   CtrDataset d;
   for_each_line(path, [&](const std::string& file, int number, std::string& line) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) return;
-    std::vector<std::string> fields;
-    size_t start = 0;
-    while (true) {
-      size_t tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
+    const std::vector<std::string> fields = split_fields(line, "\t");
     if (fields.size() != 1 + kCriteoDense + kCriteoSlots)
       throw common::DataError(fmt::format("{}:{}: {} tab-separated fields, expected {}", file, number, fields.size(),
                                   1 + kCriteoDense + kCriteoSlots));
@@ -132,7 +123,7 @@ CtrDataset load_criteo_slot(const std::string& path, uint64_t hash_dim) {
         d.dense.push_back(parse_float(value, file, number, "dense_feature"));
         ++dense;
       } else {
-        const int slot = std::atoi(key.c_str());
+        const int slot = static_cast<int>(common::to_int(key).value_or(0));
         if (slot < 1 || slot > kCriteoSlots || slot != slots + 1)
           throw common::DataError(fmt::format("{}:{}: slot '{}' out of order (expected {})", file, number, key, slots + 1));
         d.sparse.push_back(slot_hash(slot, value) % hash_dim);

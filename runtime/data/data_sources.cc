@@ -9,7 +9,11 @@
 #include <limits>
 #include <sstream>
 
+#include "runtime/data/text_lines.h"
+
 namespace paddle::runtime {
+
+constexpr int kFashionMnistClasses = 10;
 namespace {
 
 constexpr int kHousingColumns = 14;
@@ -54,7 +58,9 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   d.labels.resize(count);
   for (size_t i = 0; i < count; ++i) {
     d.labels[i] = labels[8 + i];
-    if (d.labels[i] > 9) throw common::DataError(fmt::format("{}: label {} at item {} is not 0..9", labels_path, d.labels[i], i));
+    if (d.labels[i] >= kFashionMnistClasses)
+      throw common::DataError(fmt::format("{}: label {} at item {} is not 0..{}", labels_path, d.labels[i], i,
+                                          kFashionMnistClasses - 1));
   }
   return d;
 }
@@ -63,12 +69,12 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
 
 TrainTestSplit load_uci_housing(const std::string& data_dir) {
   const std::string path = data_dir + "/housing.data";
-  std::ifstream in(path);
-  if (!in) throw common::DataError(fmt::format("{}: cannot open (is the data_dir right?)", path));
+  TextLines lines(path);
   std::vector<std::array<double, kHousingColumns>> rows;
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  while (lines.next(line)) {
+    const int number = lines.line_number();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
     std::istringstream fields(line);
     std::array<double, kHousingColumns> row{};
     int got = 0;
@@ -118,6 +124,7 @@ TrainTestSplit load_fashion_mnist(const std::string& data_dir) {
   TrainTestSplit split;
   split.train = read_idx_pair(data_dir + "/train-images-idx3-ubyte.gz", data_dir + "/train-labels-idx1-ubyte.gz");
   split.test = read_idx_pair(data_dir + "/t10k-images-idx3-ubyte.gz", data_dir + "/t10k-labels-idx1-ubyte.gz");
+  split.classes = kFashionMnistClasses;
   return split;
 }
 

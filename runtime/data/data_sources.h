@@ -10,6 +10,7 @@ namespace paddle::runtime {
 struct TrainTestSplit {
   Dataset train;
   Dataset test;
+  int classes = 0;  // classification: labels are 0..classes-1; 0 for regression
 };
 
 // UCI Boston housing: DATA_DIR/housing.data, 14 whitespace-separated numbers per line. As Paddle's

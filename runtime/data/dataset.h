@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/tensor.h"
 #include "common/error.h"
+#include "runtime/core/tensor.h"
 
 namespace paddle::runtime {
 

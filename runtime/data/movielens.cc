@@ -11,6 +11,9 @@
 #include <optional>
 #include <random>
 
+#include "common/error.h"
+#include "runtime/data/text_lines.h"
+
 namespace paddle::runtime {
 namespace {
 
@@ -39,50 +42,13 @@ struct Tables {
   int64_t occupations = 0;
 };
 
-// Reads a text file line by line, keeping the line number for error messages.
-class Lines {
- public:
-  explicit Lines(std::string path) : path_(std::move(path)), in_(path_, std::ios::binary) {
-    if (!in_) throw common::DataError(fmt::format("{}: cannot open (is the data_dir right?)", path_));
-  }
-  bool next(std::string& line) {
-    while (std::getline(in_, line)) {
-      ++number_;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (!line.empty()) return true;
-    }
-    return false;
-  }
-  [[noreturn]] void fail(const std::string& what) const {
-    throw common::DataError(fmt::format("{}:{}: {}", path_, number_, what));
-  }
-  std::vector<std::string> fields(const std::string& line, const std::string& separator, size_t expected) const {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (size_t at; (at = line.find(separator, start)) != std::string::npos; start = at + separator.size())
-      out.push_back(line.substr(start, at - start));
-    out.push_back(line.substr(start));
-    if (out.size() != expected) fail(fmt::format("{} fields, expected {}", out.size(), expected));
-    return out;
-  }
-  long number(const std::string& text, long lo, long hi) const {
-    long value = 0;
-    size_t used = 0;
-    try {
-      value = std::stol(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) fail(fmt::format("'{}' is not a number", text));
-    if (value < lo || value > hi) fail(fmt::format("{} is outside {}..{}", value, lo, hi));
-    return value;
-  }
-
- private:
-  std::string path_;
-  std::ifstream in_;
-  int number_ = 0;
-};
+// The fields of `line`, exactly `expected` of them.
+std::vector<std::string> fields_of(const TextLines& lines, const std::string& line, std::string_view separator,
+                                   size_t expected) {
+  auto fields = split_fields(line, separator);
+  if (fields.size() != expected) lines.fail(fmt::format("{} fields, expected {}", fields.size(), expected));
+  return fields;
+}
 
 constexpr long kMaxId = 10'000'000;
 
@@ -92,7 +58,7 @@ T& slot(std::vector<T>& by_id, long id) {
   return by_id[static_cast<size_t>(id)];
 }
 
-int gender_of(const Lines& lines, const std::string& text) {
+int gender_of(const TextLines& lines, const std::string& text) {
   if (text == "M") return 0;
   if (text == "F") return 1;
   lines.fail(fmt::format("gender '{}' is not M or F", text));
@@ -115,15 +81,15 @@ std::vector<int> word_ids(const std::string& title, std::map<std::string, int>& 
 }
 
 void read_ratings(const std::string& path, const std::string& separator, Tables& t) {
-  Lines lines(path);
+  TextLines lines(path);
   std::string line;
   while (lines.next(line)) {
-    const auto f = lines.fields(line, separator, 4);
+    const auto f = fields_of(lines, line, separator, 4);
     Rating r;
-    r.user = static_cast<int>(lines.number(f[0], 1, kMaxId));
-    r.movie = static_cast<int>(lines.number(f[1], 1, kMaxId));
-    r.rating = static_cast<float>(lines.number(f[2], 1, 5));
-    lines.number(f[3], 0, std::numeric_limits<long>::max());
+    r.user = static_cast<int>(lines.integer(f[0], 1, kMaxId));
+    r.movie = static_cast<int>(lines.integer(f[1], 1, kMaxId));
+    r.rating = static_cast<float>(lines.integer(f[2], 1, 5));
+    lines.integer(f[3], 0, std::numeric_limits<long>::max());
     if (static_cast<size_t>(r.user) >= t.users.size() || !t.users[r.user].known)
       lines.fail(fmt::format("user {} is not in the users file", r.user));
     if (static_cast<size_t>(r.movie) >= t.movies.size() || !t.movies[r.movie].known)
@@ -135,15 +101,15 @@ void read_ratings(const std::string& path, const std::string& separator, Tables&
 
 void read_100k_users(const std::string& dir, Tables& t) {
   std::map<std::string, int> occupations;
-  Lines names(dir + "/u.occupation");
+  TextLines names(dir + "/u.occupation");
   std::string line;
   while (names.next(line)) occupations.emplace(line, static_cast<int>(occupations.size()));
   t.occupations = static_cast<int64_t>(occupations.size());
-  Lines lines(dir + "/u.user");
+  TextLines lines(dir + "/u.user");
   while (lines.next(line)) {
-    const auto f = lines.fields(line, "|", 5);
-    User& u = slot(t.users, lines.number(f[0], 1, kMaxId));
-    u.age_bucket = age_bucket_of_years(lines.number(f[1], 0, 200));
+    const auto f = fields_of(lines, line, "|", 5);
+    User& u = slot(t.users, lines.integer(f[0], 1, kMaxId));
+    u.age_bucket = age_bucket_of_years(lines.integer(f[1], 0, 200));
     u.gender = gender_of(lines, f[2]);
     const auto it = occupations.find(f[3]);
     if (it == occupations.end()) lines.fail(fmt::format("occupation '{}' is not in u.occupation", f[3]));
@@ -155,42 +121,42 @@ void read_100k_users(const std::string& dir, Tables& t) {
 void read_100k_movies(const std::string& dir, Tables& t) {
   constexpr int kGenres = 19;
   t.genres = kGenres;
-  Lines lines(dir + "/u.item");
+  TextLines lines(dir + "/u.item");
   std::string line;
   while (lines.next(line)) {
-    const auto f = lines.fields(line, "|", 5 + kGenres);
-    Movie& m = slot(t.movies, lines.number(f[0], 1, kMaxId));
+    const auto f = fields_of(lines, line, "|", 5 + kGenres);
+    Movie& m = slot(t.movies, lines.integer(f[0], 1, kMaxId));
     for (int g = 0; g < kGenres; ++g)
-      if (lines.number(f[5 + g], 0, 1) == 1) m.genres.push_back(g + 1);
+      if (lines.integer(f[5 + g], 0, 1) == 1) m.genres.push_back(g + 1);
     m.words = word_ids(f[1], t.words);
     m.known = true;
   }
 }
 
 void read_1m_users(const std::string& dir, Tables& t) {
-  Lines lines(dir + "/users.dat");
+  TextLines lines(dir + "/users.dat");
   std::string line;
   t.occupations = 21;
   while (lines.next(line)) {
-    const auto f = lines.fields(line, "::", 5);
-    User& u = slot(t.users, lines.number(f[0], 1, kMaxId));
+    const auto f = fields_of(lines, line, "::", 5);
+    User& u = slot(t.users, lines.integer(f[0], 1, kMaxId));
     u.gender = gender_of(lines, f[1]);
-    const long age = lines.number(f[2], 1, 56);
+    const long age = lines.integer(f[2], 1, 56);
     const auto bucket = std::find(kMovieLensAges.begin(), kMovieLensAges.end(), age);
     if (bucket == kMovieLensAges.end()) lines.fail(fmt::format("age {} is not one of 1, 18, 25, 35, 45, 50, 56", age));
     u.age_bucket = static_cast<int>(bucket - kMovieLensAges.begin());
-    u.occupation = static_cast<int>(lines.number(f[3], 0, t.occupations - 1));
+    u.occupation = static_cast<int>(lines.integer(f[3], 0, t.occupations - 1));
     u.known = true;
   }
 }
 
 void read_1m_movies(const std::string& dir, Tables& t) {
   t.genres = static_cast<int64_t>(kMovieLens1MGenres.size());
-  Lines lines(dir + "/movies.dat");
+  TextLines lines(dir + "/movies.dat");
   std::string line;
   while (lines.next(line)) {
-    const auto f = lines.fields(line, "::", 3);
-    Movie& m = slot(t.movies, lines.number(f[0], 1, kMaxId));
+    const auto f = fields_of(lines, line, "::", 3);
+    Movie& m = slot(t.movies, lines.integer(f[0], 1, kMaxId));
     size_t start = 0;
     while (start <= f[2].size()) {
       const size_t bar = std::min(f[2].find('|', start), f[2].size());

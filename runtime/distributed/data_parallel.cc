@@ -4,14 +4,16 @@
 
 #include <algorithm>
 
-#include "kernels/cuda_kernels.h"
+#include "kernels/elementwise.h"
 
 namespace paddle::runtime {
-namespace gpu = kernels::cuda;
 
 DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, size_t bucket_bytes,
                            Execution* execution)
-    : model_(model), comm_(comm), execution_(execution) {
+    : model_(model),
+      comm_(comm),
+      execution_(execution),
+      context_(execution != nullptr ? execution->context() : kernels::Context::host()) {
   const Device device = execution != nullptr ? execution->device() : Device::cpu();
   if (device.is_cuda() && !comm.accepts_device_memory())
     throw std::invalid_argument(fmt::format("the model is on {}, but the {} backend reduces host memory only; use the "
@@ -31,7 +33,7 @@ DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, si
   }
   for (auto& b : buckets_) {
     b.buffer = Tensor({b.floats}, DType::kFloat32, device);
-    if (device.is_cuda()) b.packed = std::make_unique<gpu::Event>();
+    if (device.is_cuda()) b.packed = std::make_unique<kernels::Event>(context_);
     b.waiting = b.params.size();
   }
   model_.on_gradients_ready([this](const std::vector<Parameter*>& ready) { on_ready(ready); });
@@ -58,16 +60,14 @@ void DataParallel::pack(Parameter* p) {
   auto [index, offset] = bucket_of_.at(p);
   float* to = buckets_[index].buffer.ptr() + offset;
   const size_t n = static_cast<size_t>(p->grad.numel());
-  if (on_cuda()) gpu::copy(execution_->cuda(), to, p->grad.ptr(), n);
-  else std::copy_n(p->grad.ptr(), n, to);
+  kernels::copy(context_, to, p->grad.ptr(), n);
 }
 
 void DataParallel::unpack(Bucket& b) {
   const float* from = b.buffer.ptr();
   for (Parameter* p : b.params) {
     const size_t n = static_cast<size_t>(p->grad.numel());
-    if (on_cuda()) gpu::copy(execution_->cuda(), p->grad.ptr(), from, n);
-    else std::copy_n(from, n, p->grad.ptr());
+    kernels::copy(context_, p->grad.ptr(), from, n);
     from += n;
   }
 }
@@ -82,7 +82,7 @@ void DataParallel::on_ready(const std::vector<Parameter*>& params) {
 
 void DataParallel::enqueue(size_t bucket) {
   Bucket& b = buckets_[bucket];
-  if (b.packed) b.packed->record(execution_->cuda());
+  if (b.packed) b.packed->record();
   std::lock_guard lock(mutex_);
   b.queued = true;
   queue_.push_back(bucket);
@@ -104,7 +104,7 @@ void DataParallel::communicate() {
     try {
       if (b.packed) b.packed->synchronize();
       comm_.allreduce(b.buffer.ptr(), static_cast<size_t>(b.floats), collective::ReduceOp::kAvg);
-      if (!on_cuda()) unpack(b);  // on a device, finish_step() queues it on the model's stream
+      if (!context_.is_cuda()) unpack(b);  // on a device, finish_step() queues it on the model's stream
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!error_) error_ = std::current_exception();
@@ -135,7 +135,7 @@ void DataParallel::finish_step() {
     error_ = nullptr;
     std::rethrow_exception(e);
   }
-  if (on_cuda())
+  if (context_.is_cuda())
     for (auto& b : buckets_) unpack(b);
 }
 

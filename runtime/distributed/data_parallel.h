@@ -22,11 +22,8 @@
 #include <vector>
 
 #include "collective/communicator.h"
+#include "kernels/event.h"
 #include "runtime/nn/sequential.h"
-
-namespace paddle::kernels::cuda {
-class Event;
-}
 
 namespace paddle::runtime {
 
@@ -52,12 +49,11 @@ class DataParallel {
     std::vector<Parameter*> params;
     int64_t floats = 0;
     Tensor buffer;
-    std::unique_ptr<kernels::cuda::Event> packed;  // CUDA: the copies into buffer are done
+    std::unique_ptr<kernels::Event> packed;  // CUDA: the copies into buffer are done
     size_t waiting = 0;  // parameters not yet ready this step
     bool queued = false;
   };
 
-  bool on_cuda() const { return execution_ != nullptr && execution_->device().is_cuda(); }
   void pack(Parameter* p);
   void unpack(Bucket& b);
   void on_ready(const std::vector<Parameter*>& params);
@@ -67,6 +63,7 @@ class DataParallel {
   Sequential& model_;
   collective::Communicator& comm_;
   Execution* execution_;
+  const kernels::Context& context_;  // the execution's, or the host
   std::vector<Bucket> buckets_;
   std::map<const Parameter*, std::pair<size_t, int64_t>> bucket_of_;  // bucket, offset
 

@@ -1,13 +1,10 @@
 #include "runtime/distributed/distributed_context.h"
-#include "common/parse.h"
 
 #include <fmt/format.h>
 
-#include <charconv>
-#include <cstdlib>
-
 #include "collective/gloo_communicator.h"
 #include "collective/nccl_communicator.h"
+#include "common/parse.h"
 
 namespace paddle::runtime {
 
@@ -18,21 +15,16 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
     throw TopologyError(fmt::format("this is a parameter-server job ({}), but the model trains collectively; use a PS "
                                     "model (wide_deep) or launch without --server_num/--servers",
                                     ctx->topology_.style));
-  auto get = [&](const char* name) { return env.count(name) ? env.at(name) : std::string(); };
-  std::string backend = get("PADDLE_DISTRI_BACKEND");
-  const std::string gpus = get("FLAGS_selected_gpus");
+  std::string backend = common::get_env(env, "PADDLE_DISTRI_BACKEND").value_or("");
+  const std::string gpus = common::get_env(env, "FLAGS_selected_gpus").value_or("");
   if (backend.empty() || backend == "auto") backend = (!gpus.empty() && collective::nccl_available()) ? "nccl" : "gloo";
   if (backend != "gloo" && backend != "nccl")
     throw collective::CollectiveError(fmt::format("PADDLE_DISTRI_BACKEND={} is not gloo, nccl or auto", backend));
   if (backend == "nccl") {
-    const std::string first = gpus.substr(0, gpus.find(','));
-    int index = 0;
-    if (!first.empty()) {
-      auto [end, error] = std::from_chars(first.data(), first.data() + first.size(), index);
-      if (error != std::errc() || end != first.data() + first.size() || index < 0)
-        throw TopologyError(fmt::format("FLAGS_selected_gpus={} is not a list of GPU ids", gpus));
-    }
-    ctx->device_ = Device::cuda(index);
+    const auto first = common::to_int(gpus.substr(0, gpus.find(',')));
+    if (!gpus.empty() && (!first || *first < 0))
+      throw TopologyError(fmt::format("FLAGS_selected_gpus={} is not a list of GPU ids", gpus));
+    ctx->device_ = Device::cuda(static_cast<int>(first.value_or(0)));
   }
   if (ctx->topology_.kind != JobKind::kCollective || ctx->topology_.trainer_num == 1) return ctx;
   collective::RendezvousConfig config;

@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "collective/communicator.h"
-#include "runtime/core/device.h"
 #include "collective/rendezvous.h"
+#include "runtime/core/device.h"
 #include "runtime/distributed/topology.h"
 
 namespace paddle::runtime {

@@ -39,19 +39,17 @@ std::unique_ptr<Layer> bottleneck(int64_t in, int64_t mid, int stride, std::mt19
   return std::make_unique<Residual>(std::move(branch), std::move(shortcut));
 }
 
-Model recommender(const nlohmann::json& config, const std::vector<int64_t>& sample_shape, std::mt19937& rng) {
+Model recommender(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng) {
   const auto& c = config.at("recommender");
-  if (!c.contains("vocabulary"))
+  if (!data.movielens)
     throw common::ConfigError("model recommender needs dataset movielens, which gives it its vocabulary sizes");
   RecommenderConfig rc;
-  rc.vocabulary = vocabulary_from_json(c.at("vocabulary"));
+  rc.vocabulary = *data.movielens;
   rc.id_dim = c.at("id_dim");
   rc.category_dim = c.at("category_dim");
   rc.bag_dim = c.at("bag_dim");
   rc.hidden = c.at("hidden");
   rc.scale = c.at("scale");
-  if (sample_shape != std::vector<int64_t>{rc.vocabulary.features()})
-    throw common::ConfigError(fmt::format("model recommender needs [{}] MovieLens features", rc.vocabulary.features()));
   for (int64_t dim : {rc.id_dim, rc.category_dim, rc.bag_dim, rc.hidden})
     if (dim <= 0) throw common::ConfigError(fmt::format("recommender: dimension {} is not positive", dim));
   Model m;
@@ -62,8 +60,9 @@ Model recommender(const nlohmann::json& config, const std::vector<int64_t>& samp
 
 }  // namespace
 
-Model build_model(const nlohmann::json& config, const std::vector<int64_t>& sample_shape, int classes,
-                  std::mt19937& rng) {
+Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng) {
+  const std::vector<int64_t>& sample_shape = data.sample_shape;
+  const int classes = data.classes;
   Model m;
   const std::string name = config.at("model");
   if (name == "fit_a_line") {
@@ -112,7 +111,7 @@ Model build_model(const nlohmann::json& config, const std::vector<int64_t>& samp
         .add(std::make_unique<Linear>(in, classes, rng, "fc"));
     return m;
   }
-  if (name == "recommender") return recommender(config, sample_shape, rng);
+  if (name == "recommender") return recommender(config, data, rng);
   throw common::ConfigError(fmt::format("model '{}' is not fit_a_line, cnn, resnet or recommender", name));
 }
 

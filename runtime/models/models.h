@@ -1,12 +1,16 @@
 #pragma once
 // The models `train` can build, by name: "fit_a_line" (one Linear layer, as Paddle's example),
-// "cnn" (two conv-ReLU-pool stages and two Linear layers, for 28x28 images) and "resnet"
+// "cnn" (two conv-ReLU-pool stages and two Linear layers, for 28x28 images), "resnet"
 // (bottleneck ResNet as in Paddle's image-classification example; resnet.depth 50 is ResNet-50,
-// 14 and 26 are shallow variants for CPU tests; resnet.width is the first stage's channels).
+// 14 and 26 are shallow variants for CPU tests; resnet.width is the first stage's channels) and
+// "recommender" (the two-tower MovieLens model of Paddle's book, models/recommender.h).
 
 #include <nlohmann/json.hpp>
+
+#include <optional>
 #include <random>
 
+#include "runtime/data/movielens.h"
 #include "runtime/nn/sequential.h"
 
 namespace paddle::runtime {
@@ -18,8 +22,14 @@ struct Model {
   Task task = Task::kClassification;
 };
 
-// Throws common::ConfigError naming an unknown model or a bad setting.
-Model build_model(const nlohmann::json& config, const std::vector<int64_t>& sample_shape, int classes,
-                  std::mt19937& rng);
+// What a model is told about its data set, which the data set's reader knows.
+struct DataFacts {
+  std::vector<int64_t> sample_shape;            // one sample as the model sees it
+  int classes = 0;                              // classification; 0 for regression
+  std::optional<MovieLensVocabulary> movielens;  // the recommender's vocabulary sizes
+};
+
+// Throws common::ConfigError naming an unknown model, a bad setting or data it can't take.
+Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng);
 
 }  // namespace paddle::runtime

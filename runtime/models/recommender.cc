@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "common/error.h"
 #include "runtime/nn/tanh.h"
 
 namespace paddle::runtime {
@@ -47,37 +48,11 @@ Sequential tower_head(int64_t in, int64_t hidden, std::mt19937& rng, const std::
   return s;
 }
 
-int64_t positive(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j.at(key).is_number_integer() || j.at(key).get<int64_t>() <= 0)
-    throw common::ConfigError(fmt::format("recommender.vocabulary.{} must be a positive integer (set by dataset movielens)", key));
-  return j.at(key).get<int64_t>();
-}
-
 }  // namespace
-
-nlohmann::json vocabulary_to_json(const MovieLensVocabulary& v) {
-  return {{"users", v.users},   {"genders", v.genders}, {"ages", v.ages},
-          {"occupations", v.occupations}, {"movies", v.movies}, {"genres", v.genres},
-          {"words", v.words},   {"genre_slots", v.genre_slots}, {"title_slots", v.title_slots}};
-}
-
-MovieLensVocabulary vocabulary_from_json(const nlohmann::json& j) {
-  MovieLensVocabulary v;
-  v.users = positive(j, "users");
-  v.genders = positive(j, "genders");
-  v.ages = positive(j, "ages");
-  v.occupations = positive(j, "occupations");
-  v.movies = positive(j, "movies");
-  v.genres = positive(j, "genres");
-  v.words = positive(j, "words");
-  v.genre_slots = positive(j, "genre_slots");
-  v.title_slots = positive(j, "title_slots");
-  return v;
-}
 
 void BagOfEmbeddings::place(Execution& execution) {
   if (execution.device().is_cuda())
-    throw std::runtime_error("BagOfEmbeddings has no CUDA kernel yet; use device=cpu");
+    throw common::ConfigError("BagOfEmbeddings has no CUDA kernel yet; use device=cpu");
   table_.place(execution);
   execution_ = &execution;
 }
@@ -179,7 +154,7 @@ std::vector<Parameter*> Recommender::parameters() {
 
 void Recommender::place(Execution& execution) {
   if (execution.device().is_cuda())
-    throw std::runtime_error(fmt::format("Recommender cannot run on {}: Tanh, the bag means and the cosine have no "
+    throw common::ConfigError(fmt::format("Recommender cannot run on {}: Tanh, the bag means and the cosine have no "
                                          "CUDA kernels yet; use device=cpu", execution.device().to_string()));
   for (Sequential& field : user_fields_) field.place(execution);
   for (Layer* layer : std::initializer_list<Layer*>{&user_head_, &movie_id_, &genres_, &titles_, &movie_head_})

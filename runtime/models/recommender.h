@@ -30,11 +30,6 @@ struct RecommenderConfig {
   float scale = 5.0f;
 };
 
-// The vocabulary as the JSON object the trainer hands build_model (recommender.vocabulary).
-nlohmann::json vocabulary_to_json(const MovieLensVocabulary& v);
-// Throws common::ConfigError naming a missing or non-positive size.
-MovieLensVocabulary vocabulary_from_json(const nlohmann::json& j);
-
 // Ids [N,S] (0 is padding) -> [N,dim], the mean of the embeddings of each row's non-zero ids;
 // a row of padding only gives zeros.
 class BagOfEmbeddings : public Layer {

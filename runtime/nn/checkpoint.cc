@@ -1,5 +1,4 @@
 #include "runtime/nn/checkpoint.h"
-#include "common/file.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+
+#include "common/file.h"
 
 namespace paddle::runtime {
 namespace {
@@ -28,7 +29,6 @@ std::vector<std::pair<std::string, Tensor*>> tensors_of(Sequential& model, Optim
 
 void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at, Sequential& model,
                      Optimizer& optimizer, std::string file_name, bool update_latest) {
-  fs::create_directories(output_dir);
   nlohmann::json header;
   header["epoch"] = at.epoch;
   header["step"] = at.step;

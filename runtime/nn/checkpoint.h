@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/error.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/sequential.h"
-#include "common/error.h"
 
 namespace paddle::runtime {
 

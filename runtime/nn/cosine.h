@@ -14,7 +14,6 @@ class CosineSimilarity {
   explicit CosineSimilarity(float scale = 1.0f) : scale_(scale) {}
   Tensor forward(const Tensor& a, const Tensor& b);
   std::pair<Tensor, Tensor> backward(const Tensor& dy);
-  float scale() const { return scale_; }
 
  private:
   float scale_;

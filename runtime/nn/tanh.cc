@@ -5,11 +5,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace paddle::runtime {
 
 void Tanh::place(Execution& execution) {
   if (execution.device().is_cuda())
-    throw std::runtime_error(fmt::format("Tanh has no CUDA kernel yet, so it cannot run on {}; use device=cpu",
+    throw common::ConfigError(fmt::format("Tanh has no CUDA kernel yet, so it cannot run on {}; use device=cpu",
                                          execution.device().to_string()));
   execution_ = &execution;
 }

@@ -8,14 +8,14 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "common/file.h"
+#include "ps/sharding.h"
 #include "runtime/data/batch_loader.h"
 #include "runtime/data/criteo.h"
+#include "runtime/models/wide_deep.h"
 #include "runtime/nn/metrics.h"
-#include "ps/sharding.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/trainer.h"
-#include "runtime/models/wide_deep.h"
-#include "common/file.h"
 
 namespace paddle::runtime {
 namespace {

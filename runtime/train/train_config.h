@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/data/batch_loader.h"
 #include "common/error.h"
+#include "runtime/data/batch_loader.h"
 
 namespace paddle::runtime {
 

@@ -8,19 +8,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/file.h"
 #include "runtime/data/batch_loader.h"
-#include "runtime/nn/checkpoint.h"
-#include "runtime/distributed/data_parallel.h"
 #include "runtime/data/data_sources.h"
 #include "runtime/data/movielens.h"
+#include "runtime/distributed/data_parallel.h"
+#include "runtime/models/models.h"
+#include "runtime/models/recommender.h"
+#include "runtime/nn/checkpoint.h"
 #include "runtime/nn/loss.h"
 #include "runtime/nn/lr_schedule.h"
 #include "runtime/nn/metrics.h"
-#include "runtime/models/models.h"
-#include "runtime/models/recommender.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/train/train_config.h"
-#include "common/file.h"
 
 namespace paddle::runtime {
 namespace {
@@ -33,19 +33,24 @@ std::string expand_home(const std::string& path) {
   return std::string(home != nullptr ? home : "") + path.substr(1);
 }
 
-// The data set; what the model must know of it (the recommender's vocabulary sizes) goes into
-// `model_config`, a copy of the config that build_model reads.
-TrainTestSplit load_data(const nlohmann::json& config, nlohmann::json& model_config) {
+// The data set, and what the model must be told about it.
+struct TrainingData {
+  TrainTestSplit split;
+  DataFacts facts;
+};
+
+TrainingData load_data(const nlohmann::json& config) {
   const std::string name = config.at("dataset");
   const std::string dir = expand_home(config.at("data_dir"));
-  TrainTestSplit split;
+  TrainingData data;
+  TrainTestSplit& split = data.split;
   if (name == "uci_housing") {
     split = load_uci_housing(dir);
   } else if (name == "fashion_mnist") {
     split = load_fashion_mnist(dir);
   } else if (name == "movielens") {
     MovieLensData movielens = load_movielens(dir, config.at("seed").get<uint32_t>());
-    model_config["recommender"]["vocabulary"] = vocabulary_to_json(movielens.vocabulary);
+    data.facts.movielens = movielens.vocabulary;
     split = std::move(movielens.split);
   } else {
     throw common::ConfigError(fmt::format("dataset '{}' is not uci_housing, fashion_mnist or movielens", name));
@@ -58,13 +63,9 @@ TrainTestSplit load_data(const nlohmann::json& config, nlohmann::json& model_con
       throw common::ConfigError("image_shape must be [C,H,W], for an image data set");
     split.train.output_shape = split.test.output_shape = shape;
   }
-  return split;
-}
-
-// Max label + 1 over the training set; 0 for regression.
-int class_count(const Dataset& train) {
-  if (train.labels.empty()) return 0;
-  return static_cast<int>(*std::max_element(train.labels.begin(), train.labels.end()) + 1);
+  data.facts.sample_shape = split.train.batch_sample_shape();
+  data.facts.classes = split.classes;
+  return data;
 }
 
 // The RMSE of predicting the training targets' mean for every test sample.
@@ -137,12 +138,11 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
   const int rank = ctx.rank(), world = ctx.world();
   const bool leader = rank == 0;
   const auto started = Clock::now();
-  nlohmann::json model_config = config;
-  TrainTestSplit data = load_data(config, model_config);
-  const int classes = class_count(data.train);
+  TrainingData loaded = load_data(config);
+  TrainTestSplit& data = loaded.split;
 
   std::mt19937 rng(config.at("seed").get<uint32_t>());
-  Model model = build_model(model_config, data.train.batch_sample_shape(), classes, rng);
+  Model model = build_model(config, loaded.facts, rng);
   auto optimizer = make_optimizer(optimizer_config(config.at("optimizer")));
   const std::string output_dir = config.at("output_dir");
 
@@ -259,8 +259,8 @@ nlohmann::json train(const nlohmann::json& config, DistributedContext& ctx, int 
                {"steps", position.step},
                {"train_loss", last_loss},
                {"test_loss", eval.loss},
-               {"test_acc", model.task == Task::kRegression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc1)},
-               {"test_acc5", model.task == Task::kRegression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc5)},
+               {"test_acc", regression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc1)},
+               {"test_acc5", regression ? nlohmann::json(nullptr) : nlohmann::json(eval.acc5)},
                // square_error is the mean of squared differences, so its root is the RMSE in target units.
                {"test_rmse", regression ? nlohmann::json(std::sqrt(eval.loss)) : nlohmann::json(nullptr)},
                {"baseline_rmse", regression ? nlohmann::json(baseline_rmse(data.train, data.test)) : nlohmann::json(nullptr)},

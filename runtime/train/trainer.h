@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "runtime/distributed/distributed_context.h"
 #include "common/error.h"
+#include "runtime/distributed/distributed_context.h"
 
 namespace paddle::runtime {
 

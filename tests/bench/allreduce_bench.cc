@@ -16,8 +16,8 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/rendezvous.h"
-#include "runtime/distributed/topology.h"
 #include "common/parse.h"
+#include "runtime/distributed/topology.h"
 
 using namespace paddle;
 using Clock = std::chrono::steady_clock;

@@ -9,11 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "ps/client.h"
 #include "collective/rendezvous.h"
+#include "common/parse.h"
+#include "ps/client.h"
 #include "ps/server.h"
 #include "runtime/distributed/topology.h"
-#include "common/parse.h"
 
 using namespace paddle;
 using Clock = std::chrono::steady_clock;

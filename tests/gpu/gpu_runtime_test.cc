@@ -13,14 +13,14 @@
 #include <random>
 #include <unistd.h>
 
-#include "runtime/nn/checkpoint.h"
-#include "kernels/context.h"
-#include "runtime/distributed/data_parallel.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
+#include "collective/nccl_communicator.h"
+#include "kernels/context.h"
+#include "runtime/distributed/data_parallel.h"
+#include "runtime/nn/checkpoint.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/loss.h"
-#include "collective/nccl_communicator.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/residual.h"
 

@@ -36,7 +36,7 @@ TEST_CASE("endpoints split at the last colon") {
 TEST_CASE("lists reject empty entries") {
   CHECK(split_list("a,b,c", "X") == std::vector<std::string>{"a", "b", "c"});
   CHECK(split_list("a", "X") == std::vector<std::string>{"a"});
-  CHECK_THROWS_WITH_AS(split_list("a,,b", "--ips"), "--ips: empty entry in 'a,,b'", ConfigError);
+  CHECK_THROWS_WITH_AS(split_list("a,,b", "--ips"), "--ips: empty item in 'a,,b'", ConfigError);
 }
 
 TEST_CASE("every error kind carries its exit status") {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/gpu_devices.h"
-#include "common/error.h"
 
 using namespace paddle::launcher;
 

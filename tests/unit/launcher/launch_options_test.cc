@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "tests/unit/launcher/test_support.h"
 #include "common/error.h"
+#include "tests/unit/launcher/test_support.h"
 
 using namespace paddle::launcher;
 using paddle::launcher::testing::parse;

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <set>
 
-#include "launcher/port_reservation.h"
 #include "common/error.h"
+#include "launcher/port_reservation.h"
 
 using namespace paddle::launcher;
 

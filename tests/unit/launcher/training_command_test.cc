@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "launcher/training_command.h"
 #include "common/error.h"
+#include "launcher/training_command.h"
 
 using namespace paddle::launcher;
 namespace fs = std::filesystem;

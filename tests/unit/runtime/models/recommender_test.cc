@@ -124,13 +124,3 @@ TEST_CASE("Recommender: backward matches central differences for every parameter
   OnFixedIds layer(model, sample_ids());
   check_gradients(layer, Tensor({1, 1}));
 }
-
-TEST_CASE("Recommender vocabulary JSON round trip and errors") {
-  const MovieLensVocabulary v = small_config().vocabulary;
-  const MovieLensVocabulary back = vocabulary_from_json(vocabulary_to_json(v));
-  CHECK(back.features() == v.features());
-  CHECK(back.words == 7);
-  auto j = vocabulary_to_json(v);
-  j.erase("words");
-  CHECK_THROWS_WITH_AS(vocabulary_from_json(j), doctest::Contains("recommender.vocabulary.words"), paddle::common::ConfigError);
-}
