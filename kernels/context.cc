@@ -31,7 +31,18 @@ const Context& Context::host() {
 
 #ifdef PADDLE_LAUNCH_WITH_CUDA
 
-Context::Context(int device, bool tf32) : handles_(std::make_unique<cuda::Handles>(device, tf32)) {}
+namespace {
+
+int checked_device(int device) {
+  const int devices = cuda::device_count();
+  if (device < 0 || device >= devices)
+    throw std::runtime_error(fmt::format("gpu:{} requested, but this process sees {} CUDA device(s)", device, devices));
+  return device;
+}
+
+}  // namespace
+
+Context::Context(int device, bool tf32) : handles_(std::make_unique<cuda::Handles>(checked_device(device), tf32)) {}
 
 bool Context::is_cuda() const { return handles_ != nullptr; }
 
@@ -44,7 +55,6 @@ cuda::Handles& Context::cuda() const {
   return *handles_;
 }
 
-bool cuda_built() { return true; }
 int cuda_device_count() { return cuda::device_count(); }
 
 #else
@@ -53,7 +63,6 @@ Context::Context(int device, bool) { throw_cuda_not_built(fmt::format("gpu:{}", 
 bool Context::is_cuda() const { return false; }
 void Context::synchronize() const {}
 cuda::Handles& Context::cuda() const { throw std::logic_error("a CUDA kernel was asked for on the CPU"); }
-bool cuda_built() { return false; }
 int cuda_device_count() { return 0; }
 
 #endif

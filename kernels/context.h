@@ -41,9 +41,7 @@ class Context {
 #endif
 };
 
-// Whether this build has CUDA support (it may still find no device), and the CUDA devices this
-// process sees (0 without CUDA, a driver or a device).
-bool cuda_built();
+// The CUDA devices this process sees (0 without CUDA support, a driver or a device).
 int cuda_device_count();
 
 // Throws the common::ConfigError every CUDA request meets in a build without CUDA, naming `what`

@@ -3,27 +3,34 @@
 // symmetric zero padding) and its two gradients, plus the per-channel bias. CPU half on im2col and
 // GEMM (kernels/cpu/conv.cc), CUDA half on cuDNN (kernels/cuda/conv.cu).
 
+#include <vector>
+
 #include "kernels/context.h"
+#include "kernels/functors.h"
 
 namespace paddle::kernels {
 
 struct ConvShape {
   int channels, height, width;  // input
   int kernel, stride, padding;
-  int out_height() const { return (height + 2 * padding - kernel) / stride + 1; }
-  int out_width() const { return (width + 2 * padding - kernel) / stride + 1; }
+  int out_height() const { return window_count(height, kernel, stride, padding); }
+  int out_width() const { return window_count(width, kernel, stride, padding); }
+};
+
+// What a convolution layer keeps from a training forward pass for its backward pass. The CPU half
+// keeps the batch's im2col columns there, so the filter gradient does not rebuild them; the CUDA
+// half needs nothing. Without one (null), the CPU half rebuilds the columns from x.
+struct ConvSaved {
+  std::vector<float> columns;  // [batch][C*k*k][Ho*Wo]
 };
 
 namespace cpu {
-// One image [C,H,W] to columns [C*k*k, Ho*Wo], and back (accumulating).
-void im2col(const float* image, const ConvShape& s, float* columns);
-void col2im(const float* columns, const ConvShape& s, float* image);
-
 // y = conv(x, w), overwritten; dw += filter gradient; dx = data gradient, overwritten.
-void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y);
+void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y,
+                    ConvSaved* saved = nullptr);
 void conv2d_backward_data(const ConvShape& s, int batch, int out_channels, const float* w, const float* dy, float* dx);
 void conv2d_backward_filter(const ConvShape& s, int batch, int out_channels, const float* x, const float* dy,
-                            float* dw);
+                            float* dw, const ConvSaved* saved = nullptr);
 // y[b,c,:] += bias[c]; db[c] += sum of dy[b,c,:] over the batch.
 void add_channel_bias(float* y, const float* bias, int batch, int channels, int plane);
 void channel_bias_grad(const float* dy, float* db, int batch, int channels, int plane);
@@ -43,11 +50,11 @@ void channel_bias_grad(Handles& h, const float* dy, float* db, int batch, int ch
 #endif
 
 inline void conv2d_forward([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
-                           const float* x, const float* w, float* y) {
+                           const float* x, const float* w, float* y, ConvSaved* saved = nullptr) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::conv2d_forward(ctx.cuda(), s, batch, out_channels, x, w, y);
 #endif
-  cpu::conv2d_forward(s, batch, out_channels, x, w, y);
+  cpu::conv2d_forward(s, batch, out_channels, x, w, y, saved);
 }
 
 inline void conv2d_backward_data([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
@@ -59,11 +66,11 @@ inline void conv2d_backward_data([[maybe_unused]] const Context& ctx, const Conv
 }
 
 inline void conv2d_backward_filter([[maybe_unused]] const Context& ctx, const ConvShape& s, int batch, int out_channels,
-                                   const float* x, const float* dy, float* dw) {
+                                   const float* x, const float* dy, float* dw, const ConvSaved* saved = nullptr) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::conv2d_backward_filter(ctx.cuda(), s, batch, out_channels, x, dy, dw);
 #endif
-  cpu::conv2d_backward_filter(s, batch, out_channels, x, dy, dw);
+  cpu::conv2d_backward_filter(s, batch, out_channels, x, dy, dw, saved);
 }
 
 inline void add_channel_bias([[maybe_unused]] const Context& ctx, float* y, const float* bias, int batch, int channels,

@@ -3,8 +3,7 @@
 // tensor storage. Allocations are stream-ordered on the default stream (cached by CUDA's memory
 // pool, so a training step's temporaries cost no device synchronisation), and copies are ordered
 // after every kernel already queued on the device. A build without CUDA throws on every call
-// (kernels/device_memory_none.cc); whether CUDA was built is kernels::cuda_built() in
-// kernels/context.h.
+// (kernels/device_memory_none.cc).
 
 #include <cstddef>
 

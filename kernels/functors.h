@@ -1,9 +1,14 @@
 #pragma once
 // Element-wise math written once: small functors that the CPU loops, the CUDA kernels and the
-// parameter server's update rules all call, so the three cannot drift apart. Each is plain float
-// arithmetic in a fixed order; changing an expression here changes every backend at once.
+// parameter server's update rules all call, so the expressions cannot drift apart. Each is plain
+// float arithmetic in a fixed order; changing an expression here changes every backend at once.
+// Results agree to rounding, not bit for bit: nvcc contracts a*b+c into fused multiply-adds,
+// which the CPU build does not.
 
 #include <math.h>
+
+#include <cmath>
+#include <cstdint>
 
 #ifdef __CUDACC__
 #define PADDLE_KERNELS_HD __host__ __device__
@@ -48,7 +53,15 @@ struct MomentumStep {
   }
 };
 
-// step_size already holds lr * sqrt(1 - beta2^t) / (1 - beta1^t).
+// Adam's bias-corrected step size for step t (1-based), lr * sqrt(1 - beta2^t) / (1 - beta1^t),
+// computed once per step on the host, in double.
+inline float adam_step_size(float lr, float beta1, float beta2, int64_t t) {
+  const double correction1 = 1.0 - std::pow(beta1, static_cast<double>(t));
+  const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(t));
+  return static_cast<float>(lr * std::sqrt(correction2) / correction1);
+}
+
+// step_size is adam_step_size(...).
 struct AdamStep {
   float step_size, beta1, beta2, epsilon;
   PADDLE_KERNELS_HD void operator()(float& w, float g, float& m, float& v) const {
@@ -57,6 +70,8 @@ struct AdamStep {
     w -= step_size * m / (sqrtf(v) + epsilon);
   }
 };
+
+inline constexpr float kAdagradEpsilon = 1e-6f;
 
 struct AdagradStep {
   float lr, epsilon;

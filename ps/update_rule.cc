@@ -25,15 +25,12 @@ void UpdateRule::apply(float* values, float* state, const float* grads, size_t n
       return;
     }
     case Kind::kAdagrad: {
-      const kernels::AdagradStep adagrad{lr, 1e-6f};
+      const kernels::AdagradStep adagrad{lr, kernels::kAdagradEpsilon};
       for (size_t i = 0; i < n; ++i) adagrad(values[i], grads[i], state[i]);
       return;
     }
     case Kind::kAdam: {
-      const double c1 = 1.0 - std::pow(beta1, static_cast<double>(step));
-      const double c2 = 1.0 - std::pow(beta2, static_cast<double>(step));
-      const float size = static_cast<float>(lr * std::sqrt(c2) / c1);
-      const kernels::AdamStep adam{size, beta1, beta2, epsilon};
+      const kernels::AdamStep adam{kernels::adam_step_size(lr, beta1, beta2, step), beta1, beta2, epsilon};
       float* m = state;
       float* v = state + n;
       for (size_t i = 0; i < n; ++i) adam(values[i], grads[i], m[i], v[i]);

@@ -7,7 +7,9 @@
 #include "kernels/gemm.h"
 
 namespace paddle::kernels::cpu {
+namespace {
 
+// One image [C,H,W] to columns [C*k*k, Ho*Wo].
 void im2col(const float* image, const ConvShape& s, float* columns) {
   const int ho = s.out_height(), wo = s.out_width();
   for (int c = 0; c < s.channels; ++c)
@@ -26,6 +28,7 @@ void im2col(const float* image, const ConvShape& s, float* columns) {
       }
 }
 
+// Columns back onto an image, accumulating.
 void col2im(const float* columns, const ConvShape& s, float* image) {
   const int ho = s.out_height(), wo = s.out_width();
   for (int c = 0; c < s.channels; ++c)
@@ -43,8 +46,6 @@ void col2im(const float* columns, const ConvShape& s, float* image) {
       }
 }
 
-namespace {
-
 struct ConvSizes {
   size_t image, rows, positions;  // floats per input image, im2col rows, output positions
 };
@@ -56,26 +57,32 @@ ConvSizes sizes_of(const ConvShape& s) {
 
 }  // namespace
 
-void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y) {
+void conv2d_forward(const ConvShape& s, int batch, int out_channels, const float* x, const float* w, float* y,
+                    ConvSaved* saved) {
   const ConvSizes z = sizes_of(s);
-  std::vector<float> columns(z.rows * z.positions);
+  const size_t per_image = z.rows * z.positions;
+  std::vector<float> scratch;
+  std::vector<float>& columns = saved != nullptr ? saved->columns : scratch;
+  columns.resize(saved != nullptr ? batch * per_image : per_image);
   for (int i = 0; i < batch; ++i) {
-    im2col(x + i * z.image, s, columns.data());
-    gemm(false, false, out_channels, static_cast<int>(z.positions), static_cast<int>(z.rows), w, columns.data(),
+    float* image_columns = columns.data() + (saved != nullptr ? i * per_image : 0);
+    im2col(x + i * z.image, s, image_columns);
+    gemm(false, false, out_channels, static_cast<int>(z.positions), static_cast<int>(z.rows), w, image_columns,
          y + i * out_channels * z.positions, false);
   }
 }
 
-// The columns are rebuilt from x rather than kept from the forward pass: the same values, so the
-// same gradient, without holding a batch of columns between the passes.
 void conv2d_backward_filter(const ConvShape& s, int batch, int out_channels, const float* x, const float* dy,
-                            float* dw) {
+                            float* dw, const ConvSaved* saved) {
   const ConvSizes z = sizes_of(s);
-  std::vector<float> columns(z.rows * z.positions);
+  const size_t per_image = z.rows * z.positions;
+  const bool kept = saved != nullptr && saved->columns.size() == batch * per_image;
+  std::vector<float> rebuilt(kept ? 0 : per_image);
   for (int i = 0; i < batch; ++i) {
-    im2col(x + i * z.image, s, columns.data());
+    const float* image_columns = kept ? saved->columns.data() + i * per_image : rebuilt.data();
+    if (!kept) im2col(x + i * z.image, s, rebuilt.data());
     gemm(false, true, out_channels, static_cast<int>(z.rows), static_cast<int>(z.positions),
-         dy + i * out_channels * z.positions, columns.data(), dw, true);
+         dy + i * out_channels * z.positions, image_columns, dw, true);
   }
 }
 

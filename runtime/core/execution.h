@@ -11,8 +11,9 @@ namespace paddle::runtime {
 
 class Execution {
  public:
-  // Throws std::runtime_error when the build has no CUDA or the device cannot be used. tf32 lets
-  // GEMMs and convolutions on a CUDA device use TF32 tensor cores (kernels/cuda/handles.h).
+  // Throws common::ConfigError when the build has no CUDA, std::runtime_error when this process
+  // does not see the device. tf32 lets GEMMs and convolutions on a CUDA device use TF32 tensor
+  // cores (kernels/cuda/handles.h).
   explicit Execution(const Device& device, bool tf32 = false);
   ~Execution();
   Execution(const Execution&) = delete;

@@ -28,8 +28,10 @@ Tensor BatchNorm2D::forward(const Tensor& x, bool training) {
     return y;
   }
   input_ = x;
-  saved_mean_ = Tensor({channels_}, DType::kFloat32, x.device());
-  saved_inv_std_ = Tensor({channels_}, DType::kFloat32, x.device());
+  if (saved_mean_.numel() != channels_ || saved_mean_.device() != x.device()) {
+    saved_mean_ = Tensor({channels_}, DType::kFloat32, x.device());
+    saved_inv_std_ = Tensor({channels_}, DType::kFloat32, x.device());
+  }
   k::batch_norm_forward_training(context(), s, x.ptr(), y.ptr(), scale_.value.ptr(), shift_.value.ptr(),
                                  running_mean_.ptr(), running_var_.ptr(), saved_mean_.ptr(), saved_inv_std_.ptr(),
                                  momentum_, epsilon_);
@@ -37,6 +39,9 @@ Tensor BatchNorm2D::forward(const Tensor& x, bool training) {
 }
 
 Tensor BatchNorm2D::backward(const Tensor& dy) {
+  if (dy.shape != input_.shape)
+    throw std::logic_error(fmt::format("BatchNorm2D::backward of {} after a training forward of {}", dy.shape_string(),
+                                       input_.shape_string()));
   const k::BatchNormShape s{as_int(dy.dim(0)), as_int(dy.dim(1)), as_int(dy.dim(2)), as_int(dy.dim(3))};
   Tensor dx(dy.shape, DType::kFloat32, dy.device());
   k::batch_norm_backward(context(), s, input_.ptr(), dy.ptr(), scale_.value.ptr(), saved_mean_.ptr(),

@@ -22,25 +22,30 @@ std::vector<Parameter*> Conv2D::parameters() {
   return {&weight_};
 }
 
-Tensor Conv2D::forward(const Tensor& x, bool) {
+Tensor Conv2D::forward(const Tensor& x, bool training) {
   require_rank(x, 4, "Conv2D");
   require_device(x, "Conv2D");
   if (x.dim(1) != in_channels_)
     throw std::invalid_argument(fmt::format("Conv2D({} channels) got input {}", in_channels_, x.shape_string()));
   input_ = x;
+  if (!training) saved_.columns.clear();  // a backward now rebuilds the columns from this input
   const k::ConvShape s{as_int(x.dim(1)), as_int(x.dim(2)), as_int(x.dim(3)), kernel_, stride_, padding_};
   const int n = as_int(x.dim(0)), ho = s.out_height(), wo = s.out_width();
   Tensor y({x.dim(0), out_channels_, ho, wo}, DType::kFloat32, x.device());
-  k::conv2d_forward(context(), s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr());
+  k::conv2d_forward(context(), s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr(),
+                    training ? &saved_ : nullptr);
   if (with_bias_) k::add_channel_bias(context(), y.ptr(), bias_.value.ptr(), n, as_int(out_channels_), ho * wo);
   return y;
 }
 
 Tensor Conv2D::backward(const Tensor& dy) {
+  if (input_.shape.empty() || dy.dim(0) != input_.dim(0))
+    throw std::logic_error(fmt::format("Conv2D::backward of {} after a forward of {}", dy.shape_string(),
+                                       input_.shape_string()));
   const k::ConvShape s{as_int(input_.dim(1)), as_int(input_.dim(2)), as_int(input_.dim(3)), kernel_, stride_, padding_};
   const int n = as_int(input_.dim(0)), channels = as_int(out_channels_), positions = as_int(dy.dim(2) * dy.dim(3));
   Tensor dx(input_.shape, DType::kFloat32, dy.device());
-  k::conv2d_backward_filter(context(), s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr());
+  k::conv2d_backward_filter(context(), s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr(), &saved_);
   if (with_bias_) k::channel_bias_grad(context(), dy.ptr(), bias_.grad.ptr(), n, channels, positions);
   k::conv2d_backward_data(context(), s, n, channels, weight_.value.ptr(), dy.ptr(), dx.ptr());
   return dx;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv.h"
 #include "runtime/nn/layer.h"
 
 namespace paddle::runtime {
@@ -26,7 +27,8 @@ class Conv2D : public Layer {
   bool with_bias_;
   Parameter weight_;  // [out, in*k*k]
   Parameter bias_;    // [out]
-  Tensor input_;  // for the filter gradient
+  Tensor input_;             // for the filter gradient
+  kernels::ConvSaved saved_;  // a training forward's columns (CPU), for the filter gradient
 };
 
 }  // namespace paddle::runtime

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/functors.h"
 #include "kernels/optimizer_update.h"
 
 namespace paddle::runtime {
@@ -63,9 +64,7 @@ class Adam : public Optimizer {
   explicit Adam(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
     ++steps_;
-    const double correction1 = 1.0 - std::pow(c_.beta1, static_cast<double>(steps_));
-    const double correction2 = 1.0 - std::pow(c_.beta2, static_cast<double>(steps_));
-    const float step_size = static_cast<float>(lr * std::sqrt(correction2) / correction1);
+    const float step_size = kernels::adam_step_size(lr, c_.beta1, c_.beta2, steps_);
     for (Parameter* p : params) {
       Tensor& moment1 = slot("moment1", *p);
       Tensor& moment2 = slot("moment2", *p);
@@ -80,12 +79,11 @@ class Adam : public Optimizer {
 
 class Adagrad : public Optimizer {
  public:
-  static constexpr float kEpsilon = 1e-6f;
   explicit Adagrad(OptimizerConfig c) : c_(c) {}
   void step(const std::vector<Parameter*>& params, float lr) override {
     for (Parameter* p : params) {
       Tensor& moment = slot("moment", *p);
-      kernels::adagrad_update(context(*p), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kEpsilon,
+      kernels::adagrad_update(context(*p), p->value.ptr(), p->grad.ptr(), moment.ptr(), size_of(*p), lr, kernels::kAdagradEpsilon,
                               c_.weight_decay);
     }
     ++steps_;
