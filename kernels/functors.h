@@ -27,6 +27,15 @@ struct ReluGrad {
   PADDLE_KERNELS_HD float operator()(float y, float dy) const { return y > 0 ? dy : 0; }
 };
 
+struct Tanh {
+  PADDLE_KERNELS_HD float operator()(float x) const { return tanhf(x); }
+};
+
+// The gradient through a tanh, from its output y: dy * (1 - y^2).
+struct TanhGrad {
+  PADDLE_KERNELS_HD float operator()(float y, float dy) const { return dy * (1.0f - y * y); }
+};
+
 // A residual block's sum: max(0, a + b).
 struct AddRelu {
   PADDLE_KERNELS_HD float operator()(float a, float b) const {
@@ -80,6 +89,45 @@ struct AdagradStep {
     w -= lr * g / (sqrtf(accumulator) + epsilon);
   }
 };
+
+// The floor under a row's norm in a cosine similarity: it keeps a zero row (an all-padding bag, dead
+// tanh units) from dividing by zero, and gives it cosine 0.
+inline constexpr double kCosineMinNorm = 1e-8;
+
+// One row's cosine from its sums dot = a.b, aa = a.a and bb = b.b (accumulated in double), with
+// the floored norms the gradient needs.
+struct CosineRow {
+  float norm_a, norm_b, cosine;
+};
+PADDLE_KERNELS_HD inline CosineRow cosine_row(double dot, double aa, double bb) {
+  const double root_a = sqrt(aa), root_b = sqrt(bb);
+  const double na = root_a < kCosineMinNorm ? kCosineMinNorm : root_a;
+  const double nb = root_b < kCosineMinNorm ? kCosineMinNorm : root_b;
+  return {static_cast<float>(na), static_cast<float>(nb), static_cast<float>(dot / (na * nb))};
+}
+
+// d cos(a, b) / d a = b / (|a||b|) - cos * a / |a|^2, times g, for one element x of a and its
+// partner z of b; the gradient for b is the same call with the roles swapped.
+PADDLE_KERNELS_HD inline float cosine_grad(float g, float x, float z, float norm_x, float norm_z, float cosine) {
+  return g * (z / (norm_x * norm_z) - cosine * x / (norm_x * norm_x));
+}
+
+// The weight of each real id in a bag's mean, 1/count of the row's non-zero ids (0 is padding);
+// 0 for a row of padding only.
+PADDLE_KERNELS_HD inline float bag_weight(const int64_t* row_ids, int slots) {
+  int count = 0;
+  for (int s = 0; s < slots; ++s) count += row_ids[s] != 0;
+  return count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;
+}
+
+// Cell d of a bag's mean: weight times each real id's row, summed slot by slot.
+PADDLE_KERNELS_HD inline float bag_mean_cell(const int64_t* row_ids, const float* row_embedded, int slots, int dim,
+                                             int d, float weight) {
+  float sum = 0;
+  for (int s = 0; s < slots; ++s)
+    if (row_ids[s] != 0) sum += weight * row_embedded[s * dim + d];
+  return sum;
+}
 
 // Output extent of a pooling or convolution window sliding over `size` cells.
 PADDLE_KERNELS_HD inline int window_count(int size, int kernel, int stride, int padding) {

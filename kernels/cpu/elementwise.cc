@@ -21,4 +21,8 @@ void add_in_place(float* y, const float* x, size_t n) {
 
 void copy(float* dst, const float* src, size_t n) { std::copy_n(src, n, dst); }
 
+void copy_columns(float* dst, size_t dst_stride, const float* src, size_t src_stride, size_t rows, size_t width) {
+  for (size_t i = 0; i < rows; ++i) std::copy_n(src + i * src_stride, width, dst + i * dst_stride);
+}
+
 }  // namespace paddle::kernels::cpu

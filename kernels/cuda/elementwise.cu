@@ -42,4 +42,12 @@ void copy(Handles& h, float* dst, const float* src, size_t n) {
   check(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, h.impl().stream), "copy");
 }
 
+void copy_columns(Handles& h, float* dst, size_t dst_stride, const float* src, size_t src_stride, size_t rows,
+                  size_t width) {
+  if (rows == 0 || width == 0) return;
+  check(cudaMemcpy2DAsync(dst, dst_stride * sizeof(float), src, src_stride * sizeof(float), width * sizeof(float), rows,
+                          cudaMemcpyDeviceToDevice, h.impl().stream),
+        "copy_columns");
+}
+
 }  // namespace paddle::kernels::cuda

@@ -1,6 +1,7 @@
 #include "kernels/embedding.h"
 
 #include "kernels/cuda/internal.h"
+#include "kernels/functors.h"
 
 namespace paddle::kernels::cuda {
 namespace {
@@ -23,6 +24,28 @@ __global__ void embedding_backward_kernel(const int64_t* ids, size_t count, int 
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= count * dim) return;
   atomicAdd(dtable + ids[i / dim] * dim + i % dim, dy[i]);
+}
+
+// One thread per output cell; cell 0 of a row also writes the row's weights.
+__global__ void bag_mean_forward_kernel(const int64_t* ids, const float* embedded, size_t rows, int slots, int dim,
+                                        float* weights, float* y) {
+  size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (k >= rows * dim) return;
+  const size_t i = k / dim;
+  const int d = static_cast<int>(k % dim);
+  const int64_t* row_ids = ids + i * slots;
+  const float w = bag_weight(row_ids, slots);
+  if (d == 0)
+    for (int s = 0; s < slots; ++s) weights[i * slots + s] = row_ids[s] != 0 ? w : 0.0f;
+  y[k] = bag_mean_cell(row_ids, embedded + i * slots * dim, slots, dim, d, w);
+}
+
+__global__ void bag_mean_backward_kernel(const float* weights, const float* dy, size_t rows, int slots, int dim,
+                                         float* dembedded) {
+  size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (k >= rows * slots * dim) return;
+  const size_t cell = k / dim;  // i * slots + s
+  dembedded[k] = weights[cell] * dy[cell / slots * dim + k % dim];
 }
 
 }  // namespace
@@ -49,6 +72,24 @@ void embedding_backward(Handles& h, const int64_t* ids, size_t count, int dim, c
   const size_t total = count * static_cast<size_t>(dim);
   embedding_backward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(ids, count, dim, dy, dtable);
   check(cudaGetLastError(), "embedding_backward");
+}
+
+void bag_mean_forward(Handles& h, const int64_t* ids, const float* embedded, size_t rows, int slots, int dim,
+                      float* weights, float* y) {
+  const size_t total = rows * static_cast<size_t>(dim);
+  if (total == 0) return;
+  bag_mean_forward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(ids, embedded, rows, slots, dim,
+                                                                                weights, y);
+  check(cudaGetLastError(), "bag_mean_forward");
+}
+
+void bag_mean_backward(Handles& h, const float* weights, const float* dy, size_t rows, int slots, int dim,
+                       float* dembedded) {
+  const size_t total = rows * static_cast<size_t>(slots) * dim;
+  if (total == 0) return;
+  bag_mean_backward_kernel<<<blocks_for(total), kThreads, 0, h.impl().stream>>>(weights, dy, rows, slots, dim,
+                                                                                 dembedded);
+  check(cudaGetLastError(), "bag_mean_backward");
 }
 
 }  // namespace paddle::kernels::cuda

@@ -4,7 +4,8 @@
 
 #include <stdexcept>
 
-#include "common/error.h"
+#include "kernels/elementwise.h"
+#include "kernels/embedding.h"
 #include "runtime/nn/tanh.h"
 
 namespace paddle::runtime {
@@ -14,23 +15,25 @@ constexpr int kUserFields = 4;  // user id, gender, age bucket, occupation: colu
 constexpr int64_t kMovieColumn = 4;
 constexpr int64_t kGenreColumn = 5;
 
-// Columns [start, start+count) of a host [N,F] tensor.
-Tensor columns(const Tensor& x, int64_t start, int64_t count) {
+// Columns [start, start+count) of an [N,F] tensor, on its device.
+Tensor columns(const kernels::Context& ctx, const Tensor& x, int64_t start, int64_t count) {
   const int64_t n = x.dim(0), width = x.dim(1);
-  Tensor out({n, count});
-  for (int64_t i = 0; i < n; ++i) std::copy_n(x.ptr() + i * width + start, count, out.ptr() + i * count);
+  Tensor out({n, count}, DType::kFloat32, x.device());
+  kernels::copy_columns(ctx, out.ptr(), static_cast<size_t>(count), x.ptr() + start, static_cast<size_t>(width),
+                        static_cast<size_t>(n), static_cast<size_t>(count));
   return out;
 }
 
-Tensor concat_columns(const std::vector<Tensor>& parts) {
+Tensor concat_columns(const kernels::Context& ctx, const std::vector<Tensor>& parts) {
   const int64_t n = parts.at(0).dim(0);
   int64_t width = 0;
   for (const Tensor& p : parts) width += p.dim(1);
-  Tensor out({n, width});
+  Tensor out({n, width}, DType::kFloat32, parts.at(0).device());
   int64_t offset = 0;
   for (const Tensor& p : parts) {
     const int64_t w = p.dim(1);
-    for (int64_t i = 0; i < n; ++i) std::copy_n(p.ptr() + i * w, w, out.ptr() + i * width + offset);
+    kernels::copy_columns(ctx, out.ptr() + offset, static_cast<size_t>(width), p.ptr(), static_cast<size_t>(w),
+                          static_cast<size_t>(n), static_cast<size_t>(w));
     offset += w;
   }
   return out;
@@ -51,42 +54,26 @@ Sequential tower_head(int64_t in, int64_t hidden, std::mt19937& rng, const std::
 }  // namespace
 
 void BagOfEmbeddings::place(Execution& execution) {
-  if (execution.device().is_cuda())
-    throw common::ConfigError("BagOfEmbeddings has no CUDA kernel yet; use device=cpu");
   table_.place(execution);
   execution_ = &execution;
 }
 
 Tensor BagOfEmbeddings::forward(const Tensor& ids, bool training) {
+  const Tensor embedded = table_.forward(ids, training);  // [N, S*dim]
   const int64_t n = ids.dim(0);
   slots_ = ids.dim(1);
-  weights_.assign(static_cast<size_t>(n * slots_), 0.0f);
-  for (int64_t i = 0; i < n; ++i) {
-    int count = 0;
-    for (int64_t s = 0; s < slots_; ++s) count += ids.ptr()[i * slots_ + s] != 0.0f;
-    for (int64_t s = 0; s < slots_; ++s)
-      if (ids.ptr()[i * slots_ + s] != 0.0f) weights_[static_cast<size_t>(i * slots_ + s)] = 1.0f / static_cast<float>(count);
-  }
-  const Tensor embedded = table_.forward(ids, training);  // [N, S*dim]
-  Tensor out({n, dim_});
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t s = 0; s < slots_; ++s) {
-      const float w = weights_[static_cast<size_t>(i * slots_ + s)];
-      if (w == 0.0f) continue;
-      const float* e = embedded.ptr() + (i * slots_ + s) * dim_;
-      for (int64_t d = 0; d < dim_; ++d) out.ptr()[i * dim_ + d] += w * e[d];
-    }
+  weights_ = Tensor({n, slots_}, DType::kFloat32, device());
+  Tensor out({n, dim_}, DType::kFloat32, device());
+  kernels::bag_mean_forward(context(), table_.ids().id_ptr(), embedded.ptr(), static_cast<size_t>(n), as_int(slots_),
+                            as_int(dim_), weights_.ptr(), out.ptr());
   return out;
 }
 
 Tensor BagOfEmbeddings::backward(const Tensor& dy) {
   const int64_t n = dy.dim(0);
-  Tensor grad({n, slots_ * dim_});
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t s = 0; s < slots_; ++s) {
-      const float w = weights_[static_cast<size_t>(i * slots_ + s)];
-      for (int64_t d = 0; d < dim_; ++d) grad.ptr()[(i * slots_ + s) * dim_ + d] = w * dy.ptr()[i * dim_ + d];
-    }
+  Tensor grad({n, slots_ * dim_}, DType::kFloat32, device());
+  kernels::bag_mean_backward(context(), weights_.ptr(), dy.ptr(), static_cast<size_t>(n), as_int(slots_), as_int(dim_),
+                             grad.ptr());
   return table_.backward(grad);
 }
 
@@ -113,29 +100,31 @@ Tensor Recommender::forward(const Tensor& x, bool training) {
   require_device(x, "Recommender");
   input_shape_ = x.shape;
   std::vector<Tensor> user;
-  for (int f = 0; f < kUserFields; ++f) user.push_back(user_fields_[f].forward(columns(x, f, 1), training));
+  const kernels::Context& ctx = context();
+  for (int f = 0; f < kUserFields; ++f) user.push_back(user_fields_[f].forward(columns(ctx, x, f, 1), training));
   const int64_t g = config_.vocabulary.genre_slots, t = config_.vocabulary.title_slots;
-  std::vector<Tensor> movie{movie_id_.forward(columns(x, kMovieColumn, 1), training),
-                            genres_.forward(columns(x, kGenreColumn, g), training),
-                            titles_.forward(columns(x, kGenreColumn + g, t), training)};
-  return cosine_.forward(user_head_.forward(concat_columns(user), training),
-                         movie_head_.forward(concat_columns(movie), training));
+  std::vector<Tensor> movie{movie_id_.forward(columns(ctx, x, kMovieColumn, 1), training),
+                            genres_.forward(columns(ctx, x, kGenreColumn, g), training),
+                            titles_.forward(columns(ctx, x, kGenreColumn + g, t), training)};
+  return cosine_.forward(user_head_.forward(concat_columns(ctx, user), training),
+                         movie_head_.forward(concat_columns(ctx, movie), training));
 }
 
 Tensor Recommender::backward(const Tensor& dy) {
+  const kernels::Context& ctx = context();
   auto [d_user, d_movie] = cosine_.backward(dy);
   const Tensor du = user_head_.backward(d_user);
   int64_t offset = 0;
   for (int f = 0; f < kUserFields; ++f) {
     const int64_t width = f == 0 ? config_.id_dim : config_.category_dim;
-    user_fields_[f].backward(columns(du, offset, width));
+    user_fields_[f].backward(columns(ctx, du, offset, width));
     offset += width;
   }
   const Tensor dm = movie_head_.backward(d_movie);
-  movie_id_.backward(columns(dm, 0, config_.id_dim));
-  genres_.backward(columns(dm, config_.id_dim, config_.bag_dim));
-  titles_.backward(columns(dm, config_.id_dim + config_.bag_dim, config_.bag_dim));
-  return Tensor(input_shape_);  // ids have no gradient
+  movie_id_.backward(columns(ctx, dm, 0, config_.id_dim));
+  genres_.backward(columns(ctx, dm, config_.id_dim, config_.bag_dim));
+  titles_.backward(columns(ctx, dm, config_.id_dim + config_.bag_dim, config_.bag_dim));
+  return Tensor(input_shape_, DType::kFloat32, device());  // ids have no gradient
 }
 
 std::vector<Parameter*> Recommender::parameters() {
@@ -153,12 +142,10 @@ std::vector<Parameter*> Recommender::parameters() {
 }
 
 void Recommender::place(Execution& execution) {
-  if (execution.device().is_cuda())
-    throw common::ConfigError(fmt::format("Recommender cannot run on {}: Tanh, the bag means and the cosine have no "
-                                         "CUDA kernels yet; use device=cpu", execution.device().to_string()));
   for (Sequential& field : user_fields_) field.place(execution);
   for (Layer* layer : std::initializer_list<Layer*>{&user_head_, &movie_id_, &genres_, &titles_, &movie_head_})
     layer->place(execution);
+  cosine_.place(execution);
   execution_ = &execution;
 }
 

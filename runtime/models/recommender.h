@@ -9,7 +9,8 @@
 //   output:      scale * cos(user, movie), scale 5 for ratings 1..5
 //
 // One Layer, so DataParallel, checkpoints and optimizers see its parameters like any other's.
-// CPU only for now: Tanh, the bag means and the cosine have no CUDA kernels yet.
+// It runs on the CPU or a CUDA device, wherever place() puts it: every op, the column slices of
+// its input included, is a kernel twin of kernels/, so its tensors stay on that device.
 
 #include <nlohmann/json.hpp>
 #include <random>
@@ -31,7 +32,7 @@ struct RecommenderConfig {
 };
 
 // Ids [N,S] (0 is padding) -> [N,dim], the mean of the embeddings of each row's non-zero ids;
-// a row of padding only gives zeros.
+// a row of padding only gives zeros (kernels/embedding.h, bag_mean_*).
 class BagOfEmbeddings : public Layer {
  public:
   BagOfEmbeddings(int64_t vocabulary, int64_t dim, std::mt19937& rng, const std::string& name)
@@ -46,7 +47,7 @@ class BagOfEmbeddings : public Layer {
   Embedding table_;
   int64_t dim_;
   int64_t slots_ = 0;
-  std::vector<float> weights_;  // [N,S]: 1/count for a real id, 0 for padding
+  Tensor weights_;  // [N,S]: 1/count for a real id, 0 for padding
 };
 
 class Recommender : public Layer {
@@ -56,7 +57,6 @@ class Recommender : public Layer {
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override;
   std::string describe() const override;
-  // Throws std::runtime_error for a CUDA execution.
   void place(Execution& execution) override;
 
  private:

@@ -2,65 +2,43 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
+#include "kernels/cosine.h"
+
 namespace paddle::runtime {
-namespace {
+namespace k = paddle::kernels;
 
-// Keeps a zero row (all-padding bags, dead tanh units) from dividing by zero.
-constexpr double kMinNorm = 1e-8;
+Device CosineSimilarity::device() const { return execution_ != nullptr ? execution_->device() : Device::cpu(); }
 
-}  // namespace
+const kernels::Context& CosineSimilarity::context() const {
+  return execution_ != nullptr ? execution_->context() : kernels::Context::host();
+}
 
 Tensor CosineSimilarity::forward(const Tensor& a, const Tensor& b) {
   if (a.shape.size() != 2 || a.shape != b.shape)
     throw std::invalid_argument(fmt::format("CosineSimilarity: inputs {} and {} must be the same [N,D]",
                                             a.shape_string(), b.shape_string()));
+  if (!(a.device() == device()) || !(b.device() == device()))
+    throw std::invalid_argument(fmt::format("CosineSimilarity on {} got inputs {} and {}", device().to_string(),
+                                            a.describe(), b.describe()));
   a_ = a;
   b_ = b;
-  const int64_t n = a.dim(0), d = a.dim(1);
-  norm_a_.assign(static_cast<size_t>(n), 0.0f);
-  norm_b_.assign(static_cast<size_t>(n), 0.0f);
-  cosine_.assign(static_cast<size_t>(n), 0.0f);
-  Tensor y({n, 1});
-  for (int64_t i = 0; i < n; ++i) {
-    const float* x = a.ptr() + i * d;
-    const float* z = b.ptr() + i * d;
-    double dot = 0, xx = 0, zz = 0;
-    for (int64_t j = 0; j < d; ++j) {
-      dot += static_cast<double>(x[j]) * z[j];
-      xx += static_cast<double>(x[j]) * x[j];
-      zz += static_cast<double>(z[j]) * z[j];
-    }
-    const double na = std::max(std::sqrt(xx), kMinNorm), nb = std::max(std::sqrt(zz), kMinNorm);
-    norm_a_[i] = static_cast<float>(na);
-    norm_b_[i] = static_cast<float>(nb);
-    cosine_[i] = static_cast<float>(dot / (na * nb));
-    y.ptr()[i] = scale_ * cosine_[i];
-  }
+  const int64_t n = a.dim(0);
+  saved_ = Tensor({n, 3}, DType::kFloat32, device());
+  Tensor y({n, 1}, DType::kFloat32, device());
+  k::cosine_forward(context(), a.ptr(), b.ptr(), static_cast<size_t>(n), static_cast<int>(a.dim(1)), scale_, y.ptr(),
+                    saved_.ptr());
   return y;
 }
 
-// d cos / d a = b / (|a||b|) - cos * a / |a|^2, and symmetrically for b.
 std::pair<Tensor, Tensor> CosineSimilarity::backward(const Tensor& dy) {
-  const int64_t n = a_.dim(0), d = a_.dim(1);
+  const int64_t n = a_.dim(0);
   if (dy.numel() != n)
     throw std::invalid_argument(fmt::format("CosineSimilarity: gradient {} for {} rows", dy.shape_string(), n));
-  Tensor da(a_.shape), db(b_.shape);
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = dy.ptr()[i] * scale_;
-    const float na = norm_a_[i], nb = norm_b_[i], c = cosine_[i];
-    const float* x = a_.ptr() + i * d;
-    const float* z = b_.ptr() + i * d;
-    float* gx = da.ptr() + i * d;
-    float* gz = db.ptr() + i * d;
-    for (int64_t j = 0; j < d; ++j) {
-      gx[j] = g * (z[j] / (na * nb) - c * x[j] / (na * na));
-      gz[j] = g * (x[j] / (na * nb) - c * z[j] / (nb * nb));
-    }
-  }
+  Tensor da(a_.shape, DType::kFloat32, device()), db(b_.shape, DType::kFloat32, device());
+  k::cosine_backward(context(), a_.ptr(), b_.ptr(), saved_.ptr(), dy.ptr(), static_cast<size_t>(n),
+                     static_cast<int>(a_.dim(1)), scale_, da.ptr(), db.ptr());
   return {da, db};
 }
 

@@ -17,6 +17,8 @@ class Embedding : public Layer {
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override { return {&table_}; }
   std::string describe() const override;
+  // The ids of the last forward as int64, on the layer's device.
+  const Tensor& ids() const { return ids_; }
 
  private:
   int64_t vocabulary_, dim_;

@@ -1,6 +1,7 @@
 #pragma once
-// Tanh: y = tanh(x) elementwise, any shape. CPU only for now: placing it on a CUDA execution
-// throws, since kernels/ has no tanh kernel yet.
+// Tanh: y = tanh(x) element-wise, any shape (kernels/activation.h).
+
+#include <string>
 
 #include "runtime/nn/layer.h"
 
@@ -11,8 +12,6 @@ class Tanh : public Layer {
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::string describe() const override { return "Tanh"; }
-  // Throws std::runtime_error for a CUDA execution.
-  void place(Execution& execution) override;
 
  private:
   Tensor output_;

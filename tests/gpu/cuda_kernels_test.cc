@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/activation.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
+#include "kernels/cosine.h"
 #include "kernels/cuda/handles.h"
 #include "kernels/elementwise.h"
 #include "kernels/embedding.h"
@@ -109,6 +111,79 @@ TEST_CASE("ReLU forward and backward") {
   h.synchronize();
   expect_close(dy_out.host(), y);
   expect_close(ddx.host(), dx);
+}
+
+TEST_CASE("tanh forward and backward through the dispatch match the CPU context") {
+  const kernels::Context device(0, false);
+  auto x = random_vector(1000, 31), dy = random_vector(1000, 32);
+  std::vector<float> y(1000), dx(1000);
+  kernels::tanh_forward(kernels::Context::host(), x.data(), y.data(), 1000);
+  kernels::tanh_backward(kernels::Context::host(), y.data(), dy.data(), dx.data(), 1000);
+  DeviceBuffer<float> gx(x), gy(std::vector<float>(1000)), gdy(dy), gdx(std::vector<float>(1000));
+  kernels::tanh_forward(device, gx.get(), gy.get(), 1000);
+  kernels::tanh_backward(device, gy.get(), gdy.get(), gdx.get(), 1000);
+  device.synchronize();
+  expect_close(gy.host(), y);
+  expect_close(gdx.host(), dx);
+}
+
+TEST_CASE("cosine forward and backward, a zero row included, match the CPU half") {
+  const kernels::Context device(0, false);
+  const size_t n = 37;  // not a whole number of warps per block
+  const int d = 200;
+  auto a = random_vector(n * d, 33), b = random_vector(n * d, 34), dy = random_vector(n, 35);
+  std::fill_n(a.begin() + 5 * d, d, 0.0f);
+  std::vector<float> y(n), saved(3 * n), da(n * d), db(n * d);
+  cpu::cosine_forward(a.data(), b.data(), n, d, 5.0f, y.data(), saved.data());
+  cpu::cosine_backward(a.data(), b.data(), saved.data(), dy.data(), n, d, 5.0f, da.data(), db.data());
+  DeviceBuffer<float> ga(a), gb(b), gdy(dy), gy(std::vector<float>(n, 0.0f)), gsaved(std::vector<float>(3 * n)),
+      gda(std::vector<float>(n * d)), gdb(std::vector<float>(n * d));
+  kernels::cosine_forward(device, ga.get(), gb.get(), n, d, 5.0f, gy.get(), gsaved.get());
+  kernels::cosine_backward(device, ga.get(), gb.get(), gsaved.get(), gdy.get(), n, d, 5.0f, gda.get(), gdb.get());
+  device.synchronize();
+  expect_close(gy.host(), y);
+  expect_close(gsaved.host(), saved);
+  expect_close(gda.host(), da);
+  expect_close(gdb.host(), db);
+}
+
+TEST_CASE("bag mean forward and backward, rows of padding included, match the CPU half") {
+  const kernels::Context device(0, false);
+  const size_t rows = 50;
+  const int slots = 4, dim = 8;
+  std::mt19937 rng(36);
+  std::uniform_int_distribution<int64_t> id(0, 2);  // a third of the slots are padding
+  std::vector<int64_t> ids(rows * slots);
+  for (auto& i : ids) i = id(rng);
+  std::fill_n(ids.begin() + 7 * slots, slots, 0);
+  auto embedded = random_vector(rows * slots * dim, 37), dy = random_vector(rows * dim, 38);
+  std::vector<float> weights(rows * slots), y(rows * dim), dembedded(rows * slots * dim);
+  cpu::bag_mean_forward(ids.data(), embedded.data(), rows, slots, dim, weights.data(), y.data());
+  cpu::bag_mean_backward(weights.data(), dy.data(), rows, slots, dim, dembedded.data());
+  DeviceBuffer<int64_t> gids(ids);
+  DeviceBuffer<float> gembedded(embedded), gdy(dy), gweights(std::vector<float>(weights.size())),
+      gy(std::vector<float>(y.size())), gdembedded(std::vector<float>(dembedded.size()));
+  kernels::bag_mean_forward(device, gids.get(), gembedded.get(), rows, slots, dim, gweights.get(), gy.get());
+  kernels::bag_mean_backward(device, gweights.get(), gdy.get(), rows, slots, dim, gdembedded.get());
+  device.synchronize();
+  expect_close(gweights.host(), weights);
+  expect_close(gy.host(), y);
+  expect_close(gdembedded.host(), dembedded);
+}
+
+TEST_CASE("copy_columns slices and concatenates column blocks on the device as on the CPU") {
+  const kernels::Context device(0, false);
+  const size_t rows = 9, width = 13;
+  auto x = random_vector(rows * width, 39);
+  std::vector<float> block(rows * 4), wide(rows * 6, 0.0f);
+  kernels::copy_columns(kernels::Context::host(), block.data(), 4, x.data() + 3, width, rows, 4);
+  kernels::copy_columns(kernels::Context::host(), wide.data() + 2, 6, block.data(), 4, rows, 4);
+  DeviceBuffer<float> gx(x), gblock(std::vector<float>(block.size())), gwide(std::vector<float>(wide.size()));
+  kernels::copy_columns(device, gblock.get(), 4, gx.get() + 3, width, rows, 4);
+  kernels::copy_columns(device, gwide.get() + 2, 6, gblock.get(), 4, rows, 4);
+  device.synchronize();
+  CHECK(gblock.host() == block);
+  CHECK(gwide.host() == wide);
 }
 
 TEST_CASE("convolution forward, backward data and backward filter match im2col + GEMM") {

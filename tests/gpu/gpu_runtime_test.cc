@@ -1,6 +1,7 @@
 // The runtime on a CUDA device against the same runtime on the CPU: tensors, every layer's
-// forward and backward, the optimizers, a model trained for a few steps, checkpoints, and data
-// parallelism over a one-rank NCCL communicator (device buckets, events, in-place reduction).
+// forward and backward, the recommender and its own layers, the optimizers, a model trained for a
+// few steps, checkpoints, and data parallelism over a one-rank NCCL communicator (device buckets,
+// events, in-place reduction).
 // Without a CUDA device the whole test reports a skip (exit 77).
 
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -18,11 +19,13 @@
 #include "collective/nccl_communicator.h"
 #include "kernels/context.h"
 #include "runtime/distributed/data_parallel.h"
+#include "runtime/models/recommender.h"
 #include "runtime/nn/checkpoint.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/loss.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/residual.h"
+#include "runtime/nn/tanh.h"
 
 using namespace paddle::runtime;
 
@@ -109,6 +112,9 @@ TEST_CASE("every layer computes on the GPU what it computes on the CPU") {
   SUBCASE("ReLU") {
     compare_layer([] { return std::make_unique<ReLU>(); }, random_tensor({3, 40}, 2));
   }
+  SUBCASE("Tanh") {
+    compare_layer([] { return std::make_unique<Tanh>(); }, random_tensor({3, 40}, 2));
+  }
   SUBCASE("MaxPool2D with padding") {
     compare_layer([] { return std::make_unique<MaxPool2D>(3, 2, 1); }, random_tensor({2, 3, 8, 8}, 2));
   }
@@ -175,6 +181,63 @@ TEST_CASE("a layer refuses an input on another device") {
   fc.place(gpu);
   CHECK_THROWS_WITH_AS(fc.forward(Tensor({1, 3}), true), "Linear on gpu:0 got an input float32[1,3] on cpu",
                        std::invalid_argument);
+}
+
+namespace {
+
+RecommenderConfig small_recommender() {
+  RecommenderConfig c;
+  c.vocabulary.users = 5;
+  c.vocabulary.occupations = 3;
+  c.vocabulary.movies = 6;
+  c.vocabulary.genres = 4;
+  c.vocabulary.words = 7;
+  c.vocabulary.genre_slots = 2;
+  c.vocabulary.title_slots = 3;
+  c.id_dim = 4;
+  c.category_dim = 3;
+  c.bag_dim = 4;
+  c.hidden = 5;
+  return c;
+}
+
+// Rows [user, gender, age, occupation, movie, 2 genre slots, 3 title slots]; row 3 has no title.
+Tensor recommender_ids() {
+  return Tensor::from_values({4, 10}, std::vector<float>{1, 0, 2, 1, 1, 1, 2, 1, 2, 3,  //
+                                                         2, 1, 0, 0, 3, 3, 0, 4, 0, 0,  //
+                                                         3, 0, 6, 2, 5, 2, 3, 5, 6, 1,  //
+                                                         4, 1, 4, 1, 2, 1, 0, 0, 0, 0});
+}
+
+}  // namespace
+
+TEST_CASE("the recommender's layers and the whole recommender compute on the GPU what they compute on the CPU") {
+  SUBCASE("BagOfEmbeddings, with a row of padding only") {
+    compare_layer([] { std::mt19937 r(1); return std::make_unique<BagOfEmbeddings>(7, 4, r, "bag"); },
+                  Tensor::from_values({3, 3}, std::vector<float>{1, 3, 0, 0, 0, 0, 6, 6, 2}));
+  }
+  SUBCASE("CosineSimilarity, with a zero row") {
+    Execution gpu(kGpu);
+    CosineSimilarity on_cpu(5.0f), on_gpu(5.0f);
+    on_gpu.place(gpu);
+    Tensor a = random_tensor({6, 9}, 2);
+    const Tensor b = random_tensor({6, 9}, 3), dy = random_tensor({6, 1}, 4);
+    for (int j = 0; j < 9; ++j) a.values()[2 * 9 + j] = 0;
+    const Tensor y_cpu = on_cpu.forward(a, b);
+    const Tensor y_gpu = on_gpu.forward(a.to(kGpu), b.to(kGpu));
+    CHECK(y_gpu.on_cuda());
+    CHECK(y_cpu.values()[2] == 0.0f);
+    expect_close(y_gpu.to_vector(), y_cpu.to_vector(), 1e-5, "cosine");
+    auto [da_gpu, db_gpu] = on_gpu.backward(dy.to(kGpu));
+    auto [da_cpu, db_cpu] = on_cpu.backward(dy);
+    expect_close(da_gpu.to_vector(), da_cpu.to_vector(), 1e-4, "da");
+    expect_close(db_gpu.to_vector(), db_cpu.to_vector(), 1e-4, "db");
+    CHECK_THROWS_AS(on_gpu.forward(a, b), std::invalid_argument);
+  }
+  SUBCASE("Recommender, placed on the GPU") {
+    compare_layer([] { std::mt19937 r(5); return std::make_unique<Recommender>(small_recommender(), r); },
+                  recommender_ids(), true, 1e-3);
+  }
 }
 
 TEST_CASE("optimizers update on the GPU as on the CPU") {

@@ -28,3 +28,16 @@ TEST_CASE("add_relu may write over its first input, as a residual block does") {
   kernels::cpu::add_relu(y.data(), shortcut.data(), y.data(), 2);
   CHECK(y == std::vector<float>{2, 0});
 }
+
+TEST_CASE("copy_columns slices a block of columns out of one matrix into a block of another") {
+  const kernels::Context& cpu = kernels::Context::host();
+  const std::vector<float> x = {0, 1, 2, 3,  //
+                                4, 5, 6, 7,  //
+                                8, 9, 10, 11};
+  std::vector<float> middle(6);
+  kernels::copy_columns(cpu, middle.data(), 2, x.data() + 1, 4, 3, 2);
+  CHECK(middle == std::vector<float>{1, 2, 5, 6, 9, 10});
+  std::vector<float> wide(15, -1.0f);  // 3 x 5: the two columns land in columns 3 and 4
+  kernels::copy_columns(cpu, wide.data() + 3, 5, middle.data(), 2, 3, 2);
+  CHECK(wide == std::vector<float>{-1, -1, -1, 1, 2, -1, -1, -1, 5, 6, -1, -1, -1, 9, 10});
+}
