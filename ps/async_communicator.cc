@@ -5,8 +5,11 @@
 
 namespace paddle::ps {
 
-AsyncCommunicator::AsyncCommunicator(std::unique_ptr<ParameterStore> sender, size_t queue_capacity, size_t max_merge)
-    : sender_(std::move(sender)), capacity_(std::max<size_t>(1, queue_capacity)), max_merge_(std::max<size_t>(1, max_merge)) {
+AsyncCommunicator::AsyncCommunicator(std::unique_ptr<ParameterStore> sender, TableSpecs tables, size_t queue_capacity,
+                                     size_t max_merge)
+    : sender_(std::move(sender)),
+      tables_(std::move(tables)),
+      capacity_(std::max<size_t>(1, queue_capacity)), max_merge_(std::max<size_t>(1, max_merge)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -24,6 +27,9 @@ void AsyncCommunicator::rethrow_locked() {
 }
 
 void AsyncCommunicator::push(StepGradients step) {
+  check_dense_length(tables_, 0, step.dense.size(), "async push_dense");
+  for (const auto& part : step.sparse)
+    check_sparse_length(tables_, part.table, part.keys.size(), part.grads.size(), "async push_sparse");
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return error_ || queue_.size() < capacity_; });
   rethrow_locked();
@@ -59,27 +65,26 @@ void AsyncCommunicator::run() {
       for (auto& v : dense) v /= static_cast<float>(batch.size());
       sender_->push_dense(0, dense);
       // Sparse: per table and key, the mean over the steps that touched the key.
-      std::map<uint32_t, std::pair<size_t, std::unordered_map<uint64_t, std::pair<std::vector<float>, int>>>> merged;
+      std::map<uint32_t, std::unordered_map<uint64_t, std::pair<std::vector<float>, int>>> merged;
       for (auto& step : batch)
         for (auto& part : step.sparse) {
-          auto& [dim, rows] = merged[part.table];
-          dim = part.dim;
+          const size_t dim = tables_.sparse[part.table].dim;
+          auto& rows = merged[part.table];
           for (size_t k = 0; k < part.keys.size(); ++k) {
             auto& [sum, count] = rows[part.keys[k]];
-            if (sum.empty()) sum.assign(part.dim, 0.0f);
-            for (size_t d = 0; d < part.dim; ++d) sum[d] += part.grads[k * part.dim + d];
+            if (sum.empty()) sum.assign(dim, 0.0f);
+            for (size_t d = 0; d < dim; ++d) sum[d] += part.grads[k * dim + d];
             ++count;
           }
         }
-      for (auto& [table, entry] : merged) {
-        auto& [dim, rows] = entry;
+      for (auto& [table, rows] : merged) {
         std::vector<uint64_t> keys;
         std::vector<float> grads;
         for (auto& [key, value] : rows) {
           keys.push_back(key);
           for (float g : value.first) grads.push_back(g / static_cast<float>(value.second));
         }
-        sender_->push_sparse(table, keys, grads, dim);
+        sender_->push_sparse(table, keys, grads);
       }
     } catch (...) {
       std::lock_guard lock(mutex_);

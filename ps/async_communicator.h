@@ -14,28 +14,29 @@
 #include <vector>
 
 #include "ps/parameter_store.h"
+#include "ps/table_spec.h"
 
 namespace paddle::ps {
 
 struct StepGradients {
-  std::vector<float> dense;  // table 0, the whole vector
+  std::vector<float> dense;  // dense table 0, the whole vector
   struct Sparse {
     uint32_t table;
-    size_t dim;
     std::vector<uint64_t> keys;
-    std::vector<float> grads;
+    std::vector<float> grads;  // a row of the table's dim per key
   };
   std::vector<Sparse> sparse;
 };
 
 class AsyncCommunicator {
  public:
-  AsyncCommunicator(std::unique_ptr<ParameterStore> sender, size_t queue_capacity, size_t max_merge);
+  AsyncCommunicator(std::unique_ptr<ParameterStore> sender, TableSpecs tables, size_t queue_capacity, size_t max_merge);
   ~AsyncCommunicator();
   AsyncCommunicator(const AsyncCommunicator&) = delete;
   AsyncCommunicator& operator=(const AsyncCommunicator&) = delete;
 
-  // Queues one step; blocks while the queue is full. Rethrows a failed send.
+  // Queues one step; blocks while the queue is full. Rethrows a failed send. Checks the step
+  // against `tables` first, as ParameterStore's calls are (std::invalid_argument naming the table).
   void push(StepGradients step);
   // Waits until everything queued has been sent. Rethrows a failed send.
   void flush();
@@ -46,6 +47,7 @@ class AsyncCommunicator {
   void rethrow_locked();
 
   std::unique_ptr<ParameterStore> sender_;
+  TableSpecs tables_;
   size_t capacity_, max_merge_;
   std::mutex mutex_;
   std::condition_variable changed_;

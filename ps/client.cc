@@ -49,7 +49,8 @@ bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-PsClient::PsClient(std::vector<std::string> endpoints, ClientOptions options) : options_(options) {
+PsClient::PsClient(std::vector<std::string> endpoints, TableSpecs tables, ClientOptions options)
+    : tables_(std::move(tables)), options_(options) {
   for (auto& e : endpoints) {
     auto c = std::make_unique<Connection>();
     c->endpoint = e;
@@ -140,7 +141,8 @@ void PsClient::broadcast(Command command, Writer& body) {
   receive_all(command, {});
 }
 
-void PsClient::send_dense(Command command, uint32_t table, const std::vector<float>& values) {
+void PsClient::send_dense(Command command, std::string_view call, uint32_t table, const std::vector<float>& values) {
+  check_dense_length(tables_, table, values.size(), call);
   for (size_t s = 0; s < servers(); ++s) {
     auto [begin, end] = dense_block(values.size(), servers(), s);
     Writer w;
@@ -150,8 +152,10 @@ void PsClient::send_dense(Command command, uint32_t table, const std::vector<flo
   receive_all(command, {});
 }
 
-void PsClient::send_sparse(Command command, uint32_t table, const std::vector<uint64_t>& keys,
-                           const std::vector<float>& values, size_t dim) {
+void PsClient::send_sparse(Command command, std::string_view call, uint32_t table, const std::vector<uint64_t>& keys,
+                           const std::vector<float>& values) {
+  check_sparse_length(tables_, table, keys.size(), values.size(), call);
+  const size_t dim = tables_.sparse[table].dim;
   std::vector<std::vector<uint64_t>> by_server(servers());
   std::vector<std::vector<float>> values_by_server(servers());
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -169,17 +173,19 @@ void PsClient::send_sparse(Command command, uint32_t table, const std::vector<ui
 }
 
 void PsClient::init_dense(uint32_t table, const std::vector<float>& values) {
-  send_dense(Command::kInitDense, table, values);
+  send_dense(Command::kInitDense, "init_dense", table, values);
 }
 
-void PsClient::add_dense(uint32_t table, const std::vector<float>& delta) { send_dense(Command::kAddDense, table, delta); }
-
-void PsClient::add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
-                          size_t dim) {
-  send_sparse(Command::kAddSparse, table, keys, delta, dim);
+void PsClient::add_dense(uint32_t table, const std::vector<float>& delta) {
+  send_dense(Command::kAddDense, "add_dense", table, delta);
 }
 
-std::vector<float> PsClient::pull_dense(uint32_t table, size_t total) {
+void PsClient::add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) {
+  send_sparse(Command::kAddSparse, "add_sparse", table, keys, delta);
+}
+
+std::vector<float> PsClient::pull_dense(uint32_t table) {
+  const size_t total = dense_table(tables_, table, "pull_dense").size;
   Writer w;
   w.u32(table);
   for (size_t s = 0; s < servers(); ++s) send(s, Command::kPullDense, w);
@@ -197,10 +203,11 @@ std::vector<float> PsClient::pull_dense(uint32_t table, size_t total) {
 }
 
 void PsClient::push_dense(uint32_t table, const std::vector<float>& grads) {
-  send_dense(Command::kPushDense, table, grads);
+  send_dense(Command::kPushDense, "push_dense", table, grads);
 }
 
-std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t dim) {
+std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint64_t>& keys) {
+  const size_t dim = sparse_table(tables_, table, "pull_sparse").dim;
   std::vector<std::vector<uint64_t>> by_server(servers());
   std::vector<std::vector<size_t>> positions(servers());
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -226,9 +233,8 @@ std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint6
   return out;
 }
 
-void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
-                           size_t dim) {
-  send_sparse(Command::kPushSparse, table, keys, grads, dim);
+void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads) {
+  send_sparse(Command::kPushSparse, "push_sparse", table, keys, grads);
 }
 
 void PsClient::barrier() {

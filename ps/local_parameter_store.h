@@ -1,43 +1,38 @@
 #pragma once
-// LocalParameterStore: the server tables in this process, with the synchronous semantics of one
-// worker: pushes accumulate and barrier() applies them.
+// LocalParameterStore: the tables of a model in this process, with the synchronous semantics of
+// one worker and one server: pushes accumulate and barrier() applies them. save() and load()
+// write and read the checkpoint of server 0 of 1 (ps/checkpoint.h), so a single process and a
+// one-server job can resume from each other's; stop_worker() has nobody to tell.
 
-#include <memory>
-#include <vector>
+#include <string>
 
 #include "ps/parameter_store.h"
-#include "ps/tables.h"
+#include "ps/server_control.h"
+#include "ps/table_spec.h"
 
 namespace paddle::ps {
 
-class LocalParameterStore : public ParameterStore {
+class LocalParameterStore : public ParameterStore, public ServerControl {
  public:
-  LocalParameterStore(std::vector<std::unique_ptr<DenseTable>> dense, std::vector<std::unique_ptr<SparseTable>> sparse)
-      : dense_(std::move(dense)), sparse_(std::move(sparse)) {}
+  // Builds all of `specs`' tables; throws common::ConfigError for an unknown update rule.
+  explicit LocalParameterStore(TableSpecs specs);
 
-  void init_dense(uint32_t table, const std::vector<float>& values) override { dense_.at(table)->set(values); }
-  std::vector<float> pull_dense(uint32_t table, size_t) override { return dense_.at(table)->pull(); }
-  void push_dense(uint32_t table, const std::vector<float>& grads) override { dense_.at(table)->accumulate(grads); }
-  std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys, size_t) override {
-    return sparse_.at(table)->pull(keys);
-  }
-  void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads,
-                   size_t) override {
-    sparse_.at(table)->accumulate(keys, grads);
-  }
-  void add_dense(uint32_t table, const std::vector<float>& delta) override { dense_.at(table)->add(delta); }
-  void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta,
-                  size_t) override {
-    sparse_.at(table)->add(keys, delta);
-  }
-  void barrier() override {
-    for (auto& t : dense_) t->apply_pending(1);
-    for (auto& t : sparse_) t->apply_pending(1);
-  }
+  void init_dense(uint32_t table, const std::vector<float>& values) override;
+  std::vector<float> pull_dense(uint32_t table) override;
+  void push_dense(uint32_t table, const std::vector<float>& grads) override;
+  std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys) override;
+  void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads) override;
+  void add_dense(uint32_t table, const std::vector<float>& delta) override;
+  void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) override;
+
+  void barrier() override;
+  void save(const std::string& dir) override;
+  void load(const std::string& dir) override;
+  void stop_worker() override {}
 
  private:
-  std::vector<std::unique_ptr<DenseTable>> dense_;
-  std::vector<std::unique_ptr<SparseTable>> sparse_;
+  TableSpecs specs_;
+  ServerTables tables_;
 };
 
 }  // namespace paddle::ps

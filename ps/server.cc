@@ -3,16 +3,12 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <array>
-#include <filesystem>
 #include <functional>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "common/file.h"
+#include "ps/checkpoint.h"
 
 namespace paddle::ps {
 namespace asio = boost::asio;
@@ -243,54 +239,11 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
 }
 
 void ParameterServer::save(const std::string& dir) {
-  const std::string base = fmt::format("{}/ps-server-{}", dir, options_.server_index);
-  nlohmann::json manifest;
-  manifest["server_index"] = options_.server_index;
-  manifest["server_count"] = options_.server_count;
-  manifest["dense"] = nlohmann::json::array();
-  manifest["sparse"] = nlohmann::json::array();
-  {
-    std::ostringstream out;
-    for (auto& t : tables_.dense) {
-      manifest["dense"].push_back({{"size", t->size()}});
-      t->save(out);
-    }
-    for (auto& t : tables_.sparse) {
-      manifest["sparse"].push_back({{"dim", t->dim()}, {"rows", t->rows()}});
-      t->save(out);
-    }
-    common::write_file_atomically(base + ".bin", out.view());
-  }
-  common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
+  save_checkpoint(dir, tables_, options_.server_index, options_.server_count);
 }
 
 void ParameterServer::load(const std::string& dir) {
-  const std::string base = fmt::format("{}/ps-server-{}", dir, options_.server_index);
-  std::ifstream manifest_file(base + ".json");
-  if (!manifest_file) throw std::runtime_error(fmt::format("checkpoint {}.json is missing", base));
-  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, false);
-  if (manifest.is_discarded()) throw std::runtime_error(fmt::format("checkpoint {}.json is not JSON", base));
-  if (manifest.value("server_count", -1) != options_.server_count)
-    throw std::runtime_error(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
-                                         manifest.value("server_count", -1), options_.server_count));
-  if (manifest["dense"].size() != tables_.dense.size() || manifest["sparse"].size() != tables_.sparse.size())
-    throw std::runtime_error(fmt::format("checkpoint {}.json lists other tables than this model's", base));
-  for (size_t i = 0; i < tables_.dense.size(); ++i)
-    if (manifest["dense"][i].value("size", size_t{0}) != tables_.dense[i]->size())
-      throw std::runtime_error(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i,
-                                           manifest["dense"][i].value("size", size_t{0}), tables_.dense[i]->size()));
-  for (size_t i = 0; i < tables_.sparse.size(); ++i)
-    if (manifest["sparse"][i].value("dim", size_t{0}) != tables_.sparse[i]->dim())
-      throw std::runtime_error(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i,
-                                           manifest["sparse"][i].value("dim", size_t{0}), tables_.sparse[i]->dim()));
-  std::ifstream in(base + ".bin", std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("checkpoint {}.bin is missing", base));
-  try {
-    for (auto& t : tables_.dense) t->load(in);
-    for (auto& t : tables_.sparse) t->load(in);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("checkpoint {}.bin: {}", base, e.what()));
-  }
+  load_checkpoint(dir, tables_, options_.server_index, options_.server_count);
 }
 
 }  // namespace paddle::ps

@@ -20,11 +20,6 @@
 
 namespace paddle::ps {
 
-struct ServerTables {
-  std::vector<std::unique_ptr<DenseTable>> dense;    // by table id: this server's block
-  std::vector<std::unique_ptr<SparseTable>> sparse;  // by table id
-};
-
 struct ServerOptions {
   std::string ip = "127.0.0.1";
   int port = 0;  // 0: any free port (tests)
@@ -49,7 +44,7 @@ class ParameterServer {
   // Serves until every worker has stopped (or stop() is called).
   void run();
   void stop();
-  // init_server(dir): this server's tables from a checkpoint SAVE wrote; throws
+  // This server's tables from the checkpoint SAVE wrote in `dir` (ps/checkpoint.h); throws
   // std::runtime_error naming the file for a missing, truncated or mismatched one.
   void load(const std::string& dir);
 

@@ -7,12 +7,16 @@
 // Sharding: a dense table of N values is cut into one contiguous block per server
 // (ps/sharding.h dense_block); every server holds every sparse table, and a key lives on the
 // server server_of_key(key) picks, so a sparse table needs no size.
+//
+// Both parameter stores check every call against the specs before it touches a table, so a
+// wrong table id or length fails alike on servers and locally, naming the call and the table.
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "ps/server.h"
+#include "ps/tables.h"
 
 namespace paddle::ps {
 
@@ -40,5 +44,16 @@ ServerTables build_server_tables(const TableSpecs& specs, int index, int count);
 // All the tables in one process (a single-process job, and the reference the servers are
 // tested against): the share of server 0 of 1.
 inline ServerTables build_local_tables(const TableSpecs& specs) { return build_server_tables(specs, 0, 1); }
+
+// The spec of dense (sparse) table `table`; throws std::invalid_argument naming `call` (such as
+// "pull_dense") and the table id when the model has no such table.
+const DenseTableSpec& dense_table(const TableSpecs& specs, uint32_t table, std::string_view call);
+const SparseTableSpec& sparse_table(const TableSpecs& specs, uint32_t table, std::string_view call);
+
+// Throw std::invalid_argument naming the call and the table unless `values` is the dense
+// table's size, or `keys` times the sparse table's dim: "push_sparse table 1 (wide): 7 values
+// for 3 keys of dim 1".
+void check_dense_length(const TableSpecs& specs, uint32_t table, size_t values, std::string_view call);
+void check_sparse_length(const TableSpecs& specs, uint32_t table, size_t keys, size_t values, std::string_view call);
 
 }  // namespace paddle::ps

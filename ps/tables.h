@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <unordered_map>
@@ -80,6 +81,12 @@ class SparseTable {
   uint64_t seed_;
   float init_range_;
   std::vector<Shard> shards_;
+};
+
+// One server's share of a model's tables, or all of them in one process (table_spec.h builds both).
+struct ServerTables {
+  std::vector<std::unique_ptr<DenseTable>> dense;    // by table id: this server's block
+  std::vector<std::unique_ptr<SparseTable>> sparse;  // by table id
 };
 
 }  // namespace paddle::ps

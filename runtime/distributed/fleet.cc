@@ -4,7 +4,6 @@
 
 #include "common/error.h"
 #include "common/parse.h"
-#include "ps/local_parameter_store.h"
 
 namespace paddle::runtime {
 namespace {
@@ -97,16 +96,16 @@ void Fleet::init_worker(const ps::TableSpecs& tables) {
     if (strategy_.ps_mode() != PsMode::kSync)
       throw common::ConfigError("async and GEO parameter-server training need servers (paddle-launch "
                                 "--server_num); one process trains sync");
-    auto local = ps::build_local_tables(tables);
-    local_ = std::make_unique<ps::LocalParameterStore>(std::move(local.dense), std::move(local.sparse));
+    local_ = std::make_unique<ps::LocalParameterStore>(tables);
     return;
   }
   const ps::ClientOptions options = client_options(env_);
-  client_ = std::make_unique<ps::PsClient>(topology_.server_endpoints, options);
+  client_ = std::make_unique<ps::PsClient>(topology_.server_endpoints, tables, options);
   if (strategy_.ps_mode() == PsMode::kAsync)
-    async_ = std::make_unique<ps::AsyncCommunicator>(std::make_unique<ps::PsClient>(topology_.server_endpoints, options),
-                                                     static_cast<size_t>(strategy_.a_sync_configs.send_queue_size),
-                                                     static_cast<size_t>(strategy_.a_sync_configs.max_merge_var_num));
+    async_ = std::make_unique<ps::AsyncCommunicator>(
+        std::make_unique<ps::PsClient>(topology_.server_endpoints, tables, options), tables,
+        static_cast<size_t>(strategy_.a_sync_configs.send_queue_size),
+        static_cast<size_t>(strategy_.a_sync_configs.max_merge_var_num));
 }
 
 ps::ParameterStore& Fleet::parameter_store() {
@@ -115,15 +114,18 @@ ps::ParameterStore& Fleet::parameter_store() {
   throw std::logic_error("Fleet::parameter_store before init_worker");
 }
 
-void Fleet::save_persistables(const std::string& dir) {
-  if (!client_) throw common::ConfigError("save_persistables needs parameter servers (ps.save_dir in a PS job)");
-  client_->save(dir);
+ps::ServerControl& Fleet::server_control() {
+  if (client_) return *client_;
+  if (local_) return *local_;
+  throw std::logic_error("Fleet::server_control before init_worker");
 }
+
+void Fleet::save_persistables(const std::string& dir) { server_control().save(dir); }
 
 void Fleet::stop_worker() {
   if (async_) async_->flush();
   async_.reset();
-  if (client_) client_->stop_worker();
+  if (client_ || local_) server_control().stop_worker();
 }
 
 void DistributedModel::synchronize() {

@@ -15,8 +15,12 @@
 //   auto fleet = Fleet::init(/*is_collective=*/false, strategy);
 //   if (fleet->is_server()) { fleet->init_server(tables, dir); fleet->run_server(); return 0; }
 //   fleet->init_worker(tables);
-//   ... fleet->parameter_store().pull_dense(...) / push_dense(...) ...
+//   ... fleet->parameter_store().pull_dense(table) / push_dense(table, grads) ...; fleet->ps_barrier();
 //   fleet->stop_worker();
+//
+// parameter_store() carries the values (ps/parameter_store.h); server_control() steers where
+// they live: the barrier, checkpoints and the end (ps/server_control.h). Both are the servers
+// in a PS job, or the tables of a single process.
 //
 // The strategy picks the PS mode as Paddle's does: a_sync off is sync (every step's pushes are
 // applied together at a barrier); a_sync on with a_sync_configs.k_steps 0 is async (a
@@ -29,8 +33,10 @@
 #include "common/environment.h"
 #include "ps/async_communicator.h"
 #include "ps/client.h"
+#include "ps/local_parameter_store.h"
 #include "ps/parameter_store.h"
 #include "ps/server.h"
+#include "ps/server_control.h"
 #include "ps/table_spec.h"
 #include "runtime/core/execution.h"
 #include "runtime/distributed/data_parallel.h"
@@ -124,12 +130,15 @@ class Fleet {
   // Connects to every server (waiting for late ones, PADDLE_PS_CONNECT_TIMEOUT); a single
   // process instead keeps `tables` locally and trains sync (the other modes need servers).
   void init_worker(const ps::TableSpecs& tables);
+  // Both throw std::logic_error before init_worker.
   ps::ParameterStore& parameter_store();
+  ps::ServerControl& server_control();
   // The barrier of sync mode: every worker's pushes of this step are applied when it returns.
-  void ps_barrier() { parameter_store().barrier(); }
+  void ps_barrier() { server_control().barrier(); }
   // Async mode: hands a step's gradients to the communicator thread; null in the other modes.
   ps::AsyncCommunicator* async_communicator() { return async_.get(); }
-  // Every server writes its share of the tables into `dir` (one worker asks; the others need not).
+  // Every server writes its share of the tables into `dir` (one worker asks; the others need
+  // not); a single process writes its tables as one server would.
   void save_persistables(const std::string& dir);
   // Sends what async mode still holds and tells the servers this worker is done.
   void stop_worker();
@@ -144,7 +153,7 @@ class Fleet {
   std::unique_ptr<Execution> execution_;         // collective, made on first use
   std::unique_ptr<ps::ParameterServer> server_;  // PS server
   std::unique_ptr<ps::PsClient> client_;         // PS worker with servers
-  std::unique_ptr<ps::ParameterStore> local_;    // PS worker alone
+  std::unique_ptr<ps::LocalParameterStore> local_;  // PS worker alone
   std::unique_ptr<ps::AsyncCommunicator> async_;
 };
 

@@ -57,10 +57,10 @@ int main(int argc, char** argv) {
   const auto data = make_data(100 + static_cast<uint32_t>(fleet->worker_index()), static_cast<size_t>(steps) * kBatch);
   double loss = 0;
   for (int step = 0; step < steps; ++step) {
-    std::vector<float> w = store.pull_dense(0, kFeatures), dw(kFeatures, 0.0f);
+    std::vector<float> w = store.pull_dense(0), dw(kFeatures, 0.0f);
     std::vector<uint64_t> ids;
     for (int i = 0; i < kBatch; ++i) ids.push_back(data[step * kBatch + i].id);
-    std::vector<float> bias = store.pull_sparse(0, ids, 1), dbias(kBatch);
+    std::vector<float> bias = store.pull_sparse(0, ids), dbias(kBatch);
     loss = 0;
     for (int i = 0; i < kBatch; ++i) {
       const Sample& s = data[step * kBatch + i];
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       dbias[i] = 2 * error / kBatch;
     }
     store.push_dense(0, dw);
-    store.push_sparse(0, ids, dbias, 1);
+    store.push_sparse(0, ids, dbias);
     fleet->ps_barrier();
   }
   if (fleet->is_first_worker()) std::printf("final loss %.4f on %d workers\n", loss, fleet->worker_num());

@@ -68,7 +68,7 @@ void spread_rows(BatchRows& r, const std::vector<float>& emb, const std::vector<
 
 BatchRows pull_rows(ps::ParameterStore& store, const CtrDataset& data, const std::vector<size_t>& samples, size_t dim) {
   BatchRows r = index_rows(data, samples);
-  spread_rows(r, store.pull_sparse(kEmbeddingTable, r.keys, dim), store.pull_sparse(kWideTable, r.keys, 1), dim);
+  spread_rows(r, store.pull_sparse(kEmbeddingTable, r.keys), store.pull_sparse(kWideTable, r.keys), dim);
   return r;
 }
 
@@ -90,8 +90,8 @@ struct Evaluation {
   double auc = 0.5, loss = 0;
 };
 
-Evaluation evaluate(WideDeep& model, ps::ParameterStore& store, const CtrDataset& test, size_t total_dense) {
-  model.set_dense_values(store.pull_dense(kDenseTable, total_dense));
+Evaluation evaluate(WideDeep& model, ps::ParameterStore& store, const CtrDataset& test) {
+  model.set_dense_values(store.pull_dense(kDenseTable));
   std::vector<float> scores;
   std::vector<int64_t> labels;
   double loss = 0;
@@ -158,7 +158,7 @@ class GeoState {
     for (uint64_t k : keys)
       if (!cache.count(k)) missing.push_back(k);
     if (!missing.empty()) {
-      auto pulled = store_.pull_sparse(table, missing, width);
+      auto pulled = store_.pull_sparse(table, missing);
       for (size_t i = 0; i < missing.size(); ++i) {
         std::vector<float> row(pulled.begin() + static_cast<long>(i * width), pulled.begin() + static_cast<long>((i + 1) * width));
         cache[missing[i]] = {row, row};
@@ -188,7 +188,7 @@ class GeoState {
         for (size_t i = 0; i < rows.first.size(); ++i)
           d.push_back((rows.first[i] - rows.second[i]) / static_cast<float>(workers));
       }
-      store_.add_sparse(table, keys, d, table == kEmbeddingTable ? dim_ : 1);
+      store_.add_sparse(table, keys, d);
       cache.clear();
     }
     refresh();
@@ -196,7 +196,7 @@ class GeoState {
 
  private:
   void refresh() {
-    dense_ = store_.pull_dense(kDenseTable, total_);
+    dense_ = store_.pull_dense(kDenseTable);
     base_ = dense_;
   }
   ps::ParameterStore& store_;
@@ -222,7 +222,7 @@ nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
   WideDeep model = make_model(config);
   const size_t total_dense = model.dense_size(), dim = model.embedding_dim();
   if (initialize_dense) store.init_dense(kDenseTable, model.dense_values());
-  store.barrier();  // everyone starts from the initialized parameters
+  fleet.ps_barrier();  // everyone starts from the initialized parameters
 
   const ShardSpec spec = shard_spec(config, rank, world);
   const size_t steps_per_epoch = BatchLoader::batches_per_epoch(train.size(), spec);
@@ -259,7 +259,7 @@ nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
         spread_rows(rows, emb, wide, dim);
         model.set_dense_values(geo->dense());
       } else {
-        model.set_dense_values(store.pull_dense(kDenseTable, total_dense));
+        model.set_dense_values(store.pull_dense(kDenseTable));
       }
       Gathered g = gather(train, samples);
       auto r = model.run(g.dense.data(), rows.embedding, rows.wide, g.labels.data(), samples.size(), true);
@@ -270,14 +270,14 @@ nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
       }
       if (mode == PsMode::kSync) {
         store.push_dense(kDenseTable, model.dense_grads());
-        store.push_sparse(kEmbeddingTable, rows.keys, emb_grads, dim);
-        store.push_sparse(kWideTable, rows.keys, wide_grads, 1);
-        store.barrier();
+        store.push_sparse(kEmbeddingTable, rows.keys, emb_grads);
+        store.push_sparse(kWideTable, rows.keys, wide_grads);
+        fleet.ps_barrier();
       } else if (mode == PsMode::kAsync) {
         ps::StepGradients step_grads;
         step_grads.dense = model.dense_grads();
-        step_grads.sparse.push_back({kEmbeddingTable, dim, rows.keys, std::move(emb_grads)});
-        step_grads.sparse.push_back({kWideTable, 1, rows.keys, std::move(wide_grads)});
+        step_grads.sparse.push_back({kEmbeddingTable, rows.keys, std::move(emb_grads)});
+        step_grads.sparse.push_back({kWideTable, rows.keys, std::move(wide_grads)});
         async->push(std::move(step_grads));
       } else {
         auto grads = model.dense_grads();
@@ -309,7 +309,7 @@ nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
     }
     train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
     if (rank == 0) {
-      eval = evaluate(model, store, test, total_dense);
+      eval = evaluate(model, store, test);
       fmt::print("TEST ---> pass: {} auc: {:.6f} loss: {:.6f}\n", epoch, eval.auc, eval.loss);
       std::fflush(stdout);
     }
@@ -331,7 +331,7 @@ nlohmann::json train_ctr(const nlohmann::json& config, Fleet& fleet) {
     common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", metrics.dump(2) + "\n");
     // The final dense parameters, for comparing runs.
     common::write_file_atomically(std::filesystem::path(output_dir) / "dense.json",
-                                  nlohmann::json(store.pull_dense(kDenseTable, total_dense)).dump() + "\n");
+                                  nlohmann::json(store.pull_dense(kDenseTable)).dump() + "\n");
     fmt::print("metrics: {}\n", metrics.dump());
   }
   return metrics;

@@ -13,6 +13,7 @@
 #include "common/parse.h"
 #include "ps/client.h"
 #include "ps/server.h"
+#include "ps/table_spec.h"
 #include "runtime/distributed/topology.h"
 
 using namespace paddle;
@@ -22,6 +23,9 @@ int main() {
   auto topo = runtime::topology_from_environment(runtime::current_environment());
   constexpr size_t kDense = 16u << 20;  // floats: 64 MB
   constexpr size_t kDim = 9;
+  ps::TableSpecs tables;
+  tables.dense.push_back({"dense", kDense});
+  tables.sparse.push_back({"sparse", kDim, /*seed=*/1});
   if (topo.is_server()) {
     auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "this server's endpoint");
     ps::ServerOptions o;
@@ -29,14 +33,11 @@ int main() {
     o.port = port;
     o.workers = topo.trainer_num;
     o.sync = false;
-    ps::ServerTables t;
-    t.dense.push_back(std::make_unique<ps::DenseTable>(kDense, ps::UpdateRule::parse("sgd", 0.01f)));
-    t.sparse.push_back(std::make_unique<ps::SparseTable>(kDim, ps::UpdateRule::parse("sgd", 0.01f), 1));
-    ps::ParameterServer server(o, std::move(t));
+    ps::ParameterServer server(o, ps::build_server_tables(tables, o.server_index, o.server_count));
     server.run();
     return 0;
   }
-  ps::PsClient client(topo.server_endpoints, {});
+  ps::PsClient client(topo.server_endpoints, tables, {});
   std::mt19937_64 rng(static_cast<uint64_t>(topo.trainer_id) + 1);
   const bool report = topo.trainer_id == 0;
   if (report) fmt::print("{} worker(s), 1 server\n", topo.trainer_num);
@@ -44,12 +45,12 @@ int main() {
     std::vector<uint64_t> keys(batch);
     for (auto& k : keys) k = rng() % 10000000;
     std::vector<float> grads(batch * kDim, 0.001f);
-    client.push_sparse(0, keys, grads, kDim);  // create the rows first
+    client.push_sparse(0, keys, grads);  // create the rows first
     const int rounds = batch > 100000 ? 3 : 30;
     auto start = Clock::now();
     for (int r = 0; r < rounds; ++r) {
-      auto rows = client.pull_sparse(0, keys, kDim);
-      client.push_sparse(0, keys, grads, kDim);
+      auto rows = client.pull_sparse(0, keys);
+      client.push_sparse(0, keys, grads);
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / rounds;
     const double bytes = static_cast<double>(batch) * (2 * sizeof(uint64_t) + 2 * kDim * sizeof(float));
@@ -64,7 +65,7 @@ int main() {
   for (int r = 0; r < rounds; ++r) client.push_dense(0, dense);
   const double push = std::chrono::duration<double>(Clock::now() - start).count() / rounds;
   start = Clock::now();
-  for (int r = 0; r < rounds; ++r) client.pull_dense(0, kDense);
+  for (int r = 0; r < rounds; ++r) client.pull_dense(0);
   const double pull = std::chrono::duration<double>(Clock::now() - start).count() / rounds;
   const double gigabytes = static_cast<double>(kDense * sizeof(float)) / 1e9;
   if (report)

@@ -7,38 +7,47 @@
 
 using namespace paddle::ps;
 using namespace paddle::ps::testing;
-TEST_CASE("client and two servers: dense blocks, sparse routing, synchronous averaging") {
+
+namespace {
+
+// Server `index` of two, holding its share of small_specs(20).
+RunningServer server_of_two(int index, int workers = 2) {
   ServerOptions o;
-  o.workers = 2;
+  o.workers = workers;
   o.server_count = 2;
-  RunningServer s0(o);
-  o.server_index = 1;
-  RunningServer s1(o);
+  o.server_index = index;
+  return RunningServer(o, build_server_tables(small_specs(20), index, 2));
+}
+
+}  // namespace
+
+TEST_CASE("client and two servers: dense blocks, sparse routing, synchronous averaging") {
+  RunningServer s0 = server_of_two(0), s1 = server_of_two(1);
   std::vector<std::string> eps{s0.endpoint(), s1.endpoint()};
-  PsClient a(eps, quick()), b(eps, quick());
+  PsClient a(eps, small_specs(20), quick()), b(eps, small_specs(20), quick());
   std::vector<float> init(20);
   for (int i = 0; i < 20; ++i) init[i] = static_cast<float>(i);
   a.init_dense(0, init);  // 10 values to each server
-  CHECK_THROWS_AS(a.init_dense(0, {1, 2}), PsError);  // blocks of the wrong size are refused
-  CHECK(b.pull_dense(0, 20) == init);
+  CHECK(b.pull_dense(0) == init);
   std::string worker_b_error;
   std::thread tb([&] {
     try {
       b.push_dense(0, std::vector<float>(20, 3.0f));
-      b.push_sparse(0, {1, 17}, {1, 1, 1, 2, 2, 2}, 3);
+      b.push_sparse(0, {1, 17}, {1, 1, 1, 2, 2, 2});
       b.barrier();
     } catch (const std::exception& e) {
       worker_b_error = e.what();
     }
   });
   a.push_dense(0, std::vector<float>(20, 1.0f));
-  a.push_sparse(0, {17}, {4, 4, 4}, 3);
+  a.push_sparse(0, {17}, {4, 4, 4});
   a.barrier();
   tb.join();
   CHECK(worker_b_error.empty());
-  auto dense = a.pull_dense(0, 20);
+  auto dense = a.pull_dense(0);
   CHECK(dense[0] == doctest::Approx(0 - 0.5 * 2));  // (1 + 3) / 2 workers, lr 0.5
-  auto rows = a.pull_sparse(0, {17, 1, 123}, 3);
+  auto rows = a.pull_sparse(0, {17, 1, 123});
+  REQUIRE(rows.size() == 9);
   SparseTable reference(3, UpdateRule::parse("sgd", 0.5f), 42);
   reference.push({17}, {3, 3, 3});  // (2 + 4) / 2
   reference.push({1}, {0.5f, 0.5f, 0.5f});
@@ -47,13 +56,48 @@ TEST_CASE("client and two servers: dense blocks, sparse routing, synchronous ave
   CHECK(rows[6] == 0.0f);  // never pushed
 }
 
+TEST_CASE("a client checks every call against the model's tables before it sends anything") {
+  RunningServer s0 = server_of_two(0, 1), s1 = server_of_two(1, 1);
+  PsClient client({s0.endpoint(), s1.endpoint()}, small_specs(20), quick());
+  client.init_dense(0, std::vector<float>(20, 1.0f));
+  client.add_sparse(1, {5}, {2.0f});
+
+  CHECK_THROWS_WITH_AS(client.push_sparse(1, {5, 6, 7}, std::vector<float>(7, 1.0f)),
+                       "push_sparse table 1 (wide): 7 values for 3 keys of dim 1", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(client.add_sparse(0, {5}, {1.0f, 1.0f}),
+                       "add_sparse table 0 (embedding): 2 values for 1 keys of dim 3", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(client.init_dense(0, {1, 2}), "init_dense table 0 (weights): 2 values, the table has 20",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(client.push_dense(0, std::vector<float>(21)),
+                       "push_dense table 0 (weights): 21 values, the table has 20", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(client.pull_sparse(2, {5}), "pull_sparse: no sparse table 2; the model has 2 (embedding, wide)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(client.pull_dense(1), "pull_dense: no dense table 1; the model has 1 (weights)",
+                       std::invalid_argument);
+
+  // The refused calls changed nothing, and the connections still answer in step.
+  SparseTable wide(1, UpdateRule::parse("sgd", 0.5f), 7);
+  wide.add({5}, {2.0f});
+  CHECK(client.pull_dense(0) == std::vector<float>(20, 1.0f));
+  CHECK(client.pull_sparse(1, {5, 6}) == std::vector<float>{wide.pull({5})[0], 0.0f});
+}
+
+TEST_CASE("servers refuse a client whose tables are not theirs") {
+  RunningServer s0 = server_of_two(0, 1), s1 = server_of_two(1, 1);
+  PsClient other_model({s0.endpoint(), s1.endpoint()}, small_specs(30), quick());
+  // 15 values to servers holding blocks of 10.
+  CHECK_THROWS_WITH_AS(other_model.init_dense(0, std::vector<float>(30)), doctest::Contains("refused the request"),
+                       PsError);
+  CHECK_THROWS_WITH_AS(other_model.pull_dense(0), doctest::Contains("(another model?)"), PsError);
+}
+
 TEST_CASE("servers finish when every worker stops") {
   ServerOptions o;
   o.workers = 2;
   auto server = std::make_unique<ParameterServer>(o, small_tables());
   std::thread t([&] { server->run(); });
   const std::string ep = "127.0.0.1:" + std::to_string(server->port());
-  PsClient a({ep}, quick()), b({ep}, quick());
+  PsClient a({ep}, small_specs(), quick()), b({ep}, small_specs(), quick());
   a.stop_worker();
   b.stop_worker();
   t.join();  // run() returned on its own
@@ -63,5 +107,6 @@ TEST_CASE("servers finish when every worker stops") {
 TEST_CASE("a client names a server that is not up, after its timeout") {
   ClientOptions o = quick();
   o.connect_timeout = std::chrono::milliseconds(300);
-  CHECK_THROWS_WITH_AS(PsClient({"127.0.0.1:1"}, o), doctest::Contains("127.0.0.1:1 not reachable"), paddle::common::TimeoutError);
+  CHECK_THROWS_WITH_AS(PsClient({"127.0.0.1:1"}, small_specs(), o), doctest::Contains("127.0.0.1:1 not reachable"),
+                       paddle::common::TimeoutError);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // What the parameter-server tests share: small tables, a server on a thread, quick client
-// options and raw frames for talking to a server byte by byte.
+// options, scratch directories and raw frames for talking to a server byte by byte.
 
 #include <doctest/doctest.h>
 
@@ -9,21 +9,38 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "ps/client.h"
 #include "ps/protocol.h"
 #include "ps/server.h"
+#include "ps/table_spec.h"
 #include "ps/tables.h"
 
 namespace paddle::ps::testing {
 
-inline ServerTables small_tables(size_t dense_size = 10) {
-  ServerTables t;
-  t.dense.push_back(std::make_unique<DenseTable>(dense_size, UpdateRule::parse("sgd", 0.5f)));
-  t.sparse.push_back(std::make_unique<SparseTable>(3, UpdateRule::parse("sgd", 0.5f), 42));
-  return t;
+// A dense table of `dense_size` values and two sparse tables, "embedding" of dim 3 and "wide"
+// of dim 1, updated by SGD at rate 0.5.
+inline TableSpecs small_specs(size_t dense_size = 10) {
+  TableSpecs specs;
+  specs.dense.push_back({"weights", dense_size});
+  specs.sparse.push_back({"embedding", 3, /*seed=*/42});
+  specs.sparse.push_back({"wide", 1, /*seed=*/7});
+  specs.learning_rate = 0.5f;
+  return specs;
+}
+
+inline ServerTables small_tables(size_t dense_size = 10) { return build_local_tables(small_specs(dense_size)); }
+
+// A fresh directory under the system's temporary one, named for the test and this process.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 // A server on a free loopback port, run on a thread until every worker stops (or the end).

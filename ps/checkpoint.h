@@ -1,0 +1,24 @@
+#pragma once
+// A checkpoint of one server's share of the tables, as PROTOCOL.md's SAVE writes it and LOAD
+// (or a server's init_server(dir)) reads it back: DIR/ps-server-I.json, a manifest with the
+// server's index, the job's server count, every dense table's size and every sparse table's dim
+// and row count; and DIR/ps-server-I.bin, the tables' values in table order, dense tables first.
+//
+// A share only fits the same cut, so loading checks the server count and every size and dim
+// before it reads a value. LocalParameterStore, the tables of a single process, reads and writes
+// the files of server 0 of 1: those of a one-server job.
+
+#include <string>
+
+#include "ps/tables.h"
+
+namespace paddle::ps {
+
+// Replaces both files atomically (the manifest last); throws common::DataError naming a file it
+// cannot write.
+void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count);
+
+// Throws std::runtime_error naming the file for a missing, truncated or mismatched checkpoint.
+void load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count);
+
+}  // namespace paddle::ps
