@@ -49,7 +49,8 @@ void Fleet::barrier() { context().barrier(); }
 float Fleet::average(float value) { return context().average(value); }
 
 Execution& Fleet::execution() {
-  if (!execution_) execution_ = std::make_unique<Execution>(context().device(), strategy_.tf32);
+  if (!execution_)
+    execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32);
   return *execution_;
 }
 
@@ -66,6 +67,8 @@ DistributedModel Fleet::distributed_model(Sequential& net) {
 
 DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model) {
   optimizer->place(execution());
+  if (auto* comm = context().communicator())
+    for (auto& [name, state] : optimizer->state()) comm->broadcast(state.ptr(), static_cast<size_t>(state.numel()), 0);
   return DistributedOptimizer(std::move(optimizer), model);
 }
 

@@ -51,6 +51,7 @@ enum class PsMode { kSync, kAsync, kGeo };
 struct DistributedStrategy {
   double fuse_grad_size_in_MB = 25;  // collective: gradient bucket size
   bool tf32 = false;                 // collective on a GPU: allow TF32 tensor cores
+  bool use_cpu = false;              // collective: keep the model on the host even beside a GPU
   bool a_sync = false;               // PS: off = sync
   struct {
     int k_steps = 0;               // PS with a_sync: 0 = async, > 0 = GEO every k steps
@@ -67,13 +68,17 @@ class DistributedModel {
   Tensor backward(const Tensor& dy) { return net_.backward(dy); }
   // Waits until every gradient is averaged over the workers.
   void synchronize();
-  std::vector<Parameter*> parameters() { return net_.parameters(); }
+  const std::vector<Parameter*>& parameters() const { return parameters_; }
   Sequential& net() { return net_; }
+  // The gradient buckets; null with one worker.
+  const DataParallel* data_parallel() const { return parallel_.get(); }
 
  private:
   friend class Fleet;
-  DistributedModel(Sequential& net, std::unique_ptr<DataParallel> parallel) : net_(net), parallel_(std::move(parallel)) {}
+  DistributedModel(Sequential& net, std::unique_ptr<DataParallel> parallel)
+      : net_(net), parameters_(net.parameters()), parallel_(std::move(parallel)) {}
   Sequential& net_;
+  std::vector<Parameter*> parameters_;
   std::unique_ptr<DataParallel> parallel_;  // null with one worker
 };
 
@@ -114,9 +119,12 @@ class Fleet {
   // The mean of a value (a loss) over the workers.
   float average(float value);
   DistributedContext& context();
-  // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL; else the CPU).
+  // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL, unless the
+  // strategy says use_cpu; else the CPU).
   Execution& execution();
+  // Places `net` on execution() and gives every rank rank 0's parameters.
   DistributedModel distributed_model(Sequential& net);
+  // Places the optimizer and gives every rank rank 0's optimizer state (a resumed run's).
   DistributedOptimizer distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model);
 
   // Parameter server: a server's role.

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
       .add(std::make_unique<runtime::Flatten>())
       .add(std::make_unique<runtime::Linear>(8 * 14 * 14, 10, rng, "fc"));
   auto model = fleet->distributed_model(net);
-  auto optimizer = fleet->distributed_optimizer(runtime::make_optimizer({"momentum"}), model);
+  auto optimizer = fleet->distributed_optimizer(runtime::make_optimizer({runtime::OptimizerKind::kMomentum}), model);
 
   runtime::ShardSpec shard{32, fleet->worker_index(), fleet->worker_num(), 7, true, 2};
   for (int epoch = 0; epoch < epochs; ++epoch) {

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "runtime/models/recommender.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/residual.h"
-#include "runtime/train/train_config.h"
 
 namespace paddle::runtime {
 
@@ -39,42 +39,40 @@ std::unique_ptr<Layer> bottleneck(int64_t in, int64_t mid, int stride, std::mt19
   return std::make_unique<Residual>(std::move(branch), std::move(shortcut));
 }
 
-Model recommender(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng) {
-  const auto& c = config.at("recommender");
+Model recommender(const RecommenderShape& shape, const DataFacts& data, std::mt19937& rng) {
   if (!data.movielens)
     throw common::ConfigError("model recommender needs dataset movielens, which gives it its vocabulary sizes");
   RecommenderConfig rc;
   rc.vocabulary = *data.movielens;
-  rc.id_dim = c.at("id_dim");
-  rc.category_dim = c.at("category_dim");
-  rc.bag_dim = c.at("bag_dim");
-  rc.hidden = c.at("hidden");
-  rc.scale = c.at("scale");
-  for (int64_t dim : {rc.id_dim, rc.category_dim, rc.bag_dim, rc.hidden})
-    if (dim <= 0) throw common::ConfigError(fmt::format("recommender: dimension {} is not positive", dim));
+  rc.id_dim = shape.id_dim;
+  rc.category_dim = shape.category_dim;
+  rc.bag_dim = shape.bag_dim;
+  rc.hidden = shape.hidden;
+  rc.scale = shape.scale;
   Model m;
   m.task = Task::kRegression;
-  m.net.add(std::make_unique<Recommender>(rc, rng));
+  auto model = std::make_unique<Recommender>(rc, rng);
+  m.embeddings = model->embedding_inputs();
+  m.net.add(std::move(model));
   return m;
 }
 
 }  // namespace
 
-Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng) {
+Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng) {
   const std::vector<int64_t>& sample_shape = data.sample_shape;
   const int classes = data.classes;
   Model m;
-  const std::string name = config.at("model");
-  if (name == "fit_a_line") {
+  if (config.kind == ModelKind::kFitALine) {
     if (sample_shape.size() != 1) throw common::ConfigError("model fit_a_line needs flat feature vectors");
     m.task = Task::kRegression;
     m.net.add(std::make_unique<Linear>(sample_shape[0], 1, rng, "fc"));
     return m;
   }
-  if (name == "cnn") {
+  if (config.kind == ModelKind::kCnn) {
     if (sample_shape.size() != 3) throw common::ConfigError("model cnn needs [C,H,W] images");
-    const auto& c = config.at("cnn");
-    const int64_t c1 = c.at("channels").at(0), c2 = c.at("channels").at(1), hidden = c.at("hidden");
+    const auto [c1, c2] = config.cnn.channels;
+    const int64_t hidden = config.cnn.hidden;
     int64_t h = sample_shape[1], w = sample_shape[2];
     m.net.add(std::make_unique<Conv2D>(sample_shape[0], c1, 3, 1, 1, rng, "conv1"))
         .add(std::make_unique<ReLU>())
@@ -88,11 +86,10 @@ Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19
         .add(std::make_unique<Linear>(hidden, classes, rng, "fc2"));
     return m;
   }
-  if (name == "resnet") {
+  if (config.kind == ModelKind::kResnet) {
     if (sample_shape.size() != 3) throw common::ConfigError("model resnet needs [C,H,W] images");
-    const auto& c = config.at("resnet");
-    const std::vector<int> blocks = blocks_for_depth(c.at("depth"));
-    const int64_t width = c.at("width");
+    const std::vector<int> blocks = blocks_for_depth(config.resnet.depth);
+    const int64_t width = config.resnet.width;
     m.net.add(std::make_unique<Conv2D>(sample_shape[0], width, 7, 2, 3, rng, "conv1", false))
         .add(std::make_unique<BatchNorm2D>(width, "bn1"))
         .add(std::make_unique<ReLU>())
@@ -111,8 +108,8 @@ Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19
         .add(std::make_unique<Linear>(in, classes, rng, "fc"));
     return m;
   }
-  if (name == "recommender") return recommender(config, data, rng);
-  throw common::ConfigError(fmt::format("model '{}' is not fit_a_line, cnn, resnet or recommender", name));
+  if (config.kind == ModelKind::kRecommender) return recommender(config.recommender, data, rng);
+  throw common::ConfigError("model wide_deep trains on parameter servers, not as a collective model");
 }
 
 }  // namespace paddle::runtime

@@ -5,12 +5,12 @@
 // 14 and 26 are shallow variants for CPU tests; resnet.width is the first stage's channels) and
 // "recommender" (the two-tower MovieLens model of Paddle's book, models/recommender.h).
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <random>
 
 #include "runtime/data/movielens.h"
+#include "runtime/models/model_config.h"
+#include "runtime/nn/embedding.h"
 #include "runtime/nn/sequential.h"
 
 namespace paddle::runtime {
@@ -20,6 +20,8 @@ enum class Task { kRegression, kClassification };
 struct Model {
   Sequential net;
   Task task = Task::kClassification;
+  // Its embedding tables and their input columns: sparse tables in parameter-server mode.
+  std::vector<EmbeddingInput> embeddings;
 };
 
 // What a model is told about its data set, which the data set's reader knows.
@@ -29,7 +31,7 @@ struct DataFacts {
   std::optional<MovieLensVocabulary> movielens;  // the recommender's vocabulary sizes
 };
 
-// Throws common::ConfigError naming an unknown model, a bad setting or data it can't take.
-Model build_model(const nlohmann::json& config, const DataFacts& data, std::mt19937& rng);
+// Throws common::ConfigError naming a bad setting or data the model can't take.
+Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng);
 
 }  // namespace paddle::runtime

@@ -149,6 +149,17 @@ void Recommender::place(Execution& execution) {
   execution_ = &execution;
 }
 
+std::vector<EmbeddingInput> Recommender::embedding_inputs() const {
+  const int64_t genre_slots = config_.vocabulary.genre_slots, title_slots = config_.vocabulary.title_slots;
+  return {{"user_id.emb.table", 0, 1, false},
+          {"gender.emb.table", 1, 1, false},
+          {"age.emb.table", 2, 1, false},
+          {"occupation.emb.table", 3, 1, false},
+          {"movie_id.emb.table", kMovieColumn, 1, false},
+          {"genres.emb.table", kGenreColumn, genre_slots, true},
+          {"title.emb.table", kGenreColumn + genre_slots, title_slots, true}};
+}
+
 std::string Recommender::describe() const {
   const auto& v = config_.vocabulary;
   return fmt::format("Recommender(users {}, movies {}, genres {}x{}, title words {}x{}, id_dim {}, category_dim {}, "

@@ -58,6 +58,9 @@ class Recommender : public Layer {
   std::vector<Parameter*> parameters() override;
   std::string describe() const override;
   void place(Execution& execution) override;
+  // Its seven embedding tables and the input columns of their ids, for training them as
+  // sparse tables on parameter servers; the genre and title bags are padded with id 0.
+  std::vector<EmbeddingInput> embedding_inputs() const;
 
  private:
   RecommenderConfig config_;

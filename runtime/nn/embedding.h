@@ -10,6 +10,14 @@
 
 namespace paddle::runtime {
 
+// Where an embedding table's ids sit in a model's [N,F] input, for training it as a sparse
+// table on parameter servers (distributed/layer_tables.h).
+struct EmbeddingInput {
+  std::string table;  // the embedding parameter's name
+  int64_t first_column = 0, columns = 1;
+  bool zero_is_padding = false;  // id 0 pads a bag: it is not a key
+};
+
 class Embedding : public Layer {
  public:
   Embedding(int64_t vocabulary, int64_t dim, std::mt19937& rng, const std::string& name);

@@ -6,24 +6,32 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace paddle::runtime {
 
+LrScheduleKind parse_lr_schedule_kind(const std::string& name) {
+  if (name == "constant") return LrScheduleKind::kConstant;
+  if (name == "piecewise") return LrScheduleKind::kPiecewise;
+  if (name == "cosine") return LrScheduleKind::kCosine;
+  throw common::ConfigError(fmt::format("lr_schedule.type '{}' is not constant, piecewise or cosine", name));
+}
+
 void LrSchedule::validate() const {
-  if (type == "constant" || type == "cosine") return;
-  if (type != "piecewise")
-    throw std::invalid_argument(fmt::format("lr_schedule.type '{}' is not constant, piecewise or cosine", type));
-  if (values.size() != boundaries.size() + 1)
-    throw std::invalid_argument(fmt::format("lr_schedule: piecewise needs {} values for {} boundaries, got {}",
+  if (kind == LrScheduleKind::kCosine && epochs <= 0)
+    throw common::ConfigError(fmt::format("lr_schedule cosine needs epochs > 0, got {}", epochs));
+  if (kind == LrScheduleKind::kPiecewise && values.size() != boundaries.size() + 1)
+    throw common::ConfigError(fmt::format("lr_schedule: piecewise needs {} values for {} boundaries, got {}",
                                             boundaries.size() + 1, boundaries.size(), values.size()));
 }
 
 float LrSchedule::at(int64_t step) const {
-  if (type == "piecewise") {
+  if (kind == LrScheduleKind::kPiecewise) {
     size_t i = 0;
     while (i < boundaries.size() && step >= boundaries[i]) ++i;
     return values[i];
   }
-  if (type == "cosine") {
+  if (kind == LrScheduleKind::kCosine) {
     const double epoch = std::floor(static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, steps_per_epoch)));
     return static_cast<float>(base_lr * 0.5 * (std::cos(epoch * std::numbers::pi / static_cast<double>(epochs)) + 1.0));
   }

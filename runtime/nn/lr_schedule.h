@@ -7,15 +7,20 @@
 
 namespace paddle::runtime {
 
+enum class LrScheduleKind { kConstant, kPiecewise, kCosine };
+
+// "constant", "piecewise" or "cosine"; throws common::ConfigError naming lr_schedule.type.
+LrScheduleKind parse_lr_schedule_kind(const std::string& name);
+
 struct LrSchedule {
-  std::string type = "constant";  // constant, piecewise, cosine
+  LrScheduleKind kind = LrScheduleKind::kConstant;
   float base_lr = 0.01f;
   std::vector<int64_t> boundaries;  // piecewise: step boundaries
   std::vector<float> values;        // piecewise: boundaries.size() + 1 rates
   int64_t steps_per_epoch = 1;      // cosine
   int64_t epochs = 1;               // cosine
 
-  // Throws std::invalid_argument for an unknown type or mismatched piecewise lists.
+  // Throws common::ConfigError for mismatched piecewise lists or a non-positive epoch count.
   void validate() const;
   // Paddle's forms: piecewise_decay; cosine_decay: base * 0.5 * (cos(epoch * pi / epochs) + 1).
   float at(int64_t step) const;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "kernels/functors.h"
 #include "kernels/optimizer_update.h"
 
@@ -95,12 +96,22 @@ class Adagrad : public Optimizer {
 
 }  // namespace
 
+OptimizerKind parse_optimizer_kind(const std::string& name, const std::string& key) {
+  if (name == "sgd") return OptimizerKind::kSgd;
+  if (name == "momentum") return OptimizerKind::kMomentum;
+  if (name == "adam") return OptimizerKind::kAdam;
+  if (name == "adagrad") return OptimizerKind::kAdagrad;
+  throw common::ConfigError(fmt::format("{} '{}' is not sgd, momentum, adam or adagrad", key, name));
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config) {
-  if (config.type == "sgd") return std::make_unique<Sgd>(config);
-  if (config.type == "momentum") return std::make_unique<Momentum>(config);
-  if (config.type == "adam") return std::make_unique<Adam>(config);
-  if (config.type == "adagrad") return std::make_unique<Adagrad>(config);
-  throw std::invalid_argument(fmt::format("optimizer.type '{}' is not sgd, momentum, adam or adagrad", config.type));
+  switch (config.kind) {
+    case OptimizerKind::kSgd: return std::make_unique<Sgd>(config);
+    case OptimizerKind::kMomentum: return std::make_unique<Momentum>(config);
+    case OptimizerKind::kAdam: return std::make_unique<Adam>(config);
+    case OptimizerKind::kAdagrad: return std::make_unique<Adagrad>(config);
+  }
+  throw std::logic_error("make_optimizer: unknown OptimizerKind");
 }
 
 }  // namespace paddle::runtime

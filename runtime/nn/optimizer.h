@@ -13,8 +13,13 @@
 
 namespace paddle::runtime {
 
+enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdagrad };
+
+// "sgd", "momentum", "adam" or "adagrad"; throws common::ConfigError naming `key` for another name.
+OptimizerKind parse_optimizer_kind(const std::string& name, const std::string& key = "optimizer.type");
+
 struct OptimizerConfig {
-  std::string type = "sgd";  // sgd, momentum, adam, adagrad
+  OptimizerKind kind = OptimizerKind::kSgd;
   float momentum = 0.9f;
   float weight_decay = 0.0f;  // L2: adds weight_decay * w to the gradient
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
@@ -46,7 +51,6 @@ class Optimizer {
   Execution* execution_ = nullptr;
 };
 
-// Throws std::invalid_argument naming an unknown type.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);
 
 }  // namespace paddle::runtime

@@ -3,10 +3,237 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <limits>
+
+#include "ps/update_rule.h"
 
 namespace paddle::runtime {
+namespace {
 
-nlohmann::json default_train_config() {
+using common::ConfigError;
+using nlohmann::json;
+
+constexpr std::array<std::pair<ModelKind, const char*>, 5> kModels{{{ModelKind::kFitALine, "fit_a_line"},
+                                                                    {ModelKind::kCnn, "cnn"},
+                                                                    {ModelKind::kResnet, "resnet"},
+                                                                    {ModelKind::kRecommender, "recommender"},
+                                                                    {ModelKind::kWideDeep, "wide_deep"}}};
+constexpr std::array<std::pair<DatasetKind, const char*>, 5> kDatasets{{{DatasetKind::kUciHousing, "uci_housing"},
+                                                                        {DatasetKind::kFashionMnist, "fashion_mnist"},
+                                                                        {DatasetKind::kMovieLens, "movielens"},
+                                                                        {DatasetKind::kCriteo, "criteo"},
+                                                                        {DatasetKind::kCriteoSlot, "criteo_slot"}}};
+
+template <typename Kind, size_t N>
+Kind kind_named(const std::array<std::pair<Kind, const char*>, N>& names, const std::string& name, const std::string& key) {
+  std::string known;
+  for (const auto& [kind, text] : names) {
+    if (name == text) return kind;
+    known += known.empty() ? text : std::string(", ") + text;
+  }
+  throw ConfigError(fmt::format("{} '{}' is not one of {}", key, name, known));
+}
+
+template <typename Kind, size_t N>
+std::string name_of(const std::array<std::pair<Kind, const char*>, N>& names, Kind kind) {
+  for (const auto& [k, text] : names)
+    if (k == kind) return text;
+  return "?";
+}
+
+// Typed values of the merged JSON by dotted key; every failure names the key and the value.
+class ConfigReader {
+ public:
+  explicit ConfigReader(const json& root) : root_(root) {}
+
+  const json& at(const std::string& key) const {
+    const json* node = &root_;
+    size_t start = 0;
+    while (true) {
+      const size_t dot = key.find('.', start);
+      node = &node->at(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      if (dot == std::string::npos) return *node;
+      start = dot + 1;
+    }
+  }
+
+  int64_t integer(const std::string& key, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) const {
+    const json& v = at(key);
+    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, v.dump()));
+    const int64_t value = v.get<int64_t>();
+    if (value < min || value > max)
+      throw ConfigError(max == std::numeric_limits<int64_t>::max()
+                            ? fmt::format("{}: {} is less than {}", key, value, min)
+                            : fmt::format("{}: {} is not in [{}, {}]", key, value, min, max));
+    return value;
+  }
+
+  double number(const std::string& key, double min) const {
+    const json& v = at(key);
+    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, v.dump()));
+    const double value = v.get<double>();
+    if (!(value >= min)) throw ConfigError(fmt::format("{}: {} is less than {}", key, value, min));
+    return value;
+  }
+
+  double positive(const std::string& key) const {
+    const double value = number(key, 0);
+    if (value <= 0) throw ConfigError(fmt::format("{}: {} is not positive", key, value));
+    return value;
+  }
+
+  bool boolean(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, v.dump()));
+    return v.get<bool>();
+  }
+
+  std::string text(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, v.dump()));
+    return v.get<std::string>();
+  }
+
+  std::vector<int64_t> integers(const std::string& key, int64_t min) const {
+    const json& v = at(key);
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    std::vector<int64_t> out;
+    for (const json& item : v) {
+      if (!item.is_number_integer() || item.get<int64_t>() < min)
+        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, v.dump(), min));
+      out.push_back(item.get<int64_t>());
+    }
+    return out;
+  }
+
+  std::vector<float> numbers(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    std::vector<float> out;
+    for (const json& item : v) {
+      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, v.dump()));
+      out.push_back(item.get<float>());
+    }
+    return out;
+  }
+
+ private:
+  const json& root_;
+};
+
+PsMode parse_ps_mode(const std::string& name) {
+  if (name == "sync") return PsMode::kSync;
+  if (name == "async") return PsMode::kAsync;
+  if (name == "geo") return PsMode::kGeo;
+  throw ConfigError(fmt::format("ps.mode '{}' is not sync, async or geo", name));
+}
+
+Parallelism parse_parallelism(const std::string& name) {
+  if (name == "auto") return Parallelism::kAuto;
+  if (name == "collective") return Parallelism::kCollective;
+  if (name == "ps") return Parallelism::kParameterServer;
+  throw ConfigError(fmt::format("parallelism '{}' is not auto, collective or ps", name));
+}
+
+DevicePreference parse_device(const std::string& name) {
+  if (name == "auto") return DevicePreference::kAuto;
+  if (name == "cpu") return DevicePreference::kCpu;
+  throw ConfigError(fmt::format("device '{}' is not auto or cpu", name));
+}
+
+ModelConfig parse_model(const ConfigReader& r) {
+  ModelConfig m;
+  m.kind = kind_named(kModels, r.text("model"), "model");
+  const auto channels = r.integers("cnn.channels", 1);
+  if (channels.size() != 2) throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", r.at("cnn.channels").dump()));
+  m.cnn.channels = {channels[0], channels[1]};
+  m.cnn.hidden = r.integer("cnn.hidden", 1);
+  m.resnet.depth = static_cast<int>(r.integer("resnet.depth", 1));
+  m.resnet.width = r.integer("resnet.width", 1);
+  RecommenderShape& rec = m.recommender;
+  rec.id_dim = r.integer("recommender.id_dim", 1);
+  rec.category_dim = r.integer("recommender.category_dim", 1);
+  rec.bag_dim = r.integer("recommender.bag_dim", 1);
+  rec.hidden = r.integer("recommender.hidden", 1);
+  rec.scale = static_cast<float>(r.positive("recommender.scale"));
+  m.wide_deep.embedding_dim = r.integer("ctr.embedding_dim", 1);
+  m.wide_deep.hidden = r.integers("ctr.hidden", 1);
+  return m;
+}
+
+DataConfig parse_data(const ConfigReader& r) {
+  DataConfig d;
+  d.kind = kind_named(kDatasets, r.text("dataset"), "dataset");
+  d.dir = r.text("data_dir");
+  d.train_samples = static_cast<size_t>(r.integer("train_samples", 0));
+  d.test_samples = static_cast<size_t>(r.integer("test_samples", 0));
+  d.image_shape = r.integers("image_shape", 1);
+  if (!d.image_shape.empty() && d.image_shape.size() != 3)
+    throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", r.at("image_shape").dump()));
+  d.test_fraction = r.number("ctr.test_fraction", 0);
+  if (d.test_fraction >= 1) throw ConfigError(fmt::format("ctr.test_fraction: {} is not below 1", d.test_fraction));
+  d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 1));
+  return d;
+}
+
+PsConfig parse_ps(const ConfigReader& r) {
+  PsConfig ps;
+  ps.mode = parse_ps_mode(r.text("ps.mode"));
+  ps.k_steps = static_cast<int>(r.integer("ps.k_steps", 0, std::numeric_limits<int>::max()));
+  if (ps.mode == PsMode::kGeo && ps.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
+  ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num", 1, std::numeric_limits<int>::max()));
+  ps.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size", 1, std::numeric_limits<int>::max()));
+  ps.server_optimizer = r.text("ps.server_optimizer");
+  try {
+    ps::UpdateRule::parse(ps.server_optimizer, 1.0f);
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("ps.server_optimizer: {}", e.what()));
+  }
+  ps.init_dir = r.text("ps.init_dir");
+  ps.start_pass = r.integer("ps.start_pass", 0);
+  ps.save_dir = r.text("ps.save_dir");
+  return ps;
+}
+
+void merge(json& into, const json& from, const std::string& where, const std::string& prefix) {
+  for (auto it = from.begin(); it != from.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (!into.contains(it.key())) throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
+    if (into[it.key()].is_object() && it.value().is_object()) merge(into[it.key()], it.value(), where, key);
+    else into[it.key()] = it.value();
+  }
+}
+
+void apply_override(json& config, const std::string& item) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--set '{}': expected key=value", item));
+  const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+  json value;
+  try {
+    value = json::parse(text);
+  } catch (const json::parse_error&) {
+    value = text;
+  }
+  json* at = &config;
+  size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!at->is_object() || !at->contains(part)) throw ConfigError(fmt::format("--set {}: unknown key", key));
+    at = &(*at)[part];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (at->is_number() && !value.is_number()) throw ConfigError(fmt::format("--set {}: '{}' is not a number", key, text));
+  *at = value;
+}
+
+}  // namespace
+
+std::string model_name(ModelKind kind) { return name_of(kModels, kind); }
+std::string dataset_name(DatasetKind kind) { return name_of(kDatasets, kind); }
+
+json default_train_config() {
   return {
       {"model", "cnn"},
       {"dataset", "fashion_mnist"},
@@ -19,11 +246,11 @@ nlohmann::json default_train_config() {
       {"seed", 2024},
       {"shuffle", true},
       {"optimizer", {{"type", "momentum"}, {"lr", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.0}}},
-      {"lr_schedule", {{"type", "constant"}, {"boundaries", nlohmann::json::array()}, {"values", nlohmann::json::array()}}},
+      {"lr_schedule", {{"type", "constant"}, {"boundaries", json::array()}, {"values", json::array()}}},
       {"cnn", {{"channels", {16, 32}}, {"hidden", 128}}},
       {"resnet", {{"depth", 50}, {"width", 64}}},
       {"recommender", {{"id_dim", 32}, {"category_dim", 16}, {"bag_dim", 32}, {"hidden", 200}, {"scale", 5.0}}},
-      {"image_shape", nlohmann::json::array()},
+      {"image_shape", json::array()},
       {"ctr", {{"hash_dim", 1000001}, {"embedding_dim", 9}, {"hidden", {512, 256, 128, 32}}, {"test_fraction", 0.2}}},
       {"ps",
        {{"mode", "sync"},
@@ -42,71 +269,96 @@ nlohmann::json default_train_config() {
       {"prefetch", 2},
       {"device", "auto"},
       {"tf32", false},
+      {"parallelism", "auto"},
   };
 }
 
-namespace {
-
-void merge(nlohmann::json& into, const nlohmann::json& from, const std::string& where, const std::string& prefix) {
-  for (auto it = from.begin(); it != from.end(); ++it) {
-    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (!into.contains(it.key())) throw common::ConfigError(fmt::format("{}: unknown key '{}'", where, key));
-    if (into[it.key()].is_object() && it.value().is_object()) merge(into[it.key()], it.value(), where, key);
-    else into[it.key()] = it.value();
-  }
-}
-
-}  // namespace
-
-ShardSpec shard_spec(const nlohmann::json& config, int rank, int world) {
-  ShardSpec spec;
-  spec.batch_size = config.at("batch_size");
-  spec.rank = rank;
-  spec.world = world;
-  spec.seed = config.at("seed");
-  spec.shuffle = config.at("shuffle");
-  spec.prefetch = config.at("prefetch");
-  return spec;
-}
-
-nlohmann::json load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
-  nlohmann::json config = default_train_config();
+json merge_train_config(const std::string& path, const std::vector<std::string>& overrides) {
+  json config = default_train_config();
   if (!path.empty()) {
     std::ifstream in(path);
-    if (!in) throw common::ConfigError(fmt::format("--config {}: cannot open", path));
-    nlohmann::json file;
+    if (!in) throw ConfigError(fmt::format("--config {}: cannot open", path));
+    json file;
     try {
-      file = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw common::ConfigError(fmt::format("--config {}: {}", path, e.what()));
+      file = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw ConfigError(fmt::format("--config {}: {}", path, e.what()));
     }
     merge(config, file, path, "");
   }
-  for (const auto& item : overrides) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw common::ConfigError(fmt::format("--set '{}': expected key=value", item));
-    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
-    nlohmann::json value;
-    try {
-      value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-      value = text;
-    }
-    nlohmann::json* at = &config;
-    size_t start = 0;
-    while (true) {
-      const auto dot = key.find('.', start);
-      const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!at->is_object() || !at->contains(part)) throw common::ConfigError(fmt::format("--set {}: unknown key", key));
-      at = &(*at)[part];
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    if (at->is_number() && !value.is_number())
-      throw common::ConfigError(fmt::format("--set {}: '{}' is not a number", key, text));
-    *at = value;
-  }
+  for (const auto& item : overrides) apply_override(config, item);
   return config;
+}
+
+TrainConfig parse_train_config(const json& merged) {
+  const ConfigReader r(merged);
+  TrainConfig c;
+  c.model = parse_model(r);
+  c.data = parse_data(r);
+  c.batch_size = static_cast<size_t>(r.integer("batch_size", 1));
+  c.epochs = r.integer("epochs", 0);
+  c.max_steps = r.integer("max_steps", 0);
+  c.seed = static_cast<uint32_t>(r.integer("seed", 0, std::numeric_limits<uint32_t>::max()));
+  c.shuffle = r.boolean("shuffle");
+  c.prefetch = static_cast<size_t>(r.integer("prefetch", 1));
+  c.optimizer.kind = parse_optimizer_kind(r.text("optimizer.type"));
+  c.optimizer.momentum = static_cast<float>(r.number("optimizer.momentum", 0));
+  c.optimizer.weight_decay = static_cast<float>(r.number("optimizer.weight_decay", 0));
+  c.lr_schedule.kind = parse_lr_schedule_kind(r.text("lr_schedule.type"));
+  c.lr_schedule.base_lr = static_cast<float>(r.number("optimizer.lr", 0));
+  c.lr_schedule.boundaries = r.integers("lr_schedule.boundaries", 0);
+  c.lr_schedule.values = r.numbers("lr_schedule.values");
+  c.lr_schedule.epochs = std::max<int64_t>(1, c.epochs);
+  c.lr_schedule.validate();
+  c.ps = parse_ps(r);
+  c.output_dir = r.text("output_dir");
+  c.resume = r.boolean("resume");
+  c.checkpoint = r.boolean("checkpoint");
+  c.log_every = r.integer("log_every", 1);
+  c.bucket_mb = r.positive("bucket_mb");
+  c.device = parse_device(r.text("device"));
+  c.tf32 = r.boolean("tf32");
+  c.parallelism = parse_parallelism(r.text("parallelism"));
+  return c;
+}
+
+TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_train_config(merge_train_config(path, overrides));
+}
+
+ShardSpec TrainConfig::shard(int rank, int world) const {
+  ShardSpec spec;
+  spec.batch_size = batch_size;
+  spec.rank = rank;
+  spec.world = world;
+  spec.seed = seed;
+  spec.shuffle = shuffle;
+  spec.prefetch = prefetch;
+  return spec;
+}
+
+bool TrainConfig::uses_parameter_servers(JobKind kind) const {
+  const bool ps_only = model.kind == ModelKind::kWideDeep;
+  switch (parallelism) {
+    case Parallelism::kAuto: return ps_only || kind == JobKind::kParameterServer;
+    case Parallelism::kParameterServer: return true;
+    case Parallelism::kCollective:
+      if (ps_only) throw ConfigError("parallelism: model wide_deep trains on parameter servers only");
+      return false;
+  }
+  return false;
+}
+
+DistributedStrategy TrainConfig::strategy() const {
+  DistributedStrategy s;
+  s.fuse_grad_size_in_MB = bucket_mb;
+  s.tf32 = tf32;
+  s.use_cpu = device == DevicePreference::kCpu;
+  s.a_sync = ps.mode != PsMode::kSync;
+  s.a_sync_configs.k_steps = ps.mode == PsMode::kGeo ? ps.k_steps : 0;
+  s.a_sync_configs.send_queue_size = ps.send_queue_size;
+  s.a_sync_configs.max_merge_var_num = ps.max_merge_var_num;
+  return s;
 }
 
 }  // namespace paddle::runtime

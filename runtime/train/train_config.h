@@ -1,26 +1,99 @@
 #pragma once
-// TrainConfig: a training run's settings, from a JSON file (configs/*.json) with `--set key=value`
-// overrides (dotted keys reach into objects: --set optimizer.lr=0.1). Unknown keys are errors.
+// TrainConfig: a training run's settings, parsed once into typed fields. The source is a JSON
+// file (configs/*.json) overlaid on the defaults, then `--set key=value` overrides (dotted keys
+// reach into objects: --set optimizer.lr=0.1). Unknown keys, values of the wrong type and
+// values out of range fail at start with a common::ConfigError naming the key.
 
 #include <nlohmann/json.hpp>
-#include <stdexcept>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "runtime/data/batch_loader.h"
+#include "runtime/distributed/fleet.h"
+#include "runtime/models/model_config.h"
+#include "runtime/nn/lr_schedule.h"
+#include "runtime/nn/optimizer.h"
 
 namespace paddle::runtime {
 
-// The built-in defaults: the Fashion-MNIST CNN.
+enum class DatasetKind { kUciHousing, kFashionMnist, kMovieLens, kCriteo, kCriteoSlot };
+// How the workers share the model: "auto" trains on parameter servers in a PS job (launched
+// with --server_num or --servers) and for models that only train that way (wide_deep), and
+// collectively otherwise; "ps" keeps the tables in this process when it runs alone.
+enum class Parallelism { kAuto, kCollective, kParameterServer };
+// Where a collective model runs: the rank's device (its GPU with NCCL), or the host.
+enum class DevicePreference { kAuto, kCpu };
+
+struct DataConfig {
+  DatasetKind kind = DatasetKind::kFashionMnist;
+  std::string dir;                   // "~/" is the home directory
+  size_t train_samples = 0;          // 0: all
+  size_t test_samples = 0;           // 0: all
+  std::vector<int64_t> image_shape;  // [C,H,W] to resize images to; empty keeps theirs
+  double test_fraction = 0.2;        // click data: the tail held out for evaluation
+  uint64_t hash_dim = 1000001;       // click data: sparse keys are hashed into [0, hash_dim)
+};
+
+struct PsConfig {
+  PsMode mode = PsMode::kSync;
+  int k_steps = 0;  // GEO: local steps between sends
+  int max_merge_var_num = 4;
+  int send_queue_size = 16;
+  std::string server_optimizer = "sgd";  // the servers' update rule (ps/update_rule.h)
+  std::string init_dir;                  // servers load this checkpoint at start
+  int64_t start_pass = 0;                // the pass a resumed run carries on from
+  std::string save_dir;                  // worker 0 has the servers save here at the end
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  DataConfig data;
+  size_t batch_size = 64;  // per worker
+  int64_t epochs = 2;
+  int64_t max_steps = 0;  // 0: no limit
+  uint32_t seed = 2024;
+  bool shuffle = true;
+  size_t prefetch = 2;
+  OptimizerConfig optimizer;
+  LrSchedule lr_schedule;  // base_lr is optimizer.lr; steps_per_epoch is set once the data is loaded
+  PsConfig ps;
+  std::string output_dir = "output";
+  bool resume = false;
+  bool checkpoint = true;
+  int64_t log_every = 100;
+  double bucket_mb = 25;
+  DevicePreference device = DevicePreference::kAuto;
+  bool tf32 = false;
+
+  Parallelism parallelism = Parallelism::kAuto;
+
+  // Whether this process trains on parameter servers, in a job of `kind`. Throws
+  // common::ConfigError when the model cannot train the way "parallelism" asks.
+  bool uses_parameter_servers(JobKind kind) const;
+  // How worker `rank` of `world` cuts the data.
+  ShardSpec shard(int rank, int world) const;
+  // The Fleet strategy these settings ask for (bucket size, TF32, device, PS mode).
+  DistributedStrategy strategy() const;
+};
+
+// The names configs use: "cnn", "uci_housing", ... (for reports and messages).
+std::string model_name(ModelKind kind);
+std::string dataset_name(DatasetKind kind);
+
+// The built-in defaults (the Fashion-MNIST CNN) as JSON: every key a config may set.
 nlohmann::json default_train_config();
 
-// Defaults, overlaid with the file (if any), then with each "key=value" override. Values parse
-// as JSON when they can (numbers, true/false, lists), else as strings. Throws common::ConfigError naming
-// the file, key or value at fault.
-nlohmann::json load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+// Defaults, overlaid with the file at `path` (if not empty), then with each "key=value"
+// override. Values parse as JSON when they can (numbers, true/false, lists), else as strings.
+nlohmann::json merge_train_config(const std::string& path, const std::vector<std::string>& overrides);
 
-// How rank `rank` of `world` cuts the data: batch_size, seed, shuffle and prefetch of `config`.
-ShardSpec shard_spec(const nlohmann::json& config, int rank, int world);
+// The typed settings of a merged config; throws common::ConfigError naming the key at fault.
+TrainConfig parse_train_config(const nlohmann::json& merged);
+
+// merge_train_config, then parse_train_config.
+TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace paddle::runtime

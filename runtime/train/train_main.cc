@@ -2,51 +2,64 @@
 //   train [--config FILE] [--set key=value ...]
 // Reads its place in the job from the environment (paddle-launch sets it; see
 // runtime/distributed/topology.h for starting it by hand) and goes through Fleet as a user's
-// program would: collective models as trainers, parameter-server models as servers or workers.
-// Writes OUTPUT_DIR/metrics.json.
+// program would: in a collective job every process is a trainer; in a parameter-server job a
+// process serves the model's tables or trains against them (train_config.h, "parallelism").
+// Every worker runs the one training loop (training_loop.h); worker 0 writes OUTPUT_DIR/metrics.json.
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "common/environment.h"
 #include "common/error.h"
 #include "runtime/distributed/fleet.h"
-#include "runtime/train/ctr_trainer.h"
+#include "runtime/train/collective_workload.h"
+#include "runtime/train/ctr_workload.h"
+#include "runtime/train/layer_ps_workload.h"
 #include "runtime/train/train_config.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/training_loop.h"
 
 namespace paddle::runtime {
 namespace {
 
-bool is_parameter_server_model(const nlohmann::json& config) { return config.at("model") == "wide_deep"; }
+using Clock = std::chrono::steady_clock;
 
-// A server serves its share of the model's tables until every worker stopped; a worker trains
-// against the servers; a lone process trains against local tables.
-int run_parameter_server_model(const nlohmann::json& config, const common::Environment& env) {
-  auto fleet = Fleet::init(/*is_collective=*/false, ps_strategy(config), env);
-  const ps::TableSpecs tables = wide_deep_tables(config);
-  if (fleet->is_server()) {
-    fleet->init_server(tables, config.at("ps").at("init_dir"));
-    fleet->run_server();
-    return 0;
-  }
-  fleet->init_worker(tables);
-  train_ctr(config, *fleet);
-  const std::string save_dir = config.at("ps").at("save_dir");
-  if (fleet->is_first_worker() && !save_dir.empty()) fleet->save_persistables(save_dir);
-  fleet->stop_worker();
-  return 0;
+// A worker of a PS job, or a lone process with local tables.
+void train_against_tables(const TrainConfig& config, Fleet& fleet, PsWorkload& workload, Clock::time_point started) {
+  fleet.init_worker(workload.tables());
+  // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
+  if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
+    fleet.server_control().load(config.ps.init_dir);
+  workload.begin();
+  run_training(config, workload, started);
+  if (fleet.is_first_worker() && !config.ps.save_dir.empty()) fleet.save_persistables(config.ps.save_dir);
+  fleet.stop_worker();
 }
 
-int run_collective_model(const nlohmann::json& config, const common::Environment& env) {
-  DistributedStrategy strategy;
-  strategy.fuse_grad_size_in_MB = config.at("bucket_mb");
-  strategy.tf32 = config.at("tf32");
-  auto fleet = Fleet::init(/*is_collective=*/true, strategy, env);
-  const int restart_count = static_cast<int>(common::env_int(env, "PADDLE_RESTART_COUNT", 0));
+// A server serves its share of the model's tables until every worker stopped.
+void serve_tables(const TrainConfig& config, Fleet& fleet) {
+  const ps::TableSpecs tables = config.model.kind == ModelKind::kWideDeep ? wide_deep_tables(config)
+                                                                          : LayerPsWorkload(config, fleet).tables();
+  fleet.init_server(tables, config.ps.init_dir);
+  fleet.run_server();
+}
+
+void run_parameter_server_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
+  auto fleet = Fleet::init(/*is_collective=*/false, config.strategy(), env);
+  if (fleet->is_server()) return serve_tables(config, *fleet);
+  std::unique_ptr<PsWorkload> workload;
+  if (config.model.kind == ModelKind::kWideDeep) workload = std::make_unique<CtrWorkload>(config, *fleet);
+  else workload = std::make_unique<LayerPsWorkload>(config, *fleet);
+  train_against_tables(config, *fleet, *workload, started);
+}
+
+void run_trainer_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
+  auto fleet = Fleet::init(/*is_collective=*/true, config.strategy(), env);
+  const bool restarted = common::env_int(env, "PADDLE_RESTART_COUNT", 0) > 0;
   fmt::print("train: rank {} of {} ({})\n", fleet->worker_index(), fleet->worker_num(), fleet->topology().style);
-  train(config, fleet->context(), restart_count);
-  return 0;
+  CollectiveWorkload workload(config, *fleet, config.resume || restarted);
+  run_training(config, workload, started);
 }
 
 }  // namespace
@@ -54,7 +67,7 @@ int run_collective_model(const nlohmann::json& config, const common::Environment
 
 int main(int argc, char** argv) {
   using namespace paddle;
-  CLI::App app{"train: data-parallel training of the models in configs/*.json", "train"};
+  CLI::App app{"train: distributed training of the models in configs/*.json", "train"};
   std::string config_path;
   std::vector<std::string> overrides;
   app.add_option("--config", config_path, "JSON config (default: the built-in Fashion-MNIST CNN)");
@@ -62,10 +75,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const nlohmann::json config = runtime::load_train_config(config_path, overrides);
+    const auto started = std::chrono::steady_clock::now();
+    const runtime::TrainConfig config = runtime::load_train_config(config_path, overrides);
     const common::Environment env = common::current_environment();
-    if (runtime::is_parameter_server_model(config)) return runtime::run_parameter_server_model(config, env);
-    return runtime::run_collective_model(config, env);
+    const runtime::JobKind job = runtime::topology_from_environment(env).kind;
+    if (config.uses_parameter_servers(job)) runtime::run_parameter_server_role(config, env, started);
+    else runtime::run_trainer_role(config, env, started);
+    return 0;
   } catch (const runtime::NanLossError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return e.exit_code();

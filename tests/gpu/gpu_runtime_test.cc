@@ -244,7 +244,7 @@ TEST_CASE("optimizers update on the GPU as on the CPU") {
   for (const char* type : {"sgd", "momentum", "adam", "adagrad"}) {
     INFO(type);
     OptimizerConfig config;
-    config.type = type;
+    config.kind = parse_optimizer_kind(type);
     config.weight_decay = 1e-3f;
     Execution gpu(kGpu);
     Parameter on_cpu("w", {64}), on_gpu("w", {64});
@@ -302,7 +302,7 @@ TEST_CASE("a small CNN trains to the same parameters on the GPU, and its checkpo
   Sequential cpu_net = small_cnn(), gpu_net = small_cnn();
   Execution gpu(kGpu);
   gpu_net.place(gpu);
-  auto cpu_opt = make_optimizer(OptimizerConfig{"momentum"}), gpu_opt = make_optimizer(OptimizerConfig{"momentum"});
+  auto cpu_opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum}), gpu_opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   gpu_opt->place(gpu);
   const auto cpu_losses = train_steps(cpu_net, *cpu_opt, Device::cpu());
   const auto gpu_losses = train_steps(gpu_net, *gpu_opt, kGpu);
@@ -314,7 +314,7 @@ TEST_CASE("a small CNN trains to the same parameters on the GPU, and its checkpo
   const auto dir = std::filesystem::temp_directory_path() / ("gpu-ckpt-" + std::to_string(::getpid()));
   save_checkpoint(dir.string(), {1, 10}, gpu_net, *gpu_opt);
   Sequential restored = small_cnn();
-  auto restored_opt = make_optimizer(OptimizerConfig{"momentum"});
+  auto restored_opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   REQUIRE(load_latest_checkpoint(dir.string(), restored, *restored_opt));
   for (size_t i = 0; i < pg.size(); ++i)
     CHECK(restored.parameters()[i]->value.to_vector() == pg[i]->value.to_vector());
@@ -334,7 +334,7 @@ TEST_CASE("data parallelism reduces device buckets over NCCL") {
   Execution gpu(kGpu);
   plain.place(gpu);
   parallel_net.place(gpu);
-  auto plain_opt = make_optimizer(OptimizerConfig{"sgd"}), parallel_opt = make_optimizer(OptimizerConfig{"sgd"});
+  auto plain_opt = make_optimizer(OptimizerConfig{OptimizerKind::kSgd}), parallel_opt = make_optimizer(OptimizerConfig{OptimizerKind::kSgd});
   plain_opt->place(gpu);
   parallel_opt->place(gpu);
   DataParallel parallel(parallel_net, comm, 4096, &gpu);  // small buckets: several per step

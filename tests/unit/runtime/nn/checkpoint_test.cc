@@ -18,7 +18,7 @@ TEST_CASE("checkpoints round-trip and reject mismatches") {
   std::mt19937 rng(1);
   Sequential a;
   a.add(std::make_unique<Linear>(3, 2, rng, "fc")).add(std::make_unique<BatchNorm2D>(2, "bn"));
-  auto opt = make_optimizer(OptimizerConfig{"momentum"});
+  auto opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   for (Parameter* p : a.parameters()) std::ranges::fill(p->grad.values(), 0.5f);
   opt->step(a.parameters(), 0.1f);
   save_checkpoint(dir.string(), {3, 42}, a, *opt);
@@ -26,7 +26,7 @@ TEST_CASE("checkpoints round-trip and reject mismatches") {
   std::mt19937 other(99);
   Sequential b;
   b.add(std::make_unique<Linear>(3, 2, other, "fc")).add(std::make_unique<BatchNorm2D>(2, "bn"));
-  auto opt_b = make_optimizer(OptimizerConfig{"momentum"});
+  auto opt_b = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   auto at = load_latest_checkpoint(dir.string(), b, *opt_b);
   REQUIRE(at);
   CHECK(at->epoch == 3);

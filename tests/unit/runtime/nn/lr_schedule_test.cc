@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "runtime/nn/lr_schedule.h"
 
 using namespace paddle::runtime;
@@ -11,13 +12,16 @@ TEST_CASE("learning-rate schedules") {
   LrSchedule c;
   c.base_lr = 0.1f;
   CHECK(c.at(1000) == doctest::Approx(0.1));
-  LrSchedule p{"piecewise", 0.1f, {10, 20}, {1.0f, 0.5f, 0.25f}};
+  LrSchedule p{LrScheduleKind::kPiecewise, 0.1f, {10, 20}, {1.0f, 0.5f, 0.25f}};
   CHECK(p.at(9) == 1.0f);
   CHECK(p.at(10) == 0.5f);
   CHECK(p.at(25) == 0.25f);
-  LrSchedule bad{"piecewise", 0.1f, {10}, {1.0f}};
-  CHECK_THROWS_AS(bad.validate(), std::invalid_argument);
-  LrSchedule cos{"cosine", 0.1f, {}, {}, 10, 4};
+  LrSchedule bad{LrScheduleKind::kPiecewise, 0.1f, {10}, {1.0f}};
+  CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("piecewise needs 2 values"), paddle::common::ConfigError);
+  CHECK(parse_lr_schedule_kind("cosine") == LrScheduleKind::kCosine);
+  CHECK_THROWS_WITH_AS(parse_lr_schedule_kind("linear"), doctest::Contains("lr_schedule.type 'linear'"),
+                       paddle::common::ConfigError);
+  LrSchedule cos{LrScheduleKind::kCosine, 0.1f, {}, {}, 10, 4};
   CHECK(cos.at(0) == doctest::Approx(0.1));
   CHECK(cos.at(25) == doctest::Approx(0.05));  // epoch 2 of 4
   CHECK(cos.at(39) == doctest::Approx(0.1 * 0.5 * (std::cos(3.14159265 * 3 / 4) + 1)));

@@ -1,0 +1,99 @@
+#include "runtime/train/collective_workload.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "runtime/train/supervised.h"
+
+namespace paddle::runtime {
+namespace {
+
+Model make_model(const TrainConfig& config, const DataFacts& facts) {
+  std::mt19937 rng(config.seed);
+  return build_model(config.model, facts, rng);
+}
+
+}  // namespace
+
+CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, bool resume)
+    : FleetWorkload(config, fleet), shard_(config.shard(fleet.worker_index(), fleet.worker_num())) {
+  DataFacts facts;
+  data_ = load_supervised_data(config, facts);
+  model_ = make_model(config, facts);
+  const size_t steps_per_epoch = BatchLoader::batches_per_epoch(data_.train.size(), shard_);
+  if (steps_per_epoch == 0)
+    throw common::ConfigError(fmt::format("batch_size: {} training samples are fewer than one global batch of {} x {} ranks",
+                                          data_.train.size(), config.batch_size, fleet.worker_num()));
+  schedule_ = config.lr_schedule;
+  schedule_.steps_per_epoch = static_cast<int64_t>(steps_per_epoch);
+
+  auto optimizer = make_optimizer(config.optimizer);
+  if (resume) {
+    if (auto at = load_latest_checkpoint(config.output_dir, model_.net, *optimizer)) {
+      resumed_ = *at;
+      fmt::print("resumed from {}/latest: {} epoch(s), {} step(s) done\n", config.output_dir, at->epoch, at->step);
+    }
+  }
+  parallel_.emplace(fleet.distributed_model(model_.net));
+  optimizer_.emplace(fleet.distributed_optimizer(std::move(optimizer), *parallel_));
+}
+
+CollectiveWorkload::~CollectiveWorkload() = default;
+
+LogStyle CollectiveWorkload::log_style() const {
+  return model_.task == Task::kRegression ? LogStyle::kRegression : LogStyle::kClassifier;
+}
+
+std::string CollectiveWorkload::describe() const {
+  std::string text;
+  if (const DataParallel* dp = parallel_->data_parallel())
+    text += fmt::format("data parallel over {} ranks: fused {} gradient tensors into {} bucket(s) of up to {} MB\n",
+                        worker_num(), dp->tensor_count(), dp->bucket_count(), config_.bucket_mb);
+  const Device device = fleet_.execution().device();
+  text += fmt::format("model: {}\ndevice: {}{}\ntrain samples: {}, test samples: {}, {} steps per epoch",
+                      model_.net.describe(), device.to_string(),
+                      device.is_cuda() ? (config_.tf32 ? " (TF32 allowed)" : " (strict FP32)") : "", data_.train.size(),
+                      data_.test.size(), schedule_.steps_per_epoch);
+  return text;
+}
+
+nlohmann::json CollectiveWorkload::identity() const {
+  return {{"model", model_name(config_.model.kind)},
+          {"dataset", dataset_name(config_.data.kind)},
+          {"device", fleet_.execution().device().to_string()}};
+}
+
+void CollectiveWorkload::begin_epoch(int64_t epoch) {
+  loader_.reset();  // one loader thread at a time
+  loader_ = std::make_unique<BatchLoader>(data_.train, shard_, epoch);
+}
+
+std::optional<StepResult> CollectiveWorkload::train_step(int64_t step) {
+  std::optional<Batch> batch = loader_->next();
+  if (!batch) return std::nullopt;
+  optimizer_->clear_grad();
+  Tensor out = parallel_->forward(batch->inputs.to(fleet_.execution().device()), true);
+  LossResult loss = task_loss(model_.task, out, *batch);
+  parallel_->backward(loss.grad);
+  optimizer_->step(schedule_.at(step));
+  StepResult result;
+  result.loss = loss.loss;
+  if (model_.task == Task::kClassification) result.accuracy = batch_accuracy(std::move(out), std::move(batch->labels));
+  return result;
+}
+
+double CollectiveWorkload::mean_over_workers(double loss) { return fleet_.average(static_cast<float>(loss)); }
+
+Evaluation CollectiveWorkload::evaluate() {
+  return evaluate_supervised(model_.net, model_.task, data_, fleet_.execution().device());
+}
+
+void CollectiveWorkload::save_checkpoint(const CheckpointPosition& at) {
+  runtime::save_checkpoint(config_.output_dir, at, model_.net, optimizer_->inner());
+}
+
+void CollectiveWorkload::save_final(const CheckpointPosition& at) {
+  runtime::save_checkpoint(config_.output_dir, at, model_.net, optimizer_->inner(), "final.bin", false);
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,20 @@
+#include "runtime/train/ps_workload.h"
+
+#include <filesystem>
+
+#include "common/file.h"
+
+namespace paddle::runtime {
+
+void PsWorkload::begin() {
+  if (fleet_.worker_index() == 0 && config_.ps.init_dir.empty()) fleet_.parameter_store().init_dense(0, initial_dense());
+  fleet_.ps_barrier();  // everyone starts from the initialized parameters
+  step_ = make_ps_step(fleet_, tables(), config_.lr_schedule.base_lr);
+}
+
+void PsWorkload::save_final(const CheckpointPosition&) {
+  common::write_file_atomically(std::filesystem::path(config_.output_dir) / "dense.json",
+                                nlohmann::json(fleet_.parameter_store().pull_dense(0)).dump() + "\n");
+}
+
+}  // namespace paddle::runtime

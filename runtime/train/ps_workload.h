@@ -1,0 +1,41 @@
+#pragma once
+// PsWorkload: a workload whose parameters live in parameter-server tables, trained in the
+// strategy's PS mode (distributed/ps_step.h). The order of a worker's calls:
+//
+//   SomePsWorkload w(config, fleet);   // loads the data, builds the model
+//   fleet.init_worker(w.tables());
+//   w.begin();                         // worker 0 writes the initial dense values; all wait
+//   run_training(config, w);
+//
+// A resumed run (servers that loaded ps.init_dir) carries on from ps.start_pass, so the
+// shuffles, and with them the losses, are those of an uninterrupted run. Worker 0 writes
+// OUTPUT_DIR/dense.json, the final dense table 0, for comparing runs.
+
+#include <memory>
+#include <vector>
+
+#include "ps/table_spec.h"
+#include "runtime/distributed/ps_step.h"
+#include "runtime/train/fleet_workload.h"
+
+namespace paddle::runtime {
+
+class PsWorkload : public FleetWorkload {
+ public:
+  // The tables the servers keep for this model.
+  virtual const ps::TableSpecs& tables() const = 0;
+  void begin();
+
+  CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
+  void end_epoch() override { step_->flush(); }
+  void save_final(const CheckpointPosition& at) override;
+
+ protected:
+  using FleetWorkload::FleetWorkload;
+  // Dense table 0 as the model starts.
+  virtual std::vector<float> initial_dense() = 0;
+
+  std::unique_ptr<PsStep> step_;  // made by begin()
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,33 @@
+#include "runtime/train/report.h"
+
+#include <filesystem>
+
+#include "common/file.h"
+
+namespace paddle::runtime {
+namespace {
+
+nlohmann::json or_null(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
+
+}  // namespace
+
+nlohmann::json write_report(const std::string& output_dir, const nlohmann::json& identity, const RunFigures& run,
+                            const Evaluation& evaluation) {
+  nlohmann::json report = identity;
+  report["world_size"] = run.world_size;
+  report["epochs"] = run.position.epoch;
+  report["steps"] = run.position.step;
+  report["train_loss"] = run.train_loss;
+  report["test_loss"] = evaluation.loss;
+  report["test_acc"] = or_null(evaluation.acc1);
+  report["test_acc5"] = or_null(evaluation.acc5);
+  report["test_rmse"] = or_null(evaluation.rmse);
+  report["baseline_rmse"] = or_null(evaluation.baseline_rmse);
+  report["test_auc"] = or_null(evaluation.auc);
+  report["samples_per_sec"] = run.samples_per_sec;
+  report["wall_seconds"] = run.wall_seconds;
+  common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", report.dump(2) + "\n");
+  return report;
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,29 @@
+#pragma once
+// The report of a training run, OUTPUT_DIR/metrics.json, written once by the leader through a
+// checked atomic write. Keys: the workload's identity ("model", "dataset", "device"), then
+// "world_size", "epochs" (completed), "steps", "train_loss" (the last step's), "test_loss",
+// "test_acc", "test_acc5", "test_rmse", "baseline_rmse", "test_auc" (null where the task has no
+// such metric), "samples_per_sec" (training steps only) and "wall_seconds" (the whole run).
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "runtime/nn/checkpoint.h"
+#include "runtime/train/workload.h"
+
+namespace paddle::runtime {
+
+struct RunFigures {
+  int world_size = 1;
+  CheckpointPosition position;
+  double train_loss = 0;
+  double samples_per_sec = 0;
+  double wall_seconds = 0;
+};
+
+// Writes OUTPUT_DIR/metrics.json and returns what it wrote.
+nlohmann::json write_report(const std::string& output_dir, const nlohmann::json& identity, const RunFigures& run,
+                            const Evaluation& evaluation);
+
+}  // namespace paddle::runtime

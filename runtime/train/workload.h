@@ -1,0 +1,78 @@
+#pragma once
+// Workload: what the training loop (training_loop.h) drives for one worker: a model, its data,
+// and the step object of its mode, which decides how a batch's gradients reach the parameters
+// (collective_workload.h averages them over the ranks; ctr_workload.h hands them to a PS step
+// of ps_step.h: sync, async or GEO). The loop owns everything the modes share: epochs, steps,
+// timing, the log lines, the NaN guard, evaluation, checkpoints and the report.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/nn/checkpoint.h"
+
+namespace paddle::runtime {
+
+// The log lines a workload's users expect, after Paddle's examples:
+//   kClassifier  "[Epoch E, batch B] loss: L, acc1: A, acc5: A" every log_every batches of an
+//                epoch, "[Epoch E] test_loss: L, test_acc1: A, test_acc5: A" after it;
+//   kRegression  "step S, loss: [L]" every log_every steps, "[Epoch E] test_loss: L, test_rmse: R";
+//   kClickRate   "TRAIN ---> pass: E loss: L" every log_every steps, "TEST ---> pass: E auc: A loss: L".
+enum class LogStyle { kClassifier, kRegression, kClickRate };
+
+struct TopAccuracy {
+  double top1 = 0, top5 = 0;
+};
+
+struct StepResult {
+  double loss = 0;  // this worker's batch
+  // Classifiers: the batch's accuracy, computed only for the steps that are logged (it reads
+  // the output back from the device).
+  std::function<TopAccuracy()> accuracy;
+};
+
+// A test-set evaluation (by the leader): the loss and the metrics the task has.
+struct Evaluation {
+  double loss = 0;
+  std::optional<double> acc1, acc5, rmse, baseline_rmse, auc;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  virtual LogStyle log_style() const = 0;
+  // Printed once before training: the model, where it runs, the data.
+  virtual std::string describe() const = 0;
+  // The report's identity: {"model", "dataset", "device", ...}.
+  virtual nlohmann::json identity() const = 0;
+  virtual int worker_index() const = 0;
+  virtual int worker_num() const = 0;
+  // Samples one step trains on over all workers.
+  virtual size_t global_batch() const = 0;
+
+  // Where training starts: a resumed run's completed epochs and steps.
+  virtual CheckpointPosition start() = 0;
+  virtual void begin_epoch(int64_t epoch) = 0;
+  // Trains on this worker's next batch of the epoch (`step` counts steps before it, for the
+  // learning rate); nothing when the epoch has no more.
+  virtual std::optional<StepResult> train_step(int64_t step) = 0;
+  // The mean of a loss over the workers, where the mode has a cheap way to it (collective);
+  // otherwise this worker's own.
+  virtual double mean_over_workers(double loss) { return loss; }
+  // Sends what the mode still holds (async queues, GEO deltas) so the parameters are final.
+  virtual void end_epoch() {}
+  // The leader's evaluation on the test set.
+  virtual Evaluation evaluate() = 0;
+  // The leader saves a resumable checkpoint after a completed epoch (when the mode keeps them).
+  virtual void save_checkpoint(const CheckpointPosition&) {}
+  // The leader writes its final artifacts (final.bin, dense.json) beside the report.
+  virtual void save_final(const CheckpointPosition&) {}
+  // Lines the workers up after each epoch, where the mode needs it.
+  virtual void barrier() {}
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,43 @@
+#include <doctest/doctest.h>
+
+#include "runtime/distributed/ps_step.h"
+
+using namespace paddle::runtime;
+
+namespace {
+
+paddle::ps::TableSpecs two_tables() {
+  paddle::ps::TableSpecs specs;
+  specs.dense.push_back({"dense", 3});
+  specs.sparse.push_back({"rows", 2, 5});
+  specs.update_rule = "sgd";
+  specs.learning_rate = 0.5f;
+  return specs;
+}
+
+}  // namespace
+
+TEST_CASE("sync step: fetch pulls, apply pushes and the barrier applies the update") {
+  auto fleet = Fleet::init(/*is_collective=*/false, DistributedStrategy{}, paddle::common::Environment{});
+  fleet->init_worker(two_tables());
+  fleet->parameter_store().init_dense(0, {1, 2, 3});
+  auto step = make_ps_step(*fleet, two_tables(), 0.1f);
+  PsValues values = step->fetch({{7, 9}});
+  CHECK(values.dense == std::vector<std::vector<float>>{{1, 2, 3}});
+  CHECK(values.keys == std::vector<std::vector<uint64_t>>{{7, 9}});
+  CHECK(values.sparse == std::vector<std::vector<float>>{{0, 0, 0, 0}});  // never pushed
+  PsValues grads{{{2, 2, 2}}, {{7}}, {{1, 1}}};
+  step->apply(grads);
+  values = step->fetch({{7}});
+  CHECK(values.dense[0] == std::vector<float>{0, 1, 2});  // 1 - 0.5 * 2 ...
+  // Row 7 was created by its first push (a seeded init within +-0.01), then updated by -0.5 * 1.
+  for (float v : values.sparse[0]) CHECK(v == doctest::Approx(-0.5).epsilon(0.03));
+}
+
+TEST_CASE("async and GEO steps need parameter servers") {
+  DistributedStrategy geo;
+  geo.a_sync = true;
+  geo.a_sync_configs.k_steps = 2;
+  auto fleet = Fleet::init(/*is_collective=*/false, geo, paddle::common::Environment{});
+  CHECK_THROWS_WITH_AS(fleet->init_worker(two_tables()), doctest::Contains("need servers"), paddle::common::ConfigError);
+}
