@@ -4,13 +4,14 @@ include(CMakePackageConfigHelpers)
 include(GNUInstallDirs)
 
 set_target_properties(paddle_collective PROPERTIES EXPORT_NAME collective)
+set_target_properties(paddle_store PROPERTIES EXPORT_NAME store)
 set_target_properties(paddle_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(paddle_ps PROPERTIES EXPORT_NAME ps)
-foreach(target paddle_collective paddle_kernels paddle_ps)
+foreach(target paddle_collective paddle_store paddle_kernels paddle_ps)
   target_include_directories(${target} PUBLIC $<INSTALL_INTERFACE:include/paddle_launch>)
 endforeach()
 
-install(TARGETS paddle_runtime paddle_collective paddle_kernels paddle_ps paddle_common EXPORT PaddleLaunchTargets
+install(TARGETS paddle_runtime paddle_collective paddle_store paddle_kernels paddle_ps paddle_common EXPORT PaddleLaunchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Headers keep their folders: #include "runtime/core/tensor.h" works the same installed.
 foreach(dir common runtime collective kernels ps)

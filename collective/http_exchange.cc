@@ -26,7 +26,7 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, http::v
   http::request<http::string_body> req{verb, target, 11};
   req.set(http::field::host, ip);
   req.keep_alive(false);
-  if (verb == http::verb::put) req.body() = body;
+  if (verb == http::verb::put || verb == http::verb::post) req.body() = body;
   req.prepare_payload();
   http::write(stream, req, ec);
   if (ec) return std::nullopt;

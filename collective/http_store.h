@@ -16,7 +16,9 @@ namespace paddle::collective {
 
 class HttpStore : public gloo::rendezvous::Store {
  public:
-  HttpStore(std::string ip, int port, std::chrono::milliseconds timeout);
+  // `timeout` bounds the blocking calls; `request_timeout` each single request.
+  HttpStore(std::string ip, int port, std::chrono::milliseconds timeout,
+            std::chrono::milliseconds request_timeout = std::chrono::seconds(10));
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
@@ -28,6 +30,14 @@ class HttpStore : public gloo::rendezvous::Store {
   std::optional<std::string> try_get(const std::string& key);
   // False when the server can't be reached.
   bool try_put(const std::string& key, const std::string& value);
+  // Stores `value` unless `key` is there already; returns the value the key holds afterwards
+  // (`value` when this call stored it). Throws PeerError when unreachable.
+  std::string add_if_absent(const std::string& key, const std::string& value);
+  // Time since `key` was last written, on the server's clock; nothing when absent. Throws
+  // PeerError when unreachable.
+  std::optional<std::chrono::milliseconds> age(const std::string& key);
+  // The keys that start with `prefix` (made of [A-Za-z0-9_.-]). Throws PeerError when unreachable.
+  std::vector<std::string> keys(const std::string& prefix);
 
   std::string endpoint() const { return ip_ + ":" + std::to_string(port_); }
 
@@ -35,6 +45,7 @@ class HttpStore : public gloo::rendezvous::Store {
   std::string ip_;
   int port_;
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds request_timeout_;
 };
 
 }  // namespace paddle::collective

@@ -17,12 +17,14 @@ using tcp = asio::ip::tcp;
 
 constexpr std::string_view kPrefix = "/kv/";
 constexpr std::string_view kPresence = "/presence/";
+constexpr std::string_view kAge = "/age/";
+constexpr std::string_view kKeys = "/keys/";
 constexpr size_t kMaxBody = 64 << 20;
 
 // One connection: requests are answered in turn until the client closes.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::mutex& mutex, std::map<std::string, std::string>& values)
+  Session(tcp::socket socket, std::mutex& mutex, std::map<std::string, StoredValue>& values)
       : stream_(std::move(socket)), mutex_(mutex), values_(values) {}
 
   void read() {
@@ -33,7 +35,7 @@ class Session : public std::enable_shared_from_this<Session> {
         self->respond();
       } else if (!self->presence_.empty()) {
         std::lock_guard lock(self->mutex_);
-        self->values_["lost/" + self->presence_] = "1";
+        self->values_["lost/" + self->presence_] = {"1", std::chrono::steady_clock::now()};
       }
     });
   }
@@ -50,27 +52,22 @@ class Session : public std::enable_shared_from_this<Session> {
       response_.keep_alive(true);
       response_.result(http::status::ok);
     } else if (target == "/lost") {
-      std::lock_guard lock(mutex_);
-      std::string lost;
-      for (auto it = values_.lower_bound("lost/"); it != values_.end() && it->first.starts_with("lost/"); ++it)
-        lost += (lost.empty() ? "" : ",") + it->first.substr(5);
-      response_.body() = lost;
+      response_.body() = keys_under("lost/", ",", true);
       response_.result(http::status::ok);
+    } else if (target.starts_with(kKeys) && request.method() == http::verb::get) {
+      response_.body() = keys_under(std::string(target.substr(kKeys.size())), "\n", false);
+      response_.result(http::status::ok);
+    } else if (target.starts_with(kAge) && request.method() == http::verb::get) {
+      std::lock_guard lock(mutex_);
+      auto it = values_.find(std::string(target.substr(kAge.size())));
+      response_.result(it == values_.end() ? http::status::not_found : http::status::ok);
+      if (it != values_.end())
+        response_.body() = std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - it->second.written).count());
     } else if (!target.starts_with(kPrefix)) {
       response_.result(http::status::not_found);
     } else {
-      std::string key(target.substr(kPrefix.size()));
-      std::lock_guard lock(mutex_);
-      if (request.method() == http::verb::put) {
-        values_[key] = request.body();
-        response_.result(http::status::ok);
-      } else if (request.method() == http::verb::get) {
-        auto it = values_.find(key);
-        response_.result(it == values_.end() ? http::status::not_found : http::status::ok);
-        if (it != values_.end()) response_.body() = it->second;
-      } else {
-        response_.result(http::status::method_not_allowed);
-      }
+      answer_key(std::string(target.substr(kPrefix.size())), request);
     }
     response_.prepare_payload();
     http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -78,12 +75,39 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  void answer_key(const std::string& key, const http::request<http::string_body>& request) {
+    std::lock_guard lock(mutex_);
+    auto it = values_.find(key);
+    if (request.method() == http::verb::put) {
+      values_[key] = {request.body(), std::chrono::steady_clock::now()};
+      response_.result(http::status::ok);
+    } else if (request.method() == http::verb::post) {
+      if (it == values_.end()) values_[key] = {request.body(), std::chrono::steady_clock::now()};
+      else response_.body() = it->second.value;
+      response_.result(it == values_.end() ? http::status::created : http::status::conflict);
+    } else if (request.method() == http::verb::get) {
+      response_.result(it == values_.end() ? http::status::not_found : http::status::ok);
+      if (it != values_.end()) response_.body() = it->second.value;
+    } else {
+      response_.result(http::status::method_not_allowed);
+    }
+  }
+
+  // The keys starting with `prefix` (without it, when `strip`), joined by `separator`.
+  std::string keys_under(const std::string& prefix, const char* separator, bool strip) {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix); ++it)
+      out += (out.empty() ? "" : separator) + (strip ? it->first.substr(prefix.size()) : it->first);
+    return out;
+  }
+
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   std::mutex& mutex_;
-  std::map<std::string, std::string>& values_;
+  std::map<std::string, StoredValue>& values_;
   std::string presence_;  // set when this connection is a rank's presence
 };
 
@@ -111,8 +135,10 @@ KvStoreServer::~KvStoreServer() {
 
 void KvStoreServer::accept() {
   acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-    if (ec) return;
-    std::make_shared<Session>(std::move(socket), mutex_, values_)->read();
+    if (ec == asio::error::operation_aborted) return;  // the server is shutting down
+    // A client that vanished before its connection was accepted (ECONNABORTED) must not stop
+    // the store from accepting the others.
+    if (!ec) std::make_shared<Session>(std::move(socket), mutex_, values_)->read();
     accept();
   });
 }

@@ -6,15 +6,27 @@
 // Presence: a rank that sends PUT /presence/NAME and keeps that connection open is present until
 // the connection closes (its process exited or died); GET /lost lists the names whose
 // connections closed, so survivors of a failed collective can say who left.
+//
+// For the launchers of a multi-node job: POST /kv/KEY stores the body only if KEY is absent
+// (201; else 409 with the value already there), so the first of several reporters wins;
+// GET /age/KEY gives the milliseconds since KEY was last written, on this server's monotonic
+// clock, so liveness is judged without comparing two machines' clocks; GET /keys/PREFIX lists
+// the keys starting with PREFIX, one per line.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 
 namespace paddle::collective {
+
+struct StoredValue {
+  std::string value;
+  std::chrono::steady_clock::time_point written;
+};
 
 class KvStoreServer {
  public:
@@ -34,7 +46,7 @@ class KvStoreServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;
   std::mutex mutex_;
-  std::map<std::string, std::string> values_;  // keys, "presence/NAME" and "lost/NAME" included
+  std::map<std::string, StoredValue> values_;  // keys, "lost/NAME" included
   std::thread thread_;
 };
 

@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -64,5 +67,27 @@ std::vector<std::string> local_ipv4_addresses() {
   freeifaddrs(list);
   return result;
 }
+
+std::optional<std::string> route_source_address(const std::string& ip) {
+  // Connecting a UDP socket sends nothing; it only asks the kernel to choose the route.
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  if (::inet_pton(AF_INET, ip.c_str(), &to.sin_addr) != 1) return std::nullopt;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> source;
+  sockaddr_in from{};
+  socklen_t length = sizeof from;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &length) == 0) {
+    char text[INET_ADDRSTRLEN] = {};
+    if (::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text) != nullptr) source = text;
+  }
+  ::close(fd);
+  return source;
+}
+
+bool is_loopback(const std::string& ip) { return ip.starts_with("127."); }
 
 }  // namespace paddle::launcher

@@ -44,4 +44,9 @@ inline int parse_port(std::string_view text, std::string_view what) {
 // IPv4 addresses of this machine's interfaces that are up, in interface order.
 std::vector<std::string> local_ipv4_addresses();
 
+// The local address this machine's routes would send from to reach `ip`; nothing without a route.
+std::optional<std::string> route_source_address(const std::string& ip);
+
+bool is_loopback(const std::string& ip);
+
 }  // namespace paddle::launcher

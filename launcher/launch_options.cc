@@ -69,8 +69,18 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                "Print the plan (every process, its role, rank, command and environment) and start "
                "nothing; --dry_run=json prints it as JSON")
       ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("--master", o.master,
+                 "IP:PORT of the job's master store, where the nodes' launchers meet (PADDLE_MASTER); "
+                 "the node with that address hosts it");
+  app.add_option("--nnodes", o.nnodes, "Nodes in the job, with --master (PADDLE_NNODES)")->check(CLI::Range(1, 100000));
+  app.add_option("--rank", o.node_rank, "This node's rank, with --master (PADDLE_RANK). Default: by --ips, else by IP")
+      ->check(CLI::Range(0, 99999));
+  app.add_option("--job_id", o.job_id, "Names the job in the master's store (PADDLE_JOB_ID). Default: default");
+  app.add_option("--rendezvous_timeout", o.rendezvous_timeout, "Seconds to wait for every node at the master")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   app.add_option("--max_restarts", o.max_restarts,
-                 "On a failure, restart all local processes up to this many times")
+                 "On a failure, restart all processes of the job (every node) up to this many times")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_option("--grace_period", o.grace_period,
@@ -82,6 +92,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       "  paddle-launch --nproc_per_node=2 train                       # 2 CPU processes (Gloo)\n"
       "  paddle-launch --gpus=0,1 train                               # one process per GPU (NCCL)\n"
       "  paddle-launch --ips=10.0.0.1,10.0.0.2 --gpus=0,1 train       # run on each node\n"
+      "  paddle-launch --master=10.0.0.1:8090 --nnodes=2 train        # run on each node\n"
       "  paddle-launch --server_num=1 --worker_num=2 train            # parameter-server mode\n"
       "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
       "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
@@ -120,7 +131,12 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"http_port", or_none(o.http_port)},
       {"ips", o.ips},
       {"log_dir", o.log_dir},
+      {"job_id", or_none(o.job_id)},
+      {"master", or_none(o.master)},
       {"max_restarts", fmt::format("{}", o.max_restarts)},
+      {"nnodes", or_none(o.nnodes)},
+      {"rank", or_none(o.node_rank)},
+      {"rendezvous_timeout", fmt::format("{}", o.rendezvous_timeout)},
       {"nproc_per_node", or_none(o.nproc_per_node)},
       {"run_mode", o.run_mode.empty() ? "None" : o.run_mode},
       {"server_num", or_none(o.server_num)},

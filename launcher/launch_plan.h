@@ -10,6 +10,7 @@
 #include "launcher/environment.h"
 #include "launcher/launch_options.h"
 #include "launcher/port_reservation.h"
+#include "launcher/rank_map.h"
 
 namespace paddle::launcher {
 
@@ -61,6 +62,16 @@ inline constexpr const char* kUnsetInChildren[] = {"http_proxy", "https_proxy"};
 // Throws common::UsageError naming the flag or variable at fault.
 LaunchPlan make_launch_plan(const LaunchOptions& options, std::vector<std::string> command,
                             const HostFacts& host, PortSource& ports);
+
+// A node of a multi-node job as it registers with the master: its address, its trainers'
+// endpoints (ports from --start_port, else free ones) and devices, its --rank.
+NodeRegistration register_node(const LaunchOptions& options, const HostFacts& host, const std::string& node_ip,
+                               const std::string& hostname, PortSource& ports);
+
+// This node's collective plan in a multi-node job whose rank map is `nodes`; `job_env` (the
+// master, the node count) goes to every process.
+LaunchPlan make_cluster_plan(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
+                             const std::vector<RankedNode>& nodes, int node_rank, const EnvList& job_env);
 
 // The full environment of one process: the launcher's, less kUnsetInChildren, plus the spec's
 // variables and PADDLE_RESTART_COUNT.

@@ -5,12 +5,13 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
+#include <fmt/format.h>
 #include <thread>
 
 #include "common/error.h"
 #include "launcher/address.h"
+#include "launcher/cluster_peers.h"
 #include "launcher/gpu_devices.h"
 #include "launcher/launch_log.h"
 #include "launcher/launch_options.h"
@@ -19,7 +20,6 @@
 #include "launcher/port_reservation.h"
 #include "launcher/supervisor.h"
 #include "launcher/training_command.h"
-
 
 namespace paddle::launcher {
 namespace {
@@ -39,36 +39,6 @@ void prepare_log_dir(const std::string& dir) {
   fs::remove(probe, ec);
 }
 
-void write_endpoints_log(const LaunchPlan& plan) {
-  const std::string path = plan.log_dir + "/endpoints.log";
-  std::ofstream out(path, std::ios::trunc);
-  out << "PADDLE_TRAINER_ENDPOINTS: \n";
-  for (const auto& e : plan.trainer_endpoints) out << e << "\n";
-  if (!out) throw common::UsageError(fmt::format("--log_dir: cannot write {}", path));
-}
-
-void announce(const LaunchPlan& plan, LaunchLog& log) {
-  for (const auto& note : plan.notes) log.info(note);
-  if (plan.mode == LaunchPlan::Mode::kCollective) {
-    log.info(fmt::format("Local start {} processes. First process distributed environment info (Only For Debug): {}",
-                         plan.processes.size(), distributed_envs_table(plan.processes.front().env)));
-    log.info(fmt::format("details about PADDLE_TRAINER_ENDPOINTS can be found in {0}/endpoints.log, and detail "
-                         "running logs maybe found in {0}/workerlog.0",
-                         plan.log_dir));
-    return;
-  }
-  for (Role role : {Role::kServer, Role::kWorker}) {
-    int count = 0;
-    const ProcessSpec* first = nullptr;
-    for (const auto& p : plan.processes)
-      if (p.role == role && count++ == 0) first = &p;
-    if (first != nullptr)
-      log.info(fmt::format("Local {} start {} processes. First process distributed environment info (Only For Debug): {}",
-                           role_name(role), count, distributed_envs_table(first->env)));
-  }
-  log.info(fmt::format("Please check servers and workers logs in {0}/workerlog.* and {0}/serverlog.*", plan.log_dir));
-}
-
 int run(int argc, const char* const argv[]) {
   CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.action != CommandLine::Action::kRun) {
@@ -86,6 +56,20 @@ int run(int argc, const char* const argv[]) {
   std::vector<std::string> command =
       resolve_training_command(options.training_script, options.training_script_args, host.env);
   PortReservation ports(default_port_lock_dir(get_env(host.env, "TMPDIR").value_or("")));
+  SupervisorOptions supervision;
+  supervision.max_restarts = options.max_restarts;
+  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
+
+  if (auto cluster = cluster_settings(options, host)) {
+    if (options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
+    prepare_log_dir(options.log_dir);
+    LaunchLog log;
+    log.attach_file(options.log_dir + "/launch.log");
+    log.print(configuration_block(options));
+    ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
+    return supervise(peers, host.env, supervision, log);
+  }
+
   LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
 
   if (options.dry_run) {
@@ -100,13 +84,11 @@ int run(int argc, const char* const argv[]) {
   log.attach_file(options.log_dir + "/launch.log");
   log.print(configuration_block(options));
   write_endpoints_log(plan);
-  announce(plan, log);
+  announce_plan(plan, log);
 
   ports.release_sockets();
-  SupervisorOptions supervision;
-  supervision.max_restarts = options.max_restarts;
-  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
-  return supervise(plan, host.env, supervision, log);
+  SingleNode peers(plan);
+  return supervise(peers, host.env, supervision, log);
 }
 
 }  // namespace

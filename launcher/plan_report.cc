@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
+
+#include "common/error.h"
 
 namespace paddle::launcher {
 namespace {
@@ -115,6 +118,37 @@ std::string dry_run_json(const LaunchPlan& plan) {
     doc["processes"].push_back(proc);
   }
   return doc.dump(2) + "\n";
+}
+
+void write_endpoints_log(const LaunchPlan& plan, const std::string& rank_map) {
+  const std::string path = plan.log_dir + "/endpoints.log";
+  std::ofstream out(path, std::ios::trunc);
+  out << "PADDLE_TRAINER_ENDPOINTS: \n";
+  for (const auto& e : plan.trainer_endpoints) out << e << "\n";
+  if (!rank_map.empty()) out << "RANK MAP: \n" << rank_map;
+  if (!out) throw common::UsageError(fmt::format("--log_dir: cannot write {}", path));
+}
+
+void announce_plan(const LaunchPlan& plan, LaunchLog& log) {
+  for (const auto& note : plan.notes) log.info(note);
+  if (plan.mode == LaunchPlan::Mode::kCollective) {
+    log.info(fmt::format("Local start {} processes. First process distributed environment info (Only For Debug): {}",
+                         plan.processes.size(), distributed_envs_table(plan.processes.front().env)));
+    log.info(fmt::format("details about PADDLE_TRAINER_ENDPOINTS can be found in {0}/endpoints.log, and detail "
+                         "running logs maybe found in {0}/workerlog.0",
+                         plan.log_dir));
+    return;
+  }
+  for (Role role : {Role::kServer, Role::kWorker}) {
+    int count = 0;
+    const ProcessSpec* first = nullptr;
+    for (const auto& p : plan.processes)
+      if (p.role == role && count++ == 0) first = &p;
+    if (first != nullptr)
+      log.info(fmt::format("Local {} start {} processes. First process distributed environment info (Only For Debug): {}",
+                           role_name(role), count, distributed_envs_table(first->env)));
+  }
+  log.info(fmt::format("Please check servers and workers logs in {0}/workerlog.* and {0}/serverlog.*", plan.log_dir));
 }
 
 }  // namespace paddle::launcher

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "launcher/environment.h"
+#include "launcher/launch_log.h"
 #include "launcher/launch_options.h"
 #include "launcher/launch_plan.h"
 
@@ -19,6 +20,13 @@ std::string distributed_envs_table(const EnvList& env);
 
 std::string dry_run_table(const LaunchPlan& plan);
 std::string dry_run_json(const LaunchPlan& plan);
+
+// LOG_DIR/endpoints.log: PADDLE_TRAINER_ENDPOINTS one per line, then a multi-node job's rank
+// map. Throws common::UsageError when it can't be written.
+void write_endpoints_log(const LaunchPlan& plan, const std::string& rank_map = "");
+
+// Paddle's "Local start N processes ... Distributed Envs" lines for the plan.
+void announce_plan(const LaunchPlan& plan, LaunchLog& log);
 
 // The command as a shell would show it, quoting arguments that need it.
 std::string shell_join(const std::vector<std::string>& argv);

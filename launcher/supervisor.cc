@@ -1,6 +1,7 @@
 #include "launcher/supervisor.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -32,28 +33,39 @@ std::string indent(const std::string& text) {
   return out;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+}
+
 class Job {
  public:
-  Job(const LaunchPlan& plan, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
-      : plan_(plan), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
-        grace_timer_(io_), echo_timer_(io_) {
+  Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
+      : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
+        grace_timer_(io_), echo_timer_(io_), peer_timer_(io_) {
     wait_for_signal();
   }
 
   int run() {
     for (int attempt = 0;; ++attempt) {
       if (attempt > 0) archive_logs(attempt - 1);
+      plan_ = &peers_.plan(attempt);
       run_attempt(attempt);
       if (interrupted_by_) return 128 + interrupted_by_;
-      if (!failed_) return 0;
-      const int status = shell_exit_status(*failed_status_);
-      if (attempt >= options_.max_restarts) {
-        if (options_.max_restarts > 0)
-          log_.error(fmt::format("giving up after {} restart(s); exit status {}", options_.max_restarts, status));
-        return status;
-      }
-      log_.warning(fmt::format("restarting all {} local process(es): restart {} of {} (PADDLE_RESTART_COUNT={})",
-                               plan_.processes.size(), attempt + 1, options_.max_restarts, attempt + 1));
+      if (!root_) root_ = peers_.finish(attempt);
+      if (!root_) return 0;
+      root_ = peers_.verdict(attempt, *root_);
+      const bool multi_node = plan_->node_count > 1;
+      if (multi_node) log_.error(fmt::format("the job's root cause: {}", root_->describe()));
+      const int status = root_->exit_status;
+      if (root_->stops_job() && attempt < options_.max_restarts)
+        log_.error(fmt::format("not restarting: a restart cannot mend this ({}); exit status {}", root_->what, status));
+      else if (attempt >= options_.max_restarts && options_.max_restarts > 0)
+        log_.error(fmt::format("giving up after {} restart(s); exit status {}", options_.max_restarts, status));
+      if (root_->stops_job() || attempt >= options_.max_restarts) return status;
+      log_.warning(fmt::format("restarting {}: restart {} of {} (PADDLE_RESTART_COUNT={})",
+                               multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
+                               attempt + 1, options_.max_restarts, attempt + 1));
     }
   }
 
@@ -70,20 +82,21 @@ class Job {
   }
 
   void run_attempt(int attempt) {
+    attempt_ = attempt;
     slots_.clear();
-    slots_.reserve(plan_.processes.size());
+    slots_.reserve(plan_->processes.size());
     failed_.reset();
-    failed_status_.reset();
+    root_.reset();
     stopping_ = false;
     servers_finishing_ = false;
-    echo_ = std::make_unique<LogEcho>(plan_.echoed_process().log_file, stdout);
+    echo_ = std::make_unique<LogEcho>(plan_->echoed_process().log_file, stdout);
     io_.restart();
 
-    for (const auto& spec : plan_.processes) {
+    for (const auto& spec : plan_->processes) {
       Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
       const size_t index = slots_.size() - 1;
       try {
-        slot.child = std::make_unique<ChildProcess>(io_, plan_.command, child_environment(env_, spec, attempt),
+        slot.child = std::make_unique<ChildProcess>(io_, plan_->command, child_environment(env_, spec, attempt),
                                                     spec.log_file, [this, index](int status) { on_exit(index, status); });
       } catch (const std::exception& e) {
         log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
@@ -94,11 +107,13 @@ class Job {
     }
     if (!all_exited()) {
       schedule_echo();
+      watch_peers();
       io_.run();
     }
     echo_->finish();
     grace_timer_.cancel();
     echo_timer_.cancel();
+    peer_timer_.cancel();
     // Whatever the processes left behind in their groups goes with them.
     for (auto& s : slots_)
       if (s.child) s.child->signal_group(SIGKILL);
@@ -123,13 +138,46 @@ class Job {
 
   void on_failure(size_t index) {
     failed_ = index;
-    failed_status_ = slots_[index].status;
     const Slot& s = slots_[index];
     log_.error(fmt::format("ABORT!!! Out of all {} {}s, the {} process with rank=[{}] was aborted ({}). Please check its log.",
                            count_role(s.spec->role), role_name(s.spec->role), role_name(s.spec->role), s.spec->rank,
                            describe_wait_status(*s.status)));
     stopping_ = true;
     stop(std::nullopt);
+    JobFailure failure = this_node(fmt::format("{} {} (local {}) ended with {}", role_name(s.spec->role), s.spec->rank,
+                                               s.spec->local_index, describe_wait_status(*s.status)),
+                                   shell_exit_status(*s.status));
+    failure.cause = WIFSIGNALED(*s.status) ? JobFailure::Cause::kProcessSignalled : JobFailure::Cause::kProcessFailed;
+    failure.log_file = s.spec->log_file;
+    failure.tail = last_lines(s.spec->log_file, 10);
+    root_ = peers_.report(attempt_, failure);
+  }
+
+  JobFailure this_node(std::string what, int exit_status) const {
+    JobFailure f;
+    f.node_rank = plan_->node_rank;
+    f.ip = plan_->node_ip;
+    f.hostname = host_name();
+    f.what = std::move(what);
+    f.exit_status = exit_status;
+    return f;
+  }
+
+  // A failure on another node stops this node's processes too.
+  void watch_peers() {
+    peer_timer_.expires_after(std::chrono::milliseconds(250));
+    peer_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (!stopping_ && !servers_finishing_) {
+        if (auto failure = peers_.failure_elsewhere()) {
+          root_ = failure;
+          log_.error(fmt::format("the job failed on another node: {}; stopping this node's processes", failure->describe()));
+          stopping_ = true;
+          stop(std::nullopt);
+        }
+      }
+      watch_peers();
+    });
   }
 
   // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the grace period.
@@ -162,10 +210,13 @@ class Job {
       if (ec) return;
       if (!interrupted_by_) {
         interrupted_by_ = sig;
-        log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)",
-                                 sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)", name));
         stopping_ = true;
         stop(std::nullopt);
+        JobFailure failure = this_node(fmt::format("paddle-launch received {}", name), 128 + sig);
+        failure.cause = JobFailure::Cause::kLauncherSignalled;
+        if (plan_ != nullptr) peers_.report(attempt_, failure);
       } else {
         kill_remaining("second signal");
       }
@@ -191,7 +242,7 @@ class Job {
   }
 
   void archive_logs(int attempt) {
-    for (const auto& spec : plan_.processes) {
+    for (const auto& spec : plan_->processes) {
       std::error_code ec;
       std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
     }
@@ -216,11 +267,12 @@ class Job {
   }
 
   int count_role(Role role) const {
-    if (role != Role::kServer) return plan_.world_size();
-    return static_cast<int>(plan_.server_endpoints.size());
+    if (role != Role::kServer) return plan_->world_size();
+    return static_cast<int>(plan_->server_endpoints.size());
   }
 
-  const LaunchPlan& plan_;
+  JobPeers& peers_;
+  const LaunchPlan* plan_ = nullptr;
   const EnvMap& env_;
   const SupervisorOptions& options_;
   LaunchLog& log_;
@@ -228,10 +280,12 @@ class Job {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
   boost::asio::steady_timer echo_timer_;
+  boost::asio::steady_timer peer_timer_;
   std::vector<Slot> slots_;
   std::unique_ptr<LogEcho> echo_;
-  std::optional<size_t> failed_;
-  std::optional<int> failed_status_;
+  std::optional<size_t> failed_;  // the local process that failed
+  std::optional<JobFailure> root_;  // why this generation of the job ended
+  int attempt_ = 0;
   int interrupted_by_ = 0;
   bool stopping_ = false;
   bool servers_finishing_ = false;
@@ -239,8 +293,8 @@ class Job {
 
 }  // namespace
 
-int supervise(const LaunchPlan& plan, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log) {
-  Job job(plan, launcher_env, options, log);
+int supervise(JobPeers& peers, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log) {
+  Job job(peers, launcher_env, options, log);
   return job.run();
 }
 

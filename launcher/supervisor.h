@@ -9,10 +9,15 @@
 //  - With max_restarts > 0 a failed attempt is stopped and started again, keeping the earlier
 //    logs as LOG.attemptK, with PADDLE_RESTART_COUNT set to the attempt number.
 //  - SIGINT/SIGTERM stop everything the same way and give 130/143; a second signal kills at once.
+//  - In a multi-node job (JobPeers) the nodes act as one: a failure on any node stops every
+//    node's processes, each node prints the job's one root cause and exits with its status,
+//    and restarts are generations of the whole job, started together.
 
 #include <chrono>
+#include <optional>
 
 #include "launcher/environment.h"
+#include "launcher/job_failure.h"
 #include "launcher/launch_log.h"
 #include "launcher/launch_plan.h"
 
@@ -24,7 +29,38 @@ struct SupervisorOptions {
   std::chrono::milliseconds echo_interval{100};
 };
 
+// The rest of the job beyond this node, as the supervisor sees it. A one-node job has no peers
+// (SingleNode); a multi-node job meets them at the master (cluster_peers.h).
+class JobPeers {
+ public:
+  virtual ~JobPeers() = default;
+  // The plan of generation G (0, then one more per restart).
+  virtual const LaunchPlan& plan(int generation) = 0;
+  // This node's part of G failed, or its launcher was signalled; returns the job's root cause.
+  virtual JobFailure report(int generation, const JobFailure& failure) = 0;
+  // The job's root cause once another node reported it; polled while the processes run.
+  virtual std::optional<JobFailure> failure_elsewhere() = 0;
+  // This node's processes of G all succeeded; returns a failure reported meanwhile elsewhere.
+  virtual std::optional<JobFailure> finish(int generation) = 0;
+  // The job's root cause of G's end, once every node has had its say; `provisional` is the
+  // failure this node knows of.
+  virtual JobFailure verdict(int generation, const JobFailure& provisional) = 0;
+};
+
+class SingleNode : public JobPeers {
+ public:
+  explicit SingleNode(const LaunchPlan& plan) : plan_(plan) {}
+  const LaunchPlan& plan(int) override { return plan_; }
+  JobFailure report(int, const JobFailure& failure) override { return failure; }
+  std::optional<JobFailure> failure_elsewhere() override { return std::nullopt; }
+  std::optional<JobFailure> finish(int) override { return std::nullopt; }
+  JobFailure verdict(int, const JobFailure& provisional) override { return provisional; }
+
+ private:
+  const LaunchPlan& plan_;
+};
+
 // Runs the job; returns the launcher's exit status.
-int supervise(const LaunchPlan& plan, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log);
+int supervise(JobPeers& peers, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log);
 
 }  // namespace paddle::launcher

@@ -67,8 +67,13 @@ DistributedModel Fleet::distributed_model(Sequential& net) {
 
 DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model) {
   optimizer->place(execution());
-  if (auto* comm = context().communicator())
+  if (auto* comm = context().communicator()) {
+    optimizer->create_state(model.parameters());
     for (auto& [name, state] : optimizer->state()) comm->broadcast(state.ptr(), static_cast<size_t>(state.numel()), 0);
+    float steps = static_cast<float>(optimizer->steps());  // exact below 2^24 steps
+    comm->broadcast(&steps, 1, 0);
+    optimizer->set_steps(static_cast<int64_t>(steps));
+  }
   return DistributedOptimizer(std::move(optimizer), model);
 }
 

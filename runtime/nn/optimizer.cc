@@ -19,6 +19,11 @@ Tensor& Optimizer::slot(const std::string& kind, const Parameter& p) {
   return t;
 }
 
+void Optimizer::create_state(const std::vector<Parameter*>& params) {
+  for (const std::string& kind : state_kinds())
+    for (const Parameter* p : params) slot(kind, *p);
+}
+
 const kernels::Context& Optimizer::context(const Parameter& p) const {
   if (!p.value.on_cuda()) return kernels::Context::host();
   if (execution_ == nullptr) throw std::logic_error("optimizer: parameters on a CUDA device, but place() was not called");
@@ -57,6 +62,7 @@ class Momentum : public Optimizer {
   }
 
  private:
+  std::vector<std::string> state_kinds() const override { return {"velocity"}; }
   OptimizerConfig c_;
 };
 
@@ -75,6 +81,7 @@ class Adam : public Optimizer {
   }
 
  private:
+  std::vector<std::string> state_kinds() const override { return {"moment1", "moment2"}; }
   OptimizerConfig c_;
 };
 
@@ -91,6 +98,7 @@ class Adagrad : public Optimizer {
   }
 
  private:
+  std::vector<std::string> state_kinds() const override { return {"moment"}; }
   OptimizerConfig c_;
 };
 

@@ -36,6 +36,9 @@ class Optimizer {
   std::map<std::string, Tensor>& state() { return state_; }
   int64_t steps() const { return steps_; }
   void set_steps(int64_t steps) { steps_ = steps; }
+  // Makes every state tensor of `params` that the first step would make (zeros), so that ranks
+  // with and without a loaded checkpoint hold the same tensors to broadcast.
+  void create_state(const std::vector<Parameter*>& params);
 
  protected:
   // The state tensor KIND/PARAM, zeros at first, on the parameter's device.
@@ -43,6 +46,9 @@ class Optimizer {
   // Where p's update runs: the CPU for host parameters, else the placed execution (throws
   // std::logic_error when place() was not called).
   const kernels::Context& context(const Parameter& p) const;
+
+  // The kinds of state this optimizer keeps per parameter ("velocity", ...).
+  virtual std::vector<std::string> state_kinds() const { return {}; }
 
   std::map<std::string, Tensor> state_;
   int64_t steps_ = 0;

@@ -34,6 +34,12 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
       fmt::print("resumed from {}/latest: {} epoch(s), {} step(s) done\n", config.output_dir, at->epoch, at->step);
     }
   }
+  if (auto* comm = fleet.context().communicator(); comm && resume) {
+    // Ranks on other machines may have no checkpoint of their own: rank 0's position is the job's.
+    float at[2] = {static_cast<float>(resumed_.epoch), static_cast<float>(resumed_.step)};
+    comm->broadcast(at, 2, 0);
+    resumed_ = {static_cast<int64_t>(at[0]), static_cast<int64_t>(at[1])};
+  }
   parallel_.emplace(fleet.distributed_model(model_.net));
   optimizer_.emplace(fleet.distributed_optimizer(std::move(optimizer), *parallel_));
 }

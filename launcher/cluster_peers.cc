@@ -1,0 +1,113 @@
+#include "launcher/cluster_peers.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "launcher/address.h"
+#include "launcher/plan_report.h"
+
+namespace paddle::launcher {
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+}
+
+// The flag's value, else the variable's (empty counts as unset).
+std::optional<std::string> flag_or_env(const std::optional<std::string>& flag, const HostFacts& host, const char* variable) {
+  if (flag) return flag;
+  if (auto v = get_env(host.env, variable); v && !v->empty()) return v;
+  return std::nullopt;
+}
+
+int positive_count(const std::optional<int>& flag, const HostFacts& host, const char* flag_name, const char* variable) {
+  if (flag) return *flag;
+  auto text = get_env(host.env, variable);
+  if (!text || text->empty())
+    throw common::UsageError(fmt::format("--master needs {} (or {}): the number of nodes in the job", flag_name, variable));
+  return static_cast<int>(common::parse_int<common::UsageError>(*text, variable, 1, 100000));
+}
+
+// This node's address for the others: --host, POD_IP, the master's own address when it is on
+// this machine, else the address the routes to the master leave from.
+std::string this_node_address(const LaunchOptions& o, const HostFacts& host, const std::string& master_ip) {
+  if (o.host) return *o.host;
+  if (auto pod_ip = get_env(host.env, "POD_IP"); pod_ip && !pod_ip->empty()) return *pod_ip;
+  const auto& local = host.local_addresses;
+  if (std::find(local.begin(), local.end(), master_ip) != local.end() || is_loopback(master_ip)) return master_ip;
+  if (auto source = route_source_address(master_ip)) return *source;
+  throw common::UsageError(fmt::format("--master: no route from this node to {}; pass --host=IP, this node's address "
+                                       "that the master reaches",
+                                       master_ip));
+}
+
+}  // namespace
+
+std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host) {
+  const auto master = flag_or_env(o.master, host, "PADDLE_MASTER");
+  if (!master) return std::nullopt;
+  const std::string master_source = o.master ? "--master" : "PADDLE_MASTER";
+  if (master->starts_with("etcd://"))
+    throw common::UsageError(fmt::format("{}={}: an etcd master is not supported by this build; give the IP:PORT of "
+                                         "one node, which then hosts the job's store",
+                                         master_source, *master));
+  if (o.run_mode == "ps" || o.server_num || o.worker_num || o.servers || o.workers)
+    throw common::UsageError(fmt::format("{} starts collective jobs; a parameter-server job lists its nodes with "
+                                         "--servers and --workers",
+                                         master_source));
+  ClusterSettings s;
+  const common::Endpoint endpoint = common::parse_endpoint<common::UsageError>(*master, master_source);
+  if (!is_ipv4(endpoint.host))
+    throw common::UsageError(fmt::format("{}={}: '{}' is not an IPv4 address", master_source, *master, endpoint.host));
+  s.master_ip = endpoint.host;
+  s.master_port = endpoint.port;
+  s.nnodes = positive_count(o.nnodes, host, "--nnodes", "PADDLE_NNODES");
+  s.job_id = flag_or_env(o.job_id, host, "PADDLE_JOB_ID").value_or("default");
+  if (s.job_id.empty() || !std::all_of(s.job_id.begin(), s.job_id.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+      }))
+    throw common::UsageError(fmt::format("--job_id: '{}' may hold only letters, digits, '_', '-' and '.'", s.job_id));
+  s.node_ip = this_node_address(o, host, s.master_ip);
+  if (!is_ipv4(s.node_ip)) throw common::UsageError(fmt::format("--host: '{}' is not an IPv4 address", s.node_ip));
+  if (is_loopback(s.master_ip) != is_loopback(s.node_ip))
+    throw common::UsageError(fmt::format(
+        "{} is {} but this node's address is {}: a loopback address cannot join nodes on a real network (a hostname "
+        "mapped to 127.0.1.1 is the usual cause); this node's addresses are {}; pass --host=IP and a --master the "
+        "other nodes reach",
+        master_source, *master, s.node_ip, fmt::join(host.local_addresses, ", ")));
+  s.host_master = s.node_ip == s.master_ip;
+  const auto ips = parse_ip_list(o.ips, "--ips");
+  if (ips.size() > 1) s.ips_order = ips;
+  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
+  return s;
+}
+
+ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
+                           PortReservation& ports, ClusterSettings settings, LaunchLog& log)
+    : options_(options), command_(std::move(command)), host_(host), ports_(ports), log_(log), link_(std::move(settings), log) {}
+
+const LaunchPlan& ClusterPeers::plan(int generation) {
+  const ClusterSettings& s = link_.settings();
+  const NodeRegistration me = register_node(options_, host_, s.node_ip, host_name(), ports_);
+  log_.info(fmt::format("joining generation {} of job {} at master {}:{} as {} ({} nodes)", generation, s.job_id,
+                        s.master_ip, s.master_port, s.node_ip, s.nnodes));
+  const std::vector<RankedNode> nodes = link_.join(generation, me);
+  const auto mine = std::find_if(nodes.begin(), nodes.end(), [&](const RankedNode& n) { return n.node.ip == s.node_ip; });
+  const EnvList job_env = {{"PADDLE_MASTER", fmt::format("{}:{}", s.master_ip, s.master_port)},
+                           {"PADDLE_NNODES", std::to_string(s.nnodes)},
+                           {"PADDLE_JOB_ID", s.job_id}};
+  plan_ = make_cluster_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
+  const std::string rank_map = rank_map_text(nodes);
+  log_.info(fmt::format("rank map of generation {} (this node is node {}):\n{}", generation, mine->node_rank, rank_map));
+  write_endpoints_log(plan_, rank_map);
+  announce_plan(plan_, log_);
+  ports_.release_sockets();
+  return plan_;
+}
+
+}  // namespace paddle::launcher

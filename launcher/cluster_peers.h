@@ -1,0 +1,48 @@
+#pragma once
+// ClusterPeers: the JobPeers of a multi-node collective job (--master with --nnodes). Each
+// generation this node registers with the master (its address, ports, devices, --rank), waits
+// for every node, and plans its processes from the rank map that every node computes alike;
+// failures and the job's end travel through the master (cluster_link.h).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/cluster_link.h"
+#include "launcher/launch_plan.h"
+#include "launcher/port_reservation.h"
+#include "launcher/supervisor.h"
+
+namespace paddle::launcher {
+
+// The cluster settings the options and the environment give (--master or PADDLE_MASTER,
+// --nnodes or PADDLE_NNODES, --job_id or PADDLE_JOB_ID, --host or POD_IP, or the address that
+// routes to the master); nothing for a one-node job. Throws common::UsageError naming the flag
+// or variable at fault, or a loopback address given to a node on a real network.
+std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host);
+
+class ClusterPeers : public JobPeers {
+ public:
+  ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
+               PortReservation& ports, ClusterSettings settings, LaunchLog& log);
+
+  const LaunchPlan& plan(int generation) override;
+  JobFailure report(int generation, const JobFailure& failure) override { return link_.report(generation, failure); }
+  std::optional<JobFailure> failure_elsewhere() override { return link_.failure(); }
+  std::optional<JobFailure> finish(int generation) override { return link_.finish(generation); }
+  JobFailure verdict(int generation, const JobFailure& provisional) override {
+    return link_.verdict(generation, provisional);
+  }
+
+ private:
+  const LaunchOptions& options_;
+  std::vector<std::string> command_;
+  const HostFacts& host_;
+  PortReservation& ports_;
+  LaunchLog& log_;
+  ClusterLink link_;
+  LaunchPlan plan_;
+};
+
+}  // namespace paddle::launcher

@@ -1,0 +1,45 @@
+#pragma once
+// The rank map of a multi-node job: which node is node 0, 1, ... and which global ranks its
+// processes take. Every node computes it from the same registrations at the master, so every
+// node prints the same map. The order is deterministic and never the order of arrival:
+//   1. a node's --rank, when it gave one;
+//   2. the order of --ips, for nodes listed there;
+//   3. sorted IP address.
+// Global ranks follow node ranks: node 0's processes first, in their local order.
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace paddle::launcher {
+
+// A node as it registers with the master.
+struct NodeRegistration {
+  std::string ip;  // the address the other nodes reach it by
+  std::string hostname;
+  std::optional<int> requested_rank;   // --rank
+  std::vector<std::string> endpoints;  // its processes' ip:port, in local order
+  std::string devices;                 // "0,1" for GPUs; "" on the CPU
+  int max_restarts = 0;                // must agree on every node
+
+  nlohmann::json to_json() const;
+  // Throws common::PeerError naming what is malformed.
+  static NodeRegistration from_json(const std::string& text);
+};
+
+struct RankedNode {
+  int node_rank = 0;
+  int first_global_rank = 0;
+  NodeRegistration node;
+};
+
+// The registrations in rank order. Throws common::UsageError naming the nodes when two claim
+// the same --rank, a --rank is not below the node count, or their --max_restarts disagree.
+std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
+
+// One line per node: "node 0  10.0.0.1 (host-a)  2 processes  ranks 0-1  devices cpu".
+std::string rank_map_text(const std::vector<RankedNode>& nodes);
+
+}  // namespace paddle::launcher

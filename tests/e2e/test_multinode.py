@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""End-to-end tests of multi-node jobs through a master (--master, --nnodes): nodes are
+launchers on loopback aliases (127.0.0.1, 127.0.0.2, ...) of this machine, each in its own
+directory, as separate machines would be. Every test bounds its time and checks by pid that
+no process of the job is left."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, child_env, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
+from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
+
+LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
+TRAIN = os.environ.get("TRAIN", "train")
+
+
+class Node:
+    """One node's launcher: `paddle-launch --master ... --host 127.0.0.(index+1)` in its own directory."""
+
+    def __init__(self, index, master, nnodes, args, launch_args=()):
+        self.index = index
+        self.ip = f"127.0.0.{index + 1}"
+        self.workdir = scratch()
+        cmd = [LAUNCH, f"--master={master}", f"--nnodes={nnodes}", f"--host={self.ip}", *launch_args, TRAIN, *args]
+        self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=child_env(), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.out = self.err = ""
+
+    def finish(self, timeout):
+        try:
+            self.out, self.err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.out, self.err = self.proc.communicate()
+            raise AssertionError(f"node {self.index} did not finish in {timeout}s\n{self.err[-3000:]}")
+        return self.proc.returncode
+
+    def read(self, *parts):
+        with open(os.path.join(self.workdir, *parts), errors="replace") as f:
+            return f.read()
+
+    def children(self):
+        """Pids whose parent is this node's launcher."""
+        pids = []
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                with open(stat) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if int(text[text.rfind(")") + 2:].split()[1]) == self.proc.pid:
+                pids.append(int(stat.split("/")[2]))
+        return pids
+
+
+def start_nodes(count, args, launch_args=()):
+    master = f"127.0.0.1:{free_ports(1)[0]}"
+    return [Node(i, master, count, args, launch_args) for i in reversed(range(count))][::-1]
+
+
+def assert_gone(pids, timeout=5):
+    wait_for(lambda: not any(pid_alive(p) for p in pids), timeout, f"processes {pids} to be gone")
+
+
+def long_training():
+    return fit_a_line(["--set", "epochs=100000", "--set", "batch_size=4", "--set", "checkpoint=false"])
+
+
+def test_three_nodes_through_a_master_share_one_rank_map_and_train_as_one():
+    need(HOUSING)
+    args = fit_a_line(["--set", "batch_size=10", "--set", "max_steps=20", "--set", "shuffle=true"])
+    nodes = start_nodes(3, args, ["--nproc_per_node=2"])
+    codes = [n.finish(120) for n in nodes]
+    for n, code in zip(nodes, codes):
+        check(code == 0, f"node {n.index} exits 0\n{n.err[-3000:]}")
+    maps = [n.read("log", "endpoints.log") for n in nodes]
+    check(maps[0] == maps[1] == maps[2], f"one rank map and endpoint list everywhere:\n{maps}")
+    for i in range(3):
+        check(f"node {i}  127.0.0.{i + 1} " in maps[0] and f"ranks {2 * i}-{2 * i + 1}" in maps[0], f"node {i}:\n{maps[0]}")
+    one = launch(["--nproc_per_node=6"], args, script=TRAIN, timeout=120)
+    check(one.returncode == 0, "one node with 6 processes", one)
+    _, multi = read_checkpoint(os.path.join(nodes[0].workdir, "output", "final.bin"))
+    _, single = read_checkpoint(one.path("output", "final.bin"))
+    diff = max_relative_difference(single, multi)
+    check(diff <= 1e-5, f"3 nodes x 2 equal 1 node x 6: relative difference {diff:.2e}")
+    with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
+        check(json.load(f)["world_size"] == 6, "world size 6")
+
+
+def test_a_killed_launcher_stops_every_node_naming_it():
+    need(HOUSING)
+    nodes = start_nodes(3, long_training())
+    wait_for(lambda: all(os.path.exists(os.path.join(n.workdir, "log", "workerlog.0")) and
+                         "step " in n.read("log", "workerlog.0") for n in nodes), 60, "training on every node")
+    pids = [p for n in nodes for p in n.children()]
+    killed = time.monotonic()
+    os.kill(nodes[2].proc.pid, signal.SIGKILL)
+    for n in nodes[:2]:
+        code = n.finish(30)
+        check(code != 0, f"node {n.index} exits non-zero")
+        check(time.monotonic() - killed < 10 + 3, f"node {n.index} stopped within 10 s")
+        check("node 2 (127.0.0.3" in n.err, f"node {n.index} names node 2\n{n.err[-3000:]}")
+    nodes[2].finish(10)
+    assert_gone(pids)
+
+
+def test_a_failed_worker_restarts_every_node_once():
+    need(HOUSING)
+    args = fit_a_line(["--set", "epochs=40", "--set", "batch_size=4"])
+    nodes = start_nodes(2, args, ["--max_restarts=1", "--grace_period=2"])
+    wait_for(lambda: os.path.exists(os.path.join(nodes[0].workdir, "output", "checkpoint-2.bin")), 60,
+             "a checkpoint on node 0")
+    victims = wait_for(lambda: nodes[1].children(), 10, "node 1's worker")
+    os.kill(victims[0], signal.SIGKILL)
+    codes = [n.finish(120) for n in nodes]
+    for n, code in zip(nodes, codes):
+        check(code == 0, f"node {n.index} finishes after the restart\n{n.err[-3000:]}")
+        check("restart 1 of 1" in n.err, f"node {n.index} restarted once\n{n.err[-3000:]}")
+        check("restart 2" not in n.err, f"node {n.index} restarted only once")
+        check("PADDLE_RESTART_COUNT=1" in n.err, f"node {n.index}: PADDLE_RESTART_COUNT=1")
+    check("resumed from output/latest" in nodes[0].read("log", "workerlog.0"), "rank 0 resumed from its checkpoint")
+    clean = launch(["--nproc_per_node=2"], args, script=TRAIN, timeout=120)
+    check(clean.returncode == 0, "an uninterrupted run", clean)
+    with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
+        restarted = json.load(f)
+    with open(clean.path("output", "metrics.json")) as f:
+        uninterrupted = json.load(f)
+    for key in ("test_loss", "train_loss", "steps", "epochs"):
+        check(abs(restarted[key] - uninterrupted[key]) <= 1e-5 * max(1.0, abs(uninterrupted[key])),
+              f"{key}: uninterrupted {uninterrupted[key]} vs restarted {restarted[key]}")
+
+
+def test_bad_cluster_input_is_one_line_and_starts_nothing():
+    need(HOUSING)
+    port = free_ports(1)[0]
+    cases = [
+        (["--master=127.0.0.1:1"], "--master needs --nnodes"),
+        (["--master=localhost:80", "--nnodes=2"], "is not an IPv4 address"),
+        (["--master=10.1.2.3:8090", "--nnodes=2", "--host=127.0.0.1"], "a loopback address cannot join"),
+        (["--master=etcd://127.0.0.1:2379", "--nnodes=2"], "etcd master"),
+        ([f"--master=127.0.0.1:{port}", "--nnodes=2", "--job_id=a/b"], "--job_id"),
+    ]
+    for flags, message in cases:
+        r = subprocess.run([LAUNCH, *flags, TRAIN], capture_output=True, text=True, timeout=30, cwd=scratch(),
+                           env=child_env())
+        check(r.returncode == 2, f"{flags}: exit 2\n{r.stderr}")
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        check(len(lines) == 1 and message in lines[0], f"{flags}: one line naming it: {r.stderr}")
+
+
+def test_two_nodes_claiming_one_rank_and_a_missing_node_are_named():
+    need(HOUSING)
+    master = f"127.0.0.1:{free_ports(1)[0]}"
+    a = Node(0, master, 2, long_training(), ["--rank=1"])
+    b = Node(1, master, 2, long_training(), ["--rank=1"])
+    for n in (a, b):
+        code = n.finish(30)
+        check(code == 2 and "both claim rank 1" in n.err, f"node {n.index}: exit 2 naming the clash\n{n.err[-2000:]}")
+    lonely = Node(0, f"127.0.0.1:{free_ports(1)[0]}", 2, long_training(), ["--rendezvous_timeout=3"])
+    started = time.monotonic()
+    code = lonely.finish(30)
+    check(code == 124, f"rendezvous timeout exit 124, got {code}\n{lonely.err[-2000:]}")
+    check(time.monotonic() - started < 15, "gives up near the timeout")
+    check("waiting for 1 of 2 nodes; have: 127.0.0.1" in lonely.err and "timed out" in lonely.err,
+          f"names what it waited for\n{lonely.err[-2000:]}")
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
