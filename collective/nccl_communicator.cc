@@ -71,6 +71,23 @@ struct NcclCommunicator::State {
     if (launched != ncclSuccess && launched != ncclInProgress) fail(what, ncclGetErrorString(launched));
     wait(what, true);
   }
+
+  // Runs an in-place collective that `launch` starts on a device buffer: `data` itself, or a copy
+  // in scratch when `data` is on the host. Nothing to do for no data.
+  template <typename Launch>
+  void run_in_place(const std::string& what, float* data, size_t count, Launch launch) {
+    if (count == 0) return;
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");  // callers may be on any thread
+    const bool host = on_host(data);
+    float* buffer = data;
+    if (host) {
+      ensure_scratch(count);
+      buffer = scratch;
+      check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, stream), "copy in");
+    }
+    run(what, launch(buffer));
+    if (host) check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+  }
 };
 
 NcclCommunicator::NcclCommunicator(int rank, int size, int device, gloo::rendezvous::Store& store, std::chrono::milliseconds timeout,
@@ -108,36 +125,18 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::allreduce(float* data, size_t count, ReduceOp op) {
-  if (count == 0) return;
-  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
+  const ncclRedOp_t reduction = op == ReduceOp::kAvg ? ncclAvg : ncclSum;
   const std::string what = fmt::format("allreduce of {} floats on rank {}", count, rank_);
-  float* buffer = data;
-  const bool host = on_host(data);
-  if (host) {
-    state_->ensure_scratch(count);
-    buffer = state_->scratch;
-    check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
-  }
-  state_->run(what, ncclAllReduce(buffer, buffer, count, ncclFloat, op == ReduceOp::kAvg ? ncclAvg : ncclSum,
-                                  state_->comm, state_->stream));
-  if (host)
-    check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+  state_->run_in_place(what, data, count, [&](float* buffer) {
+    return ncclAllReduce(buffer, buffer, count, ncclFloat, reduction, state_->comm, state_->stream);
+  });
 }
 
 void NcclCommunicator::broadcast(float* data, size_t count, int root) {
-  if (count == 0) return;
-  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");  // callers may be on any thread
   const std::string what = fmt::format("broadcast of {} floats from rank {}", count, root);
-  float* buffer = data;
-  const bool host = on_host(data);
-  if (host) {
-    state_->ensure_scratch(count);
-    buffer = state_->scratch;
-    check_cuda(cudaMemcpyAsync(buffer, data, count * sizeof(float), cudaMemcpyHostToDevice, state_->stream), "copy in");
-  }
-  state_->run(what, ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_->comm, state_->stream));
-  if (host)
-    check_cuda(cudaMemcpy(data, buffer, count * sizeof(float), cudaMemcpyDeviceToHost), "copy out");
+  state_->run_in_place(what, data, count, [&](float* buffer) {
+    return ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_->comm, state_->stream);
+  });
 }
 
 void NcclCommunicator::allgather(const float* input, float* output, size_t count) {

@@ -6,16 +6,11 @@
 #    (difference in training seconds), so start-up and cuDNN's first calls cancel out.
 #   scripts/bench_gpu.sh                    DATA_DIR=... to read Fashion-MNIST elsewhere
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build_dir="${BUILD_DIR:-build}"
-launcher="$(realpath "$build_dir/launcher/paddle-launch")"
-train="$(realpath "$build_dir/runtime/train")"
+source "$(dirname "$0")/bench_setup.sh" runtime/train
 data_dir="${DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 short="${STEPS_SHORT:-20}"
 long="${STEPS_LONG:-80}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+echo "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'); $cpu"
 
 metric() { python3 -c "import json; m=json.load(open('$1')); print(m['$2'])"; }
 

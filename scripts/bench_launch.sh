@@ -5,13 +5,8 @@
 #   scripts/bench_launch.sh            # builds first if needed
 #   RUNS=101 scripts/bench_launch.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build_dir="${BUILD_DIR:-build}"
-[ -x "$build_dir/launcher/paddle-launch" ] || bash scripts/build.sh >/dev/null
-launcher="$(realpath "$build_dir/launcher/paddle-launch")"
+source "$(dirname "$0")/bench_setup.sh" launcher/paddle-launch
 runs="${RUNS:-31}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 
 python3 - "$launcher" "$runs" "$work" <<'PY'
 import os, platform, shutil, statistics, subprocess, sys, time

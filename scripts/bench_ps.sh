@@ -4,20 +4,14 @@
 # wide&deep training samples/s, 1 server + 2 workers against 1 local process, on a generated
 # Criteo file; then the three modes (sync, async, GEO) on 200k generated lines, AUC and samples/s.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build_dir="${BUILD_DIR:-build}"
-[ -x "$build_dir/tests/ps_bench" ] || bash scripts/build.sh >/dev/null
-launcher="$(realpath "$build_dir/launcher/paddle-launch")"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+source "$(dirname "$0")/bench_setup.sh" tests/ps_bench
+echo "machine: $cpu"
 for n in 1 2; do
   "$launcher" --server_num=1 --worker_num=$n --log_dir="$work/log$n" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null \
     | grep -E "^([0-9]+ worker|sparse|dense)"
 done
 lines="${LINES_OF_DATA:-50000}"
 bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
-train="$(realpath "$build_dir/runtime/train")"
 config="$(realpath configs/wide_deep.json)"
 args=(--config "$config" --set data_dir="$work/criteo.txt" --set log_every=100000)
 (cd "$work" && mkdir -p local ps && cd local && "$train" "${args[@]}" --set batch_size=1024 >/dev/null)

@@ -4,17 +4,11 @@
 #   scripts/bench_train.sh                  # 1 epoch on 19,200 samples each
 #   TRAIN_SAMPLES=0 EPOCHS=2 scripts/bench_train.sh   # the full default run (60,000 x 2 epochs)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build_dir="${BUILD_DIR:-build}"
-[ -x "$build_dir/runtime/train" ] || bash scripts/build.sh >/dev/null
-launcher="$(realpath "$build_dir/launcher/paddle-launch")"
-train="$(realpath "$build_dir/runtime/train")"
+source "$(dirname "$0")/bench_setup.sh" runtime/train
 config="$(realpath configs/fashion_mnist.json)"
 samples="${TRAIN_SAMPLES:-19200}"
 epochs="${EPOCHS:-1}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+echo "machine: $cpu"
 echo "config: $config, train_samples=$samples (0 = all), epochs=$epochs"
 declare -A rate
 for n in 1 2; do

@@ -1,14 +1,10 @@
 # Configures SOURCE_DIR with CUDA disabled into BINARY_DIR, builds it, and runs its unit tests.
-foreach(step
+include(${SOURCE_DIR}/cmake/run_steps.cmake)
+run_steps("CPU-only build step"
     "${CMAKE_COMMAND};-S;${SOURCE_DIR};-B;${BINARY_DIR};-DPADDLE_LAUNCH_WITH_CUDA=OFF"
     "${CMAKE_COMMAND};--build;${BINARY_DIR};-j;2;--target;paddle-launch;train;launcher_unit_tests;runtime_unit_tests"
     "${BINARY_DIR}/tests/launcher_unit_tests"
     "${BINARY_DIR}/tests/runtime_unit_tests")
-  execute_process(COMMAND ${step} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "CPU-only build step failed (${rc}): ${step}\n${out}\n${err}")
-  endif()
-endforeach()
 file(STRINGS ${BINARY_DIR}/CMakeCache.txt cuda_state REGEX "^CMAKE_CUDA_COMPILER:")
 if(cuda_state)
   message(FATAL_ERROR "the CPU-only configuration still enabled CUDA: ${cuda_state}")

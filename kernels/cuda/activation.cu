@@ -6,46 +6,43 @@
 namespace paddle::kernels::cuda {
 namespace {
 
-__global__ void relu_forward_kernel(const float* x, float* y, size_t n) {
+template <typename Activation>
+__global__ void activate_kernel(const float* x, float* y, size_t n) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = Relu{}(x[i]);
+  if (i < n) y[i] = Activation{}(x[i]);
 }
 
-__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, size_t n) {
+// dx from the activation's output y and dy, by the functor Grad.
+template <typename Grad>
+__global__ void activation_grad_kernel(const float* y, const float* dy, float* dx, size_t n) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) dx[i] = ReluGrad{}(y[i], dy[i]);
+  if (i < n) dx[i] = Grad{}(y[i], dy[i]);
 }
 
-__global__ void tanh_forward_kernel(const float* x, float* y, size_t n) {
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = Tanh{}(x[i]);
+template <typename Activation>
+void activate(Handles& h, const float* x, float* y, size_t n, const char* what) {
+  activate_kernel<Activation><<<blocks_for(n), kThreads, 0, h.impl().stream>>>(x, y, n);
+  check(cudaGetLastError(), what);
 }
 
-__global__ void tanh_backward_kernel(const float* y, const float* dy, float* dx, size_t n) {
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) dx[i] = TanhGrad{}(y[i], dy[i]);
+template <typename Grad>
+void activation_grad(Handles& h, const float* y, const float* dy, float* dx, size_t n, const char* what) {
+  activation_grad_kernel<Grad><<<blocks_for(n), kThreads, 0, h.impl().stream>>>(y, dy, dx, n);
+  check(cudaGetLastError(), what);
 }
 
 }  // namespace
 
-void relu_forward(Handles& h, const float* x, float* y, size_t n) {
-  relu_forward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(x, y, n);
-  check(cudaGetLastError(), "relu_forward");
-}
+void relu_forward(Handles& h, const float* x, float* y, size_t n) { activate<Relu>(h, x, y, n, "relu_forward"); }
 
 void relu_backward(Handles& h, const float* y, const float* dy, float* dx, size_t n) {
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(y, dy, dx, n);
-  check(cudaGetLastError(), "relu_backward");
+  activation_grad<ReluGrad>(h, y, dy, dx, n, "relu_backward");
 }
 
-void tanh_forward(Handles& h, const float* x, float* y, size_t n) {
-  tanh_forward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(x, y, n);
-  check(cudaGetLastError(), "tanh_forward");
-}
+void tanh_forward(Handles& h, const float* x, float* y, size_t n) { activate<Tanh>(h, x, y, n, "tanh_forward"); }
 
 void tanh_backward(Handles& h, const float* y, const float* dy, float* dx, size_t n) {
-  tanh_backward_kernel<<<blocks_for(n), kThreads, 0, h.impl().stream>>>(y, dy, dx, n);
-  check(cudaGetLastError(), "tanh_backward");
+  activation_grad<TanhGrad>(h, y, dy, dx, n, "tanh_backward");
 }
 
 }  // namespace paddle::kernels::cuda

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 namespace paddle::runtime {
@@ -64,61 +65,71 @@ void find_server(Topology& t, const std::string& endpoint, const std::string& na
   t.current_endpoint = endpoint;
 }
 
-Topology ps_style1(const Environment& env) {
-  const std::string style = "PS (TRAINING_ROLE)";
+// The variables a PS style reads the role, the trainer count and a trainer's id from, and the
+// names its errors give the server list and this server's endpoint.
+struct PsVariables {
+  std::string style;
+  std::string role;
+  std::string trainer_num;
+  std::string trainer_id;
+  std::string server_list;
+  std::string this_endpoint;
+};
+
+// The topology every PS style shares: the role, the servers (as `list_servers` reads them), the
+// trainer count, then this server's index in the list (its endpoint as `read_this_endpoint` reads
+// it) or this trainer's id.
+Topology ps_topology(const Environment& env, const PsVariables& names,
+                     const std::function<std::vector<std::string>()>& list_servers,
+                     const std::function<std::string()>& read_this_endpoint) {
   Topology t;
   t.kind = JobKind::kParameterServer;
-  t.style = style;
-  t.role = parse_role(require(env, "TRAINING_ROLE", style), "TRAINING_ROLE");
-  t.server_endpoints = split(require(env, "PADDLE_PSERVERS_IP_PORT_LIST", style));
-  t.trainer_num = to_int(require(env, "PADDLE_TRAINERS_NUM", style), "PADDLE_TRAINERS_NUM", 1);
-  if (auto eps = get(env, "PADDLE_TRAINER_ENDPOINTS")) t.trainer_endpoints = split(*eps);
+  t.style = names.style;
+  t.role = parse_role(require(env, names.role, names.style), names.role);
+  t.server_endpoints = list_servers();
+  t.trainer_num = to_int(require(env, names.trainer_num, names.style), names.trainer_num, 1);
   if (t.is_server()) {
-    std::string ep = require(env, "POD_IP", style) + ":" + require(env, "PADDLE_PORT", style);
-    find_server(t, ep, "POD_IP:PADDLE_PORT", "PADDLE_PSERVERS_IP_PORT_LIST");
+    find_server(t, read_this_endpoint(), names.this_endpoint, names.server_list);
   } else {
-    t.trainer_id = to_int(require(env, "PADDLE_TRAINER_ID", style), "PADDLE_TRAINER_ID", 0);
-    check_trainer_id(t, "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM");
-    if (auto ip = get(env, "POD_IP"); ip && get(env, "PADDLE_PORT")) t.current_endpoint = *ip + ":" + *get(env, "PADDLE_PORT");
+    t.trainer_id = to_int(require(env, names.trainer_id, names.style), names.trainer_id, 0);
+    check_trainer_id(t, names.trainer_id, names.trainer_num);
   }
+  return t;
+}
+
+Topology ps_style1(const Environment& env) {
+  const PsVariables names{"PS (TRAINING_ROLE)", "TRAINING_ROLE", "PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ID",
+                          "PADDLE_PSERVERS_IP_PORT_LIST", "POD_IP:PADDLE_PORT"};
+  Topology t = ps_topology(
+      env, names, [&] { return split(require(env, names.server_list, names.style)); },
+      [&] { return require(env, "POD_IP", names.style) + ":" + require(env, "PADDLE_PORT", names.style); });
+  if (auto eps = get(env, "PADDLE_TRAINER_ENDPOINTS")) t.trainer_endpoints = split(*eps);
+  if (auto ip = get(env, "POD_IP"); !t.is_server() && ip && get(env, "PADDLE_PORT"))
+    t.current_endpoint = *ip + ":" + *get(env, "PADDLE_PORT");
   return t;
 }
 
 Topology ps_style2(const Environment& env) {
-  const std::string style = "PS (PADDLE_PSERVER_IPS)";
-  Topology t;
-  t.kind = JobKind::kParameterServer;
-  t.style = style;
-  t.role = parse_role(require(env, "PADDLE_TRAINING_ROLE", style), "PADDLE_TRAINING_ROLE");
-  const std::string port = require(env, "PADDLE_PSERVER_PORT", style);
-  to_int(port, "PADDLE_PSERVER_PORT", 1);
-  for (const auto& ip : split(require(env, "PADDLE_PSERVER_IPS", style))) t.server_endpoints.push_back(ip + ":" + port);
-  t.trainer_num = to_int(require(env, "PADDLE_TRAINERS", style), "PADDLE_TRAINERS", 1);
-  if (t.is_server()) {
-    find_server(t, require(env, "PADDLE_CURRENT_IP", style) + ":" + port, "PADDLE_CURRENT_IP:PADDLE_PSERVER_PORT",
-                "PADDLE_PSERVER_IPS");
-  } else {
-    t.trainer_id = to_int(require(env, "PADDLE_TRAINER_ID", style), "PADDLE_TRAINER_ID", 0);
-    check_trainer_id(t, "PADDLE_TRAINER_ID", "PADDLE_TRAINERS");
-  }
-  return t;
+  const PsVariables names{"PS (PADDLE_PSERVER_IPS)", "PADDLE_TRAINING_ROLE", "PADDLE_TRAINERS", "PADDLE_TRAINER_ID",
+                          "PADDLE_PSERVER_IPS", "PADDLE_CURRENT_IP:PADDLE_PSERVER_PORT"};
+  std::string port;
+  auto ips_on_the_port = [&] {
+    port = require(env, "PADDLE_PSERVER_PORT", names.style);
+    to_int(port, "PADDLE_PSERVER_PORT", 1);
+    std::vector<std::string> endpoints;
+    for (const auto& ip : split(require(env, names.server_list, names.style))) endpoints.push_back(ip + ":" + port);
+    return endpoints;
+  };
+  return ps_topology(env, names, ips_on_the_port,
+                     [&] { return require(env, "PADDLE_CURRENT_IP", names.style) + ":" + port; });
 }
 
 Topology ps_style3(const Environment& env) {
-  const std::string style = "PS (PADDLE_PSERVER_ENDPOINTS)";
-  Topology t;
-  t.kind = JobKind::kParameterServer;
-  t.style = style;
-  t.role = parse_role(require(env, "PADDLE_TRAINING_ROLE", style), "PADDLE_TRAINING_ROLE");
-  t.server_endpoints = split(require(env, "PADDLE_PSERVER_ENDPOINTS", style));
-  t.trainer_num = to_int(require(env, "TRAINERS", style), "TRAINERS", 1);
-  if (t.is_server()) {
-    find_server(t, require(env, "PADDLE_CURRENT_ENDPOINT", style), "PADDLE_CURRENT_ENDPOINT", "PADDLE_PSERVER_ENDPOINTS");
-  } else {
-    t.trainer_id = to_int(require(env, "TRAINER_ID", style), "TRAINER_ID", 0);
-    check_trainer_id(t, "TRAINER_ID", "TRAINERS");
-  }
-  return t;
+  const PsVariables names{"PS (PADDLE_PSERVER_ENDPOINTS)", "PADDLE_TRAINING_ROLE", "TRAINERS", "TRAINER_ID",
+                          "PADDLE_PSERVER_ENDPOINTS", "PADDLE_CURRENT_ENDPOINT"};
+  return ps_topology(
+      env, names, [&] { return split(require(env, names.server_list, names.style)); },
+      [&] { return require(env, names.this_endpoint, names.style); });
 }
 
 Topology collective(const Environment& env) {

@@ -26,24 +26,6 @@ Tensor Residual::backward(const Tensor& dy) {
   return dx;
 }
 
-void Residual::place(Execution& execution) {
-  branch_.place(execution);
-  shortcut_.place(execution);
-  execution_ = &execution;
-}
-
-std::vector<Parameter*> Residual::parameters() {
-  auto all = branch_.parameters();
-  for (Parameter* p : shortcut_.parameters()) all.push_back(p);
-  return all;
-}
-
-std::vector<std::pair<std::string, Tensor*>> Residual::buffers() {
-  auto all = branch_.buffers();
-  for (auto& b : shortcut_.buffers()) all.push_back(b);
-  return all;
-}
-
 std::string Residual::describe() const {
   return fmt::format("Residual({} + {})", branch_.describe(),
                      shortcut_.layers().empty() ? std::string("identity") : shortcut_.describe());

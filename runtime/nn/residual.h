@@ -6,15 +6,15 @@
 
 namespace paddle::runtime {
 
-class Residual : public Layer {
+class Residual : public Composite {
  public:
   Residual(Sequential branch, Sequential shortcut) : branch_(std::move(branch)), shortcut_(std::move(shortcut)) {}
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
-  std::vector<Parameter*> parameters() override;
-  std::vector<std::pair<std::string, Tensor*>> buffers() override;
   std::string describe() const override;
-  void place(Execution& execution) override;
+
+ protected:
+  std::vector<Layer*> sublayers() override { return {&branch_, &shortcut_}; }
 
  private:
   Sequential branch_;

@@ -20,17 +20,9 @@ Tensor Sequential::backward(const Tensor& dy) {
   return grad;
 }
 
-std::vector<Parameter*> Sequential::parameters() {
-  std::vector<Parameter*> all;
-  for (auto& layer : layers_)
-    for (Parameter* p : layer->parameters()) all.push_back(p);
-  return all;
-}
-
-std::vector<std::pair<std::string, Tensor*>> Sequential::buffers() {
-  std::vector<std::pair<std::string, Tensor*>> all;
-  for (auto& layer : layers_)
-    for (auto& b : layer->buffers()) all.push_back(b);
+std::vector<Layer*> Sequential::sublayers() {
+  std::vector<Layer*> all;
+  for (auto& layer : layers_) all.push_back(layer.get());
   return all;
 }
 
@@ -38,11 +30,6 @@ std::string Sequential::describe() const {
   std::string text = "Sequential(";
   for (size_t i = 0; i < layers_.size(); ++i) text += (i ? ", " : "") + layers_[i]->describe();
   return text + ")";
-}
-
-void Sequential::place(Execution& execution) {
-  for (auto& layer : layers_) layer->place(execution);
-  execution_ = &execution;
 }
 
 void Sequential::zero_grad() {

@@ -6,11 +6,11 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/nn/layer.h"
+#include "runtime/nn/composite.h"
 
 namespace paddle::runtime {
 
-class Sequential : public Layer {
+class Sequential : public Composite {
  public:
   using GradientsReady = std::function<void(const std::vector<Parameter*>&)>;
 
@@ -21,14 +21,14 @@ class Sequential : public Layer {
 
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
-  std::vector<Parameter*> parameters() override;
-  std::vector<std::pair<std::string, Tensor*>> buffers() override;
   std::string describe() const override;
-  void place(Execution& execution) override;
 
   void on_gradients_ready(GradientsReady callback) { ready_ = std::move(callback); }
   void zero_grad();
   const std::vector<LayerPtr>& layers() const { return layers_; }
+
+ protected:
+  std::vector<Layer*> sublayers() override;
 
  private:
   std::vector<LayerPtr> layers_;

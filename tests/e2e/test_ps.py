@@ -19,6 +19,7 @@ SHARED = os.environ.get("SHARED_DATA", "")
 SLOT = os.path.join(SHARED, "criteo_slot", "sample_train.txt")
 RAW = os.path.join(SHARED, "criteo_sample", "part-0")
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs/wide_deep.json")
+GEN_CRITEO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/gen_criteo.sh")
 SMALL = ["--set", "ctr.hidden=[64,32]", "--set", "log_every=1"]
 
 
@@ -27,6 +28,12 @@ def need(path):
         raise Skip(f"no data at {path}")
 
 
+def generated_criteo(lines):
+    """A scratch directory, and the path of a file of `lines` generated Criteo samples in it."""
+    workdir = scratch()
+    data = os.path.join(workdir, "criteo.txt")
+    subprocess.run([GEN_CRITEO, str(lines), data], check=True, capture_output=True)
+    return workdir, data
 
 
 def slot_args(extra=()):
@@ -74,10 +81,7 @@ def test_wide_deep_through_the_launcher_with_one_and_two_servers():
 
 def test_async_and_geo_modes_train_through_the_launcher():
     need(RAW)
-    workdir = scratch()
-    data = os.path.join(workdir, "data.txt")
-    subprocess.run([os.path.join(os.path.dirname(CONFIG), "../scripts/gen_criteo.sh"), "6000", data], check=True,
-                   capture_output=True)
+    _, data = generated_criteo(6000)
     results = {}
     for mode in (["--set", "ps.mode=sync"], ["--set", "ps.mode=async", "--set", "ps.max_merge_var_num=2"],
                  ["--set", "ps.mode=geo", "--set", "ps.k_steps=4"]):
@@ -185,10 +189,7 @@ def test_workers_wait_for_late_servers_and_give_up_naming_them():
 
 def test_a_killed_server_is_named_by_its_workers():
     need(RAW)
-    workdir = scratch()
-    data = os.path.join(workdir, "big.txt")
-    subprocess.run([os.path.join(os.path.dirname(CONFIG), "../scripts/gen_criteo.sh"), "20000", data], check=True,
-                   capture_output=True)
+    workdir, data = generated_criteo(20000)
     port = free_ports(1)[0]
     ep = f"127.0.0.1:{port}"
     args = ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=64", "--set", "epochs=20", *SMALL]

@@ -21,20 +21,14 @@
 #include "kernels/gemm.h"
 #include "kernels/optimizer_update.h"
 #include "kernels/pooling.h"
+#include "tests/unit/kernels/random_vector.h"
 
 namespace kernels = paddle::kernels;
 namespace cpu = paddle::kernels::cpu;
 namespace gpu = paddle::kernels::cuda;
+using paddle::kernels::testing::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // A device copy of a host vector, copied back with host().
 template <typename T>

@@ -26,8 +26,11 @@
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/residual.h"
 #include "runtime/nn/tanh.h"
+#include "tests/unit/runtime/models/recommender_fixture.h"
 
 using namespace paddle::runtime;
+using paddle::runtime::testing::recommender_ids;
+using paddle::runtime::testing::small_recommender_config;
 
 namespace {
 
@@ -183,34 +186,6 @@ TEST_CASE("a layer refuses an input on another device") {
                        std::invalid_argument);
 }
 
-namespace {
-
-RecommenderConfig small_recommender() {
-  RecommenderConfig c;
-  c.vocabulary.users = 5;
-  c.vocabulary.occupations = 3;
-  c.vocabulary.movies = 6;
-  c.vocabulary.genres = 4;
-  c.vocabulary.words = 7;
-  c.vocabulary.genre_slots = 2;
-  c.vocabulary.title_slots = 3;
-  c.id_dim = 4;
-  c.category_dim = 3;
-  c.bag_dim = 4;
-  c.hidden = 5;
-  return c;
-}
-
-// Rows [user, gender, age, occupation, movie, 2 genre slots, 3 title slots]; row 3 has no title.
-Tensor recommender_ids() {
-  return Tensor::from_values({4, 10}, std::vector<float>{1, 0, 2, 1, 1, 1, 2, 1, 2, 3,  //
-                                                         2, 1, 0, 0, 3, 3, 0, 4, 0, 0,  //
-                                                         3, 0, 6, 2, 5, 2, 3, 5, 6, 1,  //
-                                                         4, 1, 4, 1, 2, 1, 0, 0, 0, 0});
-}
-
-}  // namespace
-
 TEST_CASE("the recommender's layers and the whole recommender compute on the GPU what they compute on the CPU") {
   SUBCASE("BagOfEmbeddings, with a row of padding only") {
     compare_layer([] { std::mt19937 r(1); return std::make_unique<BagOfEmbeddings>(7, 4, r, "bag"); },
@@ -235,7 +210,7 @@ TEST_CASE("the recommender's layers and the whole recommender compute on the GPU
     CHECK_THROWS_AS(on_gpu.forward(a, b), std::invalid_argument);
   }
   SUBCASE("Recommender, placed on the GPU") {
-    compare_layer([] { std::mt19937 r(5); return std::make_unique<Recommender>(small_recommender(), r); },
+    compare_layer([] { std::mt19937 r(5); return std::make_unique<Recommender>(small_recommender_config(), r); },
                   recommender_ids(), true, 1e-3);
   }
 }

@@ -3,22 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kernels/functors.h"
+#include "tests/unit/kernels/random_vector.h"
 
 namespace kernels = paddle::kernels;
+using paddle::kernels::testing::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // sum_i w_i * y_i over the forward's output, in double.
 double probe(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& w, int d,

@@ -6,37 +6,16 @@
 #include <set>
 
 #include "runtime/nn/tanh.h"
+#include "tests/unit/runtime/models/recommender_fixture.h"
 #include "tests/unit/runtime/nn/gradient_check.h"
 
 using namespace paddle::runtime;
 using paddle::runtime::testing::check_gradients;
 using paddle::runtime::testing::random_tensor;
+using paddle::runtime::testing::recommender_ids;
+using paddle::runtime::testing::small_recommender_config;
 
 namespace {
-
-RecommenderConfig small_config() {
-  RecommenderConfig c;
-  c.vocabulary.users = 5;
-  c.vocabulary.occupations = 3;
-  c.vocabulary.movies = 6;
-  c.vocabulary.genres = 4;
-  c.vocabulary.words = 7;
-  c.vocabulary.genre_slots = 2;
-  c.vocabulary.title_slots = 3;
-  c.id_dim = 4;
-  c.category_dim = 3;
-  c.bag_dim = 4;
-  c.hidden = 5;
-  return c;
-}
-
-// Rows [user, gender, age, occupation, movie, 2 genre slots, 3 title slots], with padding.
-Tensor sample_ids() {
-  return Tensor::from_values({4, 10}, std::vector<float>{1, 0, 2, 1, 1, 1, 2, 1, 2, 3,  //
-                                                         2, 1, 0, 0, 3, 3, 0, 4, 0, 0,  //
-                                                         3, 0, 6, 2, 5, 2, 3, 5, 6, 1,  //
-                                                         4, 1, 4, 1, 2, 1, 0, 0, 0, 0});
-}
 
 // The recommender on fixed ids: check_gradients perturbs its input, which must stay whole ids,
 // so this wrapper ignores the (dummy) input and checks only the parameters' gradients.
@@ -102,8 +81,8 @@ TEST_CASE("BagOfEmbeddings averages the embeddings of the ids that are not paddi
 
 TEST_CASE("Recommender: shapes, parameters and prediction range") {
   std::mt19937 rng(5);
-  Recommender model(small_config(), rng);
-  Tensor y = model.forward(sample_ids(), false);
+  Recommender model(small_recommender_config(), rng);
+  Tensor y = model.forward(recommender_ids(), false);
   CHECK(y.shape == std::vector<int64_t>{4, 1});
   for (float v : y.values()) CHECK(std::fabs(v) <= 5.0f);
   const auto params = model.parameters();
@@ -120,7 +99,7 @@ TEST_CASE("Recommender: shapes, parameters and prediction range") {
 
 TEST_CASE("Recommender: backward matches central differences for every parameter") {
   std::mt19937 rng(11);
-  Recommender model(small_config(), rng);
-  OnFixedIds layer(model, sample_ids());
+  Recommender model(small_recommender_config(), rng);
+  OnFixedIds layer(model, recommender_ids());
   check_gradients(layer, Tensor({1, 1}));
 }
