@@ -96,94 +96,65 @@ auto conv_algorithm(Handles& h, ConvOperation op, const ConvShape& s, int batch,
   return static_cast<Algo>(chosen);
 }
 
-// What each operation's errors name: its algorithm search, its workspace query, and its run.
-struct ConvOperationNames {
-  const char* search;
-  const char* workspace_size;
-  const char* run;
-};
-constexpr ConvOperationNames kConvOperationNames[] = {
-    {"convolution forward search", "cudnnGetConvolutionForwardWorkspaceSize", "cudnnConvolutionForward"},
-    {"convolution backward-data search", "cudnnGetConvolutionBackwardDataWorkspaceSize",
-     "cudnnConvolutionBackwardData"},
-    {"convolution backward-filter search", "cudnnGetConvolutionBackwardFilterWorkspaceSize",
-     "cudnnConvolutionBackwardFilter"},
-};
-
-// Runs one convolution operation: with the algorithm conv_algorithm picks through `find`, asks
-// `workspace_size(algo, &bytes)` for its workspace, then calls `run(algo, workspace, bytes)`.
-template <typename Perf, typename Find, typename WorkspaceSize, typename Run>
-void convolve(Handles& h, ConvOperation op, const ConvShape& s, int batch, int out_channels, Find find,
-              WorkspaceSize workspace_size, Run run) {
-  const ConvOperationNames& names = kConvOperationNames[op];
-  const auto algo = conv_algorithm<Perf>(h, op, s, batch, out_channels, names.search, find);
-  size_t bytes = 0;
-  check(workspace_size(algo, &bytes), names.workspace_size);
-  check(run(algo, h.impl().ensure_workspace(bytes), bytes), names.run);
-}
-
 }  // namespace
 
 void conv2d_forward(Handles& h, const ConvShape& s, int batch, int out_channels, const float* x, const float* w,
                     float* y) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnHandle_t cudnn = h.impl().cudnn;
-  const float alpha = 1.0f, beta = 0.0f;
-  convolve<cudnnConvolutionFwdAlgoPerf_t>(
-      h, kForward, s, batch, out_channels,
-      [&](auto* perf, int* found, void* ws, size_t n) {
-        return cudnnFindConvolutionForwardAlgorithmEx(cudnn, d.x, x, d.w, w, d.conv, d.y, y, 8, found, perf, ws, n);
-      },
-      [&](auto algo, size_t* bytes) {
-        return cudnnGetConvolutionForwardWorkspaceSize(cudnn, d.x, d.w, d.conv, d.y, algo, bytes);
-      },
-      [&](auto algo, void* ws, size_t bytes) {
-        return cudnnConvolutionForward(cudnn, &alpha, d.x, x, d.w, w, d.conv, algo, ws, bytes, &beta, d.y, y);
+  const auto algo = conv_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
+      h, kForward, s, batch, out_channels, "convolution forward search", [&](auto* perf, int* found, void* ws, size_t n) {
+        return cudnnFindConvolutionForwardAlgorithmEx(h.impl().cudnn, d.x, x, d.w, w, d.conv, d.y, y, 8, found, perf, ws,
+                                                      n);
       });
+  size_t bytes = 0;
+  check(cudnnGetConvolutionForwardWorkspaceSize(h.impl().cudnn, d.x, d.w, d.conv, d.y, algo, &bytes),
+        "cudnnGetConvolutionForwardWorkspaceSize");
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnConvolutionForward(h.impl().cudnn, &alpha, d.x, x, d.w, w, d.conv, algo,
+                                h.impl().ensure_workspace(bytes), bytes, &beta, d.y, y),
+        "cudnnConvolutionForward");
 }
 
 void conv2d_backward_data(Handles& h, const ConvShape& s, int batch, int out_channels, const float* w,
                           const float* dy, float* dx) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnHandle_t cudnn = h.impl().cudnn;
-  const float alpha = 1.0f, beta = 0.0f;
-  convolve<cudnnConvolutionBwdDataAlgoPerf_t>(
-      h, kBackwardData, s, batch, out_channels,
+  const auto algo = conv_algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+      h, kBackwardData, s, batch, out_channels, "convolution backward-data search",
       [&](auto* perf, int* found, void* ws, size_t n) {
-        return cudnnFindConvolutionBackwardDataAlgorithmEx(cudnn, d.w, w, d.y, dy, d.conv, d.x, dx, 8, found, perf, ws,
-                                                           n);
-      },
-      [&](auto algo, size_t* bytes) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn, d.w, d.y, d.conv, d.x, algo, bytes);
-      },
-      [&](auto algo, void* ws, size_t bytes) {
-        return cudnnConvolutionBackwardData(cudnn, &alpha, d.w, w, d.y, dy, d.conv, algo, ws, bytes, &beta, d.x, dx);
+        return cudnnFindConvolutionBackwardDataAlgorithmEx(h.impl().cudnn, d.w, w, d.y, dy, d.conv, d.x, dx, 8, found,
+                                                           perf, ws, n);
       });
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardDataWorkspaceSize(h.impl().cudnn, d.w, d.y, d.conv, d.x, algo, &bytes),
+        "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  const float alpha = 1.0f, beta = 0.0f;
+  check(cudnnConvolutionBackwardData(h.impl().cudnn, &alpha, d.w, w, d.y, dy, d.conv, algo,
+                                     h.impl().ensure_workspace(bytes), bytes, &beta, d.x, dx),
+        "cudnnConvolutionBackwardData");
 }
 
 void conv2d_backward_filter(Handles& h, const ConvShape& s, int batch, int out_channels, const float* x,
                             const float* dy, float* dw) {
   ConvDescriptors d(s, batch, out_channels, h.impl().tf32);
-  cudnnHandle_t cudnn = h.impl().cudnn;
-  const float alpha = 1.0f, beta = 1.0f;  // accumulate, as the CPU layer does
-  convolve<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      h, kBackwardFilter, s, batch, out_channels,
+  const auto algo = conv_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      h, kBackwardFilter, s, batch, out_channels, "convolution backward-filter search",
       [&](auto* perf, int* found, void* ws, size_t n) {
         // The trials write a scratch filter: dw accumulates and must survive the search.
         void* scratch = nullptr;
         check(cudaMalloc(&scratch, sizeof(float) * out_channels * s.channels * s.kernel * s.kernel),
               "cudaMalloc(filter search)");
         const cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            cudnn, d.x, x, d.y, dy, d.conv, d.w, scratch, 8, found, perf, ws, n);
+            h.impl().cudnn, d.x, x, d.y, dy, d.conv, d.w, scratch, 8, found, perf, ws, n);
         cudaFree(scratch);
         return status;
-      },
-      [&](auto algo, size_t* bytes) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn, d.x, d.y, d.conv, d.w, algo, bytes);
-      },
-      [&](auto algo, void* ws, size_t bytes) {
-        return cudnnConvolutionBackwardFilter(cudnn, &alpha, d.x, x, d.y, dy, d.conv, algo, ws, bytes, &beta, d.w, dw);
       });
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h.impl().cudnn, d.x, d.y, d.conv, d.w, algo, &bytes),
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  const float alpha = 1.0f, beta = 1.0f;  // accumulate, as the CPU layer does
+  check(cudnnConvolutionBackwardFilter(h.impl().cudnn, &alpha, d.x, x, d.y, dy, d.conv, algo,
+                                       h.impl().ensure_workspace(bytes), bytes, &beta, d.w, dw),
+        "cudnnConvolutionBackwardFilter");
 }
 
 void add_channel_bias(Handles& h, float* y, const float* bias, int batch, int channels, int plane) {
