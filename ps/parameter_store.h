@@ -21,7 +21,7 @@ class ParameterStore {
   virtual void init_dense(uint32_t table, const std::vector<float>& values) = 0;
   virtual std::vector<float> pull_dense(uint32_t table) = 0;
   virtual void push_dense(uint32_t table, const std::vector<float>& grads) = 0;
-  // A key never pushed reads as zeros.
+  // A key never pushed reads as its seeded initial row.
   virtual std::vector<float> pull_sparse(uint32_t table, const std::vector<uint64_t>& keys) = 0;
   virtual void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads) = 0;
   // GEO: add deltas to the values directly.

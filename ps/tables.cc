@@ -111,16 +111,20 @@ void DenseTable::load(std::istream& in) {
 SparseTable::SparseTable(size_t dim, UpdateRule rule, uint64_t seed, float init_range, size_t shards)
     : dim_(dim), rule_(rule), seed_(seed), init_range_(init_range), shards_(shards) {}
 
+void SparseTable::initial_values(uint64_t key, float* out) const {
+  uint64_t state = splitmix64(seed_ ^ splitmix64(key));
+  for (size_t i = 0; i < dim_; ++i) {
+    state = splitmix64(state);
+    const double unit = static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+    out[i] = static_cast<float>((2.0 * unit - 1.0) * init_range_);
+  }
+}
+
 SparseTable::Row& SparseTable::row(Shard& shard, uint64_t key) {
   auto [it, created] = shard.rows.try_emplace(key);
   if (created) {
     it->second.values.assign(dim_ * (1 + rule_.state_width()), 0.0f);
-    uint64_t state = splitmix64(seed_ ^ splitmix64(key));
-    for (size_t i = 0; i < dim_; ++i) {
-      state = splitmix64(state);
-      const double unit = static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
-      it->second.values[i] = static_cast<float>((2.0 * unit - 1.0) * init_range_);
-    }
+    initial_values(key, it->second.values.data());
   }
   return it->second;
 }
@@ -146,7 +150,9 @@ std::vector<float> SparseTable::pull(const std::vector<uint64_t>& keys) {
     Shard& s = shard_of(keys[i]);
     std::lock_guard lock(s.mutex);
     auto it = s.rows.find(keys[i]);
-    if (it != s.rows.end()) std::copy_n(it->second.values.begin(), dim_, out.begin() + static_cast<long>(i * dim_));
+    float* row = out.data() + i * dim_;
+    if (it != s.rows.end()) std::copy_n(it->second.values.begin(), dim_, row);
+    else initial_values(keys[i], row);
   }
   return out;
 }

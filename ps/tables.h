@@ -5,7 +5,8 @@
 // cut into one block per server). SparseTable: uint64 key -> row of `dim` floats, split into
 // shards by key % shard_count, each shard with its own lock; a row is created on its first push
 // with a uniform init seeded by (seed, key), so every server and a local process create the same
-// row; pulling an unknown key gives zeros.
+// row; pulling an unknown key gives the values it would be created with, without creating it
+// (so evaluation does not grow the table, and GEO's local copies start where the servers' rows do).
 //
 // Both take gradients either to apply at once (push) or to accumulate until apply_pending(n),
 // which applies the sum divided by n: the synchronous mode's "average over the workers".
@@ -74,6 +75,7 @@ class SparseTable {
   };
   Shard& shard_of(uint64_t key) { return shards_[key % shards_.size()]; }
   Row& row(Shard& shard, uint64_t key);  // creates on first use; caller holds the shard's lock
+  void initial_values(uint64_t key, float* out) const;  // dim floats
   void check_sizes(const std::vector<uint64_t>& keys, const std::vector<float>& grads) const;
 
   size_t dim_;
