@@ -119,15 +119,31 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional) {
   if (master_lost) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + settings_.dead_after;
   auto answered = Clock::now();
-  while (Clock::now() < deadline && Clock::now() - answered < kRetryFor) {
+  std::optional<JobFailure> root;
+  while (!root && Clock::now() < deadline && Clock::now() - answered < kRetryFor) {
     try {
-      if (auto text = store_->try_get(generation_key(generation, "failed"))) return JobFailure::from_json(*text);
+      if (auto text = store_->try_get(generation_key(generation, "failed"))) root = JobFailure::from_json(*text);
       answered = Clock::now();
     } catch (const common::PeerError&) {
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!root) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return provisional;
+  if (!root) return provisional;
+  const std::string acks = generation_key(generation, "ack.");
+  try {
+    store_->try_put(acks + settings_.node_ip, "1");
+  } catch (const common::PeerError&) {
+  }
+  // The master's store must outlive the other nodes' reading of the verdict.
+  if (server_) {
+    const auto give_up = Clock::now() + kRetryFor;
+    std::lock_guard lock(mutex_);
+    for (const auto& m : members_) {
+      if (m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost) continue;
+      while (Clock::now() < give_up && !store_->try_get(acks + m.node.ip)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return *root;
 }
 
 std::optional<JobFailure> ClusterLink::finish(int generation) {
