@@ -49,25 +49,40 @@ std::vector<RankedNode> ClusterLink::join(int generation, const NodeRegistration
   const auto started = Clock::now();
   auto last_report = started;
   bool registered = false;
+  std::optional<Clock::time_point> reached;  // the last time the master answered
   std::string unreachable;
   while (true) {
     std::vector<std::string> have;
     try {
-      if (!registered) registered = store_->try_put(prefix + me.ip, me.to_json().dump());
-      if (registered)
+      // Registering is idempotent: a reply lost to a timeout is simply sent again.
+      registered = store_->try_put(prefix + me.ip, me.to_json().dump());
+      if (registered) {
         for (const auto& k : store_->keys(prefix)) have.push_back(k.substr(prefix.size()));
+        reached = Clock::now();
+      }
       unreachable.clear();
     } catch (const common::PeerError& e) {
       unreachable = e.what();
     }
     if (!registered) unreachable = fmt::format("the master {}:{} is not reachable yet", settings_.master_ip, settings_.master_port);
+    if (reached && Clock::now() - *reached > settings_.dead_after)
+      throw common::PeerError(fmt::format("the master {}:{} went away during the rendezvous of job {} (its launcher "
+                                          "exited or was killed: see its log)",
+                                          settings_.master_ip, settings_.master_port, settings_.job_id));
     if (static_cast<int>(have.size()) > settings_.nnodes)
       throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with the master: {}", settings_.nnodes,
                                            have.size(), fmt::join(have, ", ")));
     if (static_cast<int>(have.size()) == settings_.nnodes) {
       std::vector<NodeRegistration> nodes;
       for (const auto& ip : have) nodes.push_back(NodeRegistration::from_json(store_->try_get(prefix + ip).value_or("")));
-      std::vector<RankedNode> ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+      std::vector<RankedNode> ranked;
+      try {
+        ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+      } catch (const common::UsageError&) {
+        // Every node finds the same contradiction; the master's store stays up until they have.
+        refuse(generation, have);
+        throw;
+      }
       std::lock_guard lock(mutex_);
       generation_ = generation;
       members_ = ranked;
@@ -95,6 +110,18 @@ std::vector<RankedNode> ClusterLink::join(int generation, const NodeRegistration
       last_report = now;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void ClusterLink::refuse(int generation, const std::vector<std::string>& nodes) {
+  const std::string prefix = generation_key(generation, "refused.");
+  try {
+    store_->try_put(prefix + settings_.node_ip, "1");
+    if (!server_) return;
+    const auto give_up = Clock::now() + settings_.dead_after;
+    for (const auto& ip : nodes)
+      while (Clock::now() < give_up && !store_->try_get(prefix + ip)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } catch (const common::PeerError&) {
   }
 }
 

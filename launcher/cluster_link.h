@@ -98,6 +98,9 @@ class ClusterLink {
  private:
   void watch();  // the background thread: heartbeats, the failure key, the master's judge
   void judge_liveness(int generation, const std::vector<RankedNode>& members);
+  // The registrations of `generation` contradict each other: say so, and on the master wait
+  // (up to dead_after) until every node in `nodes` has found it too.
+  void refuse(int generation, const std::vector<std::string>& nodes);
   void judge_root_cause(int generation);
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {

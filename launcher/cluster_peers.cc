@@ -87,13 +87,38 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
   return s;
 }
 
+ClusterSettings ips_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
+  ClusterSettings s;
+  const std::vector<std::string> ips = parse_ip_list(o.ips, "--ips");
+  const common::Endpoint first = common::parse_endpoint<common::UsageError>(plan.trainer_endpoints.front(), "--ips");
+  s.master_ip = ips.front();
+  s.master_port = first.port - 1;
+  if (s.master_port < 1)
+    throw common::UsageError(fmt::format("--start_port={}: the master of an --ips job listens one port below it", first.port));
+  s.nnodes = static_cast<int>(ips.size());
+  s.node_ip = plan.node_ip;
+  s.host_master = plan.node_ip == s.master_ip;
+  s.ips_order = ips;
+  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
+  return s;
+}
+
 ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
-                           PortReservation& ports, ClusterSettings settings, LaunchLog& log)
-    : options_(options), command_(std::move(command)), host_(host), ports_(ports), log_(log), link_(std::move(settings), log) {}
+                           PortReservation& ports, ClusterSettings settings, LaunchLog& log,
+                           std::vector<std::string> fixed_endpoints)
+    : options_(options),
+      command_(std::move(command)),
+      host_(host),
+      ports_(ports),
+      log_(log),
+      fixed_endpoints_(std::move(fixed_endpoints)),
+      link_(std::move(settings), log) {}
 
 const LaunchPlan& ClusterPeers::plan(int generation) {
   const ClusterSettings& s = link_.settings();
-  const NodeRegistration me = register_node(options_, host_, s.node_ip, host_name(), ports_);
+  const NodeRegistration me =
+      register_node(options_, host_, s.node_ip, host_name(),
+                    fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
   log_.info(fmt::format("joining generation {} of job {} at master {}:{} as {} ({} nodes)", generation, s.job_id,
                         s.master_ip, s.master_port, s.node_ip, s.nnodes));
   const std::vector<RankedNode> nodes = link_.join(generation, me);

@@ -22,10 +22,18 @@ namespace paddle::launcher {
 // or variable at fault, or a loopback address given to a node on a real network.
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host);
 
+// A plain --ips collective job (no --master) gains the same control plane: the master is the
+// first IP of --ips, one port below the trainers' first (--start_port, else 6070), and the
+// nodes keep the ports and ranks `plan` gave them.
+ClusterSettings ips_cluster_settings(const LaunchOptions& options, const LaunchPlan& plan);
+
 class ClusterPeers : public JobPeers {
  public:
+  // `fixed_endpoints`: this node's trainers' endpoints in every generation (a plain --ips job);
+  // empty: fresh ports each generation.
   ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
-               PortReservation& ports, ClusterSettings settings, LaunchLog& log);
+               PortReservation& ports, ClusterSettings settings, LaunchLog& log,
+               std::vector<std::string> fixed_endpoints = {});
 
   const LaunchPlan& plan(int generation) override;
   JobFailure report(int generation, const JobFailure& failure) override { return link_.report(generation, failure); }
@@ -41,6 +49,7 @@ class ClusterPeers : public JobPeers {
   const HostFacts& host_;
   PortReservation& ports_;
   LaunchLog& log_;
+  std::vector<std::string> fixed_endpoints_;
   ClusterLink link_;
   LaunchPlan plan_;
 };

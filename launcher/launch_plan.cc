@@ -345,18 +345,25 @@ LaunchPlan make_launch_plan(const LaunchOptions& o, std::vector<std::string> com
   return plan;
 }
 
-NodeRegistration register_node(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
-                               const std::string& hostname, PortSource& ports) {
+std::vector<std::string> cluster_endpoints(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
+                                           PortSource& ports) {
   std::vector<std::string> notes;
-  const LocalTrainers trainers = local_trainers(o, host, notes);
+  std::vector<std::string> endpoints;
+  for (int port : allocate_ports(explicit_start_port(o, host.env), 0, local_trainers(o, host, notes).count, ports))
+    endpoints.push_back(fmt::format("{}:{}", node_ip, port));
+  return endpoints;
+}
+
+NodeRegistration register_node(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
+                               const std::string& hostname, std::vector<std::string> endpoints) {
+  std::vector<std::string> notes;
   NodeRegistration me;
   me.ip = node_ip;
   me.hostname = hostname;
   me.requested_rank = o.node_rank;
-  me.devices = join(trainers.devices);
+  me.devices = join(local_trainers(o, host, notes).devices);
   me.max_restarts = o.max_restarts;
-  for (int port : allocate_ports(explicit_start_port(o, host.env), 0, trainers.count, ports))
-    me.endpoints.push_back(fmt::format("{}:{}", node_ip, port));
+  me.endpoints = std::move(endpoints);
   return me;
 }
 

@@ -63,10 +63,14 @@ inline constexpr const char* kUnsetInChildren[] = {"http_proxy", "https_proxy"};
 LaunchPlan make_launch_plan(const LaunchOptions& options, std::vector<std::string> command,
                             const HostFacts& host, PortSource& ports);
 
+// This node's trainers' endpoints in a --master job: ports from --start_port, else free ones.
+std::vector<std::string> cluster_endpoints(const LaunchOptions& options, const HostFacts& host,
+                                           const std::string& node_ip, PortSource& ports);
+
 // A node of a multi-node job as it registers with the master: its address, its trainers'
-// endpoints (ports from --start_port, else free ones) and devices, its --rank.
+// endpoints and devices, its --rank.
 NodeRegistration register_node(const LaunchOptions& options, const HostFacts& host, const std::string& node_ip,
-                               const std::string& hostname, PortSource& ports);
+                               const std::string& hostname, std::vector<std::string> endpoints);
 
 // This node's collective plan in a multi-node job whose rank map is `nodes`; `job_env` (the
 // master, the node count) goes to every process.

@@ -83,6 +83,12 @@ int run(int argc, const char* const argv[]) {
   LaunchLog log;
   log.attach_file(options.log_dir + "/launch.log");
   log.print(configuration_block(options));
+  if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {
+    std::vector<std::string> mine;
+    for (const auto& p : plan.processes) mine.push_back(p.endpoint);
+    ClusterPeers peers(options, plan.command, host, ports, ips_cluster_settings(options, plan), log, std::move(mine));
+    return supervise(peers, host.env, supervision, log);
+  }
   write_endpoints_log(plan);
   announce_plan(plan, log);
 
