@@ -109,7 +109,7 @@ std::vector<RankedNode> ClusterLink::join(int generation, const NodeRegistration
       log_.info(status);
       last_report = now;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
@@ -217,7 +217,7 @@ void ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& 
     std::string why;
     if (closed.count(key(m.node.ip))) {
       why = "its launcher is gone (its connection to the master closed)";
-    } else if (auto age = watcher_->age(key("hb." + m.node.ip)); age && *age > settings_.dead_after) {
+    } else if (auto age = heartbeat_age(generation, m.node.ip); age && *age > settings_.dead_after) {
       why = fmt::format("its launcher sent no heartbeat for {} (killed, or cut off from the network)", seconds(*age));
     }
     if (why.empty()) continue;
@@ -229,6 +229,12 @@ void ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& 
     lost.what = why;
     watcher_->try_put(generation_key(generation, "report." + m.node.ip), lost.to_json().dump());
   }
+}
+
+std::optional<std::chrono::milliseconds> ClusterLink::heartbeat_age(int generation, const std::string& ip) {
+  // A launcher killed before its first heartbeat has only its registration to go by.
+  if (auto age = watcher_->age(key("hb." + ip))) return age;
+  return watcher_->age(generation_key(generation, "node." + ip));
 }
 
 void ClusterLink::judge_root_cause(int generation) {
@@ -252,13 +258,15 @@ void ClusterLink::judge_root_cause(int generation) {
 void ClusterLink::watch() {
   auto last_heartbeat = Clock::now() - settings_.heartbeat_interval;
   auto reachable_at = Clock::now();  // the last time the master answered
+  bool first_round = true;
   while (true) {
     int generation;
     std::vector<RankedNode> members;
     bool failed, verdict_seen;
     {
       std::unique_lock lock(mutex_);
-      if (wake_.wait_for(lock, kPollInterval, [this] { return stop_; })) return;
+      if (!first_round && wake_.wait_for(lock, kPollInterval, [this] { return stop_; })) return;
+      first_round = false;
       generation = generation_;
       members = members_;
       failed = failure_.has_value();

@@ -102,6 +102,7 @@ class ClusterLink {
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);
   void judge_root_cause(int generation);
+  std::optional<std::chrono::milliseconds> heartbeat_age(int generation, const std::string& ip);
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
     return key("g" + std::to_string(generation) + "." + suffix);

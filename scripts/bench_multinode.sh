@@ -43,7 +43,7 @@ def wait(predicate, timeout=60):
 def start_job(n, run, probe_args, launch_args=()):
     master = f"127.0.0.1:{free_port()}"
     dump = os.path.join(work, f"dumps-{n}-{run}-{time.monotonic_ns()}")
-    os.makedirs(dump)
+    os.makedirs(os.path.join(dump, "dumps"))
     nodes = []
     for i in range(n):
         d = os.path.join(dump, f"node{i}")
