@@ -117,9 +117,8 @@ def wait_for_dumps(workdir, count, timeout=20):
                     read_dumps(os.path.join(workdir, "dumps")), timeout, f"{count} probe dumps")
 
 
-def live_members(pgid):
-    """Pids of processes in group `pgid` that are not zombies."""
-    members = []
+def process_stats():
+    """(pid, state, ppid, pgrp) of every process now, from /proc."""
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(stat) as f:
@@ -127,10 +126,17 @@ def live_members(pgid):
         except OSError:
             continue
         fields = text[text.rfind(")") + 2:].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
-            members.append(int(stat.split("/")[2]))
-    return members
+        yield int(stat.split("/")[2]), fields[0], int(fields[1]), int(fields[2])
+
+
+def live_members(pgid):
+    """Pids of processes in group `pgid` that are not zombies."""
+    return [pid for pid, state, _, pgrp in process_stats() if pgrp == pgid and state != "Z"]
+
+
+def children_of(pid):
+    """Pids whose parent is `pid`."""
+    return [child for child, _, ppid, _ in process_stats() if ppid == pid]
 
 
 def pid_alive(pid):

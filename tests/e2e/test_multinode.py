@@ -4,7 +4,6 @@ launchers on loopback aliases (127.0.0.1, 127.0.0.2, ...) of this machine, each 
 directory, as separate machines would be. Every test bounds its time and checks by pid that
 no process of the job is left."""
 
-import glob
 import json
 import os
 import signal
@@ -13,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, child_env, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
+from harness import check, child_env, children_of, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
@@ -46,17 +45,7 @@ class Node:
             return f.read()
 
     def children(self):
-        """Pids whose parent is this node's launcher."""
-        pids = []
-        for stat in glob.glob("/proc/[0-9]*/stat"):
-            try:
-                with open(stat) as f:
-                    text = f.read()
-            except OSError:
-                continue
-            if int(text[text.rfind(")") + 2:].split()[1]) == self.proc.pid:
-                pids.append(int(stat.split("/")[2]))
-        return pids
+        return children_of(self.proc.pid)
 
 
 def start_nodes(count, args, launch_args=()):
