@@ -72,34 +72,8 @@ std::vector<RankedNode> ClusterLink::join(int generation, const NodeRegistration
     if (static_cast<int>(have.size()) > settings_.nnodes)
       throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with the master: {}", settings_.nnodes,
                                            have.size(), fmt::join(have, ", ")));
-    if (static_cast<int>(have.size()) == settings_.nnodes) {
-      std::vector<NodeRegistration> nodes;
-      for (const auto& ip : have) nodes.push_back(NodeRegistration::from_json(store_->try_get(prefix + ip).value_or("")));
-      std::vector<RankedNode> ranked;
-      try {
-        ranked = rank_nodes(std::move(nodes), settings_.ips_order);
-      } catch (const common::UsageError&) {
-        // Every node finds the same contradiction; the master's store stays up until they have.
-        refuse(generation, have);
-        throw;
-      }
-      std::lock_guard lock(mutex_);
-      generation_ = generation;
-      members_ = ranked;
-      failure_.reset();
-      verdict_seen_ = false;
-      first_report_.reset();
-      return ranked;
-    }
-    std::vector<std::string> missing;
-    for (const auto& ip : settings_.ips_order)
-      if (std::find(have.begin(), have.end(), ip) == have.end()) missing.push_back(ip);
-    const std::string status =
-        fmt::format("waiting for {} of {} nodes; have: {}; missing: {}{}", settings_.nnodes - static_cast<int>(have.size()),
-                    settings_.nnodes, have.empty() ? "none" : fmt::format("{}", fmt::join(have, ", ")),
-                    missing.empty() ? fmt::format("{} unnamed node(s)", settings_.nnodes - static_cast<int>(have.size()))
-                                    : fmt::format("{}", fmt::join(missing, ", ")),
-                    unreachable.empty() ? "" : " (" + unreachable + ")");
+    if (static_cast<int>(have.size()) == settings_.nnodes) return complete(generation, have);
+    const std::string status = rendezvous_status(have, unreachable);
     const auto now = Clock::now();
     if (now - started >= settings_.rendezvous_timeout)
       throw RendezvousTimeout(fmt::format("rendezvous of job {} at master {}:{} timed out after {}: {}", settings_.job_id,
@@ -111,6 +85,38 @@ std::vector<RankedNode> ClusterLink::join(int generation, const NodeRegistration
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::vector<RankedNode> ClusterLink::complete(int generation, const std::vector<std::string>& have) {
+  const std::string prefix = generation_key(generation, "node.");
+  std::vector<NodeRegistration> nodes;
+  for (const auto& ip : have) nodes.push_back(NodeRegistration::from_json(store_->try_get(prefix + ip).value_or("")));
+  std::vector<RankedNode> ranked;
+  try {
+    ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+  } catch (const common::UsageError&) {
+    // Every node finds the same contradiction; the master's store stays up until they have.
+    refuse(generation, have);
+    throw;
+  }
+  std::lock_guard lock(mutex_);
+  generation_ = generation;
+  members_ = ranked;
+  failure_.reset();
+  verdict_seen_ = false;
+  first_report_.reset();
+  return ranked;
+}
+
+std::string ClusterLink::rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const {
+  const int waiting = settings_.nnodes - static_cast<int>(have.size());
+  std::vector<std::string> missing;
+  for (const auto& ip : settings_.ips_order)
+    if (std::find(have.begin(), have.end(), ip) == have.end()) missing.push_back(ip);
+  return fmt::format("waiting for {} of {} nodes; have: {}; missing: {}{}", waiting, settings_.nnodes,
+                     have.empty() ? "none" : fmt::format("{}", fmt::join(have, ", ")),
+                     missing.empty() ? fmt::format("{} unnamed node(s)", waiting) : fmt::format("{}", fmt::join(missing, ", ")),
+                     unreachable.empty() ? "" : " (" + unreachable + ")");
 }
 
 void ClusterLink::refuse(int generation, const std::vector<std::string>& nodes) {
@@ -278,46 +284,50 @@ void ClusterLink::watch() {
         if (!watcher_->try_put(key("hb." + settings_.node_ip), "1")) throw common::PeerError("unreachable");
         last_heartbeat = Clock::now();
       }
-      if (generation >= 0 && !verdict_seen) {
-        if (server_) {
-          judge_liveness(generation, members);
-          judge_root_cause(generation);
-        }
-        std::optional<JobFailure> seen;
-        bool is_verdict = false;
-        if (auto text = watcher_->try_get(generation_key(generation, "failed"))) {
-          seen = JobFailure::from_json(*text);
-          is_verdict = true;
-        } else if (!failed) {
-          const std::vector<std::string> reports = watcher_->keys(generation_key(generation, "report."));
-          if (!reports.empty())
-            if (auto text = watcher_->try_get(reports.front())) seen = JobFailure::from_json(*text);
-        }
-        std::lock_guard lock(mutex_);
-        if (seen && generation_ == generation && (is_verdict || !failure_)) {
-          failure_ = seen;
-          verdict_seen_ = is_verdict;
-        }
-      }
+      if (generation >= 0 && !verdict_seen) poll_failures(generation, members, failed);
       reachable_at = Clock::now();
     } catch (const common::PeerError&) {
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
-        if (!failure_) {
-          JobFailure lost;
-          lost.cause = JobFailure::Cause::kLauncherLost;
-          lost.ip = settings_.master_ip;
-          lost.hostname = "the master";
-          for (const auto& m : members)
-            if (m.node.ip == settings_.master_ip) lost.node_rank = m.node_rank;
-          lost.what = fmt::format("the master store {}:{} has been unreachable for {} (its launcher is gone, or this "
-                                  "node is cut off from it)",
-                                  settings_.master_ip, settings_.master_port, seconds(settings_.dead_after));
-          failure_ = lost;
-        }
+        if (!failure_) failure_ = master_lost(members);
       }
     }
   }
+}
+
+void ClusterLink::poll_failures(int generation, const std::vector<RankedNode>& members, bool failed) {
+  if (server_) {
+    judge_liveness(generation, members);
+    judge_root_cause(generation);
+  }
+  std::optional<JobFailure> seen;
+  bool is_verdict = false;
+  if (auto text = watcher_->try_get(generation_key(generation, "failed"))) {
+    seen = JobFailure::from_json(*text);
+    is_verdict = true;
+  } else if (!failed) {
+    const std::vector<std::string> reports = watcher_->keys(generation_key(generation, "report."));
+    if (!reports.empty())
+      if (auto text = watcher_->try_get(reports.front())) seen = JobFailure::from_json(*text);
+  }
+  std::lock_guard lock(mutex_);
+  if (seen && generation_ == generation && (is_verdict || !failure_)) {
+    failure_ = seen;
+    verdict_seen_ = is_verdict;
+  }
+}
+
+JobFailure ClusterLink::master_lost(const std::vector<RankedNode>& members) const {
+  JobFailure lost;
+  lost.cause = JobFailure::Cause::kLauncherLost;
+  lost.ip = settings_.master_ip;
+  lost.hostname = "the master";
+  for (const auto& m : members)
+    if (m.node.ip == settings_.master_ip) lost.node_rank = m.node_rank;
+  lost.what = fmt::format("the master store {}:{} has been unreachable for {} (its launcher is gone, or this node is cut "
+                          "off from it)",
+                          settings_.master_ip, settings_.master_port, seconds(settings_.dead_after));
+  return lost;
 }
 
 }  // namespace paddle::launcher

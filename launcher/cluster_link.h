@@ -97,11 +97,17 @@ class ClusterLink {
 
  private:
   void watch();  // the background thread: heartbeats, the failure key, the master's judge
+  // Every node of `generation` has registered: the rank map.
+  std::vector<RankedNode> complete(int generation, const std::vector<std::string>& have);
+  std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
   void judge_liveness(int generation, const std::vector<RankedNode>& members);
   // The registrations of `generation` contradict each other: say so, and on the master wait
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);
   void judge_root_cause(int generation);
+  // The verdict, or the first report, of `generation` into failure_ (the master judges first).
+  void poll_failures(int generation, const std::vector<RankedNode>& members, bool failed);
+  JobFailure master_lost(const std::vector<RankedNode>& members) const;
   std::optional<std::chrono::milliseconds> heartbeat_age(int generation, const std::string& ip);
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
