@@ -54,7 +54,9 @@ struct ClusterSettings {
   int nnodes = 1;
   std::string node_ip;  // this node's address, as the others reach it
   bool host_master = false;  // this node serves the store
-  std::vector<std::string> ips_order;  // --ips, for the rank order
+  std::vector<std::string> ips_order;  // --ips, else the scheduler's node list: the rank order
+  std::optional<int> node_rank;        // --rank, else the scheduler's
+  std::string source;                  // where the settings came from, printed once
   std::chrono::milliseconds rendezvous_timeout{300000};
   std::chrono::milliseconds report_interval{5000};
   std::chrono::milliseconds heartbeat_interval{1000};

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/plan_report.h"
+#include "launcher/scheduler_env.h"
 
 namespace paddle::launcher {
 namespace {
@@ -25,14 +26,6 @@ std::optional<std::string> flag_or_env(const std::optional<std::string>& flag, c
   return std::nullopt;
 }
 
-int positive_count(const std::optional<int>& flag, const HostFacts& host, const char* flag_name, const char* variable) {
-  if (flag) return *flag;
-  auto text = get_env(host.env, variable);
-  if (!text || text->empty())
-    throw common::UsageError(fmt::format("--master needs {} (or {}): the number of nodes in the job", flag_name, variable));
-  return static_cast<int>(common::parse_int<common::UsageError>(*text, variable, 1, 100000));
-}
-
 // This node's address for the others: --host, POD_IP, the master's own address when it is on
 // this machine, else the address the routes to the master leave from.
 std::string this_node_address(const LaunchOptions& o, const HostFacts& host, const std::string& master_ip) {
@@ -46,12 +39,50 @@ std::string this_node_address(const LaunchOptions& o, const HostFacts& host, con
                                        master_ip));
 }
 
+// The nodes' count: --nnodes, else PADDLE_NNODES, else the scheduler's; a flag that
+// contradicts the scheduler is an error.
+int node_count(const LaunchOptions& o, const HostFacts& host, const std::optional<SchedulerView>& scheduler) {
+  std::optional<int> given = o.nnodes;
+  if (!given)
+    if (auto text = get_env(host.env, "PADDLE_NNODES"); text && !text->empty())
+      given = static_cast<int>(common::parse_int<common::UsageError>(*text, "PADDLE_NNODES", 1, 100000));
+  if (given && scheduler && scheduler->nnodes && *given != *scheduler->nnodes)
+    throw common::UsageError(fmt::format("--nnodes={} contradicts {}, which gives {} node(s)", *given, scheduler->source,
+                                         *scheduler->nnodes));
+  if (given) return *given;
+  if (scheduler && scheduler->nnodes) return *scheduler->nnodes;
+  throw common::UsageError("--master needs --nnodes (or PADDLE_NNODES): the number of nodes in the job");
+}
+
+// --master, else PADDLE_MASTER, else the scheduler's master node one port below the trainers'.
+std::optional<std::string> master_address(const LaunchOptions& o, const HostFacts& host,
+                                          const std::optional<SchedulerView>& scheduler) {
+  if (auto m = flag_or_env(o.master, host, "PADDLE_MASTER")) return m;
+  if (!scheduler || !scheduler->master_host) return std::nullopt;
+  const auto ip = resolve_ipv4(*scheduler->master_host);
+  if (!ip)
+    throw common::UsageError(fmt::format("{}: the master node '{}' does not resolve to an IPv4 address; give --master=IP:PORT",
+                                         scheduler->source, *scheduler->master_host));
+  int port = scheduler->master_port.value_or(0);
+  if (port == 0) port = o.start_port.value_or(6070) - 1;
+  return fmt::format("{}:{}", *ip, port);
+}
+
 }  // namespace
 
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host) {
-  const auto master = flag_or_env(o.master, host, "PADDLE_MASTER");
-  if (!master) return std::nullopt;
-  const std::string master_source = o.master ? "--master" : "PADDLE_MASTER";
+  const std::optional<SchedulerView> scheduler = detect_scheduler(host.env);
+  if (!scheduler && !flag_or_env(o.master, host, "PADDLE_MASTER")) return std::nullopt;
+  const int nnodes = node_count(o, host, scheduler);
+  // A scheduler's one-node job is a plain one-node job.
+  if (nnodes == 1 && !flag_or_env(o.master, host, "PADDLE_MASTER")) return std::nullopt;
+  const auto master = master_address(o, host, scheduler);
+  if (!master) {
+    if (nnodes > 1)
+      throw common::UsageError(fmt::format("{} runs {} launchers; give --master=IP:PORT of one node", scheduler->source, nnodes));
+    return std::nullopt;
+  }
+  const std::string master_source = o.master ? "--master" : get_env(host.env, "PADDLE_MASTER") ? "PADDLE_MASTER" : scheduler->source;
   if (master->starts_with("etcd://"))
     throw common::UsageError(fmt::format("{}={}: an etcd master is not supported by this build; give the IP:PORT of "
                                          "one node, which then hosts the job's store",
@@ -66,7 +97,13 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
     throw common::UsageError(fmt::format("{}={}: '{}' is not an IPv4 address", master_source, *master, endpoint.host));
   s.master_ip = endpoint.host;
   s.master_port = endpoint.port;
-  s.nnodes = positive_count(o.nnodes, host, "--nnodes", "PADDLE_NNODES");
+  s.nnodes = nnodes;
+  s.node_rank = o.node_rank;
+  if (!s.node_rank)
+    if (auto text = get_env(host.env, "PADDLE_RANK"); text && !text->empty())
+      s.node_rank = static_cast<int>(common::parse_int<common::UsageError>(*text, "PADDLE_RANK", 0, 99999));
+  if (!s.node_rank && scheduler) s.node_rank = scheduler->node_rank;
+  if (scheduler) s.source = scheduler->source;
   s.job_id = flag_or_env(o.job_id, host, "PADDLE_JOB_ID").value_or("default");
   if (s.job_id.empty() || !std::all_of(s.job_id.begin(), s.job_id.end(), [](unsigned char c) {
         return std::isalnum(c) || c == '_' || c == '-' || c == '.';
@@ -83,6 +120,9 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
   s.host_master = s.node_ip == s.master_ip;
   const auto ips = parse_ip_list(o.ips, "--ips");
   if (ips.size() > 1) s.ips_order = ips;
+  else if (scheduler)
+    for (const auto& name : scheduler->nodes)
+      if (auto ip = resolve_ipv4(name)) s.ips_order.push_back(*ip);
   s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
   return s;
 }
@@ -117,10 +157,10 @@ ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string
 const LaunchPlan& ClusterPeers::plan(int generation) {
   const ClusterSettings& s = link_.settings();
   const NodeRegistration me =
-      register_node(options_, host_, s.node_ip, host_name(),
+      register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
                     fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
-  log_.info(fmt::format("joining generation {} of job {} at master {}:{} as {} ({} nodes)", generation, s.job_id,
-                        s.master_ip, s.master_port, s.node_ip, s.nnodes));
+  log_.info(fmt::format("joining generation {} of job {} at master {}:{} as {} ({} nodes{})", generation, s.job_id,
+                        s.master_ip, s.master_port, s.node_ip, s.nnodes, s.source.empty() ? "" : "; from " + s.source));
   const std::vector<RankedNode> nodes = link_.join(generation, me);
   const auto mine = std::find_if(nodes.begin(), nodes.end(), [&](const RankedNode& n) { return n.node.ip == s.node_ip; });
   const EnvList job_env = {{"PADDLE_MASTER", fmt::format("{}:{}", s.master_ip, s.master_port)},

@@ -162,12 +162,12 @@ std::vector<std::string> cluster_endpoints(const LaunchOptions& o, const HostFac
 }
 
 NodeRegistration register_node(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
-                               const std::string& hostname, std::vector<std::string> endpoints) {
+                               const std::string& hostname, std::optional<int> rank, std::vector<std::string> endpoints) {
   std::vector<std::string> notes;
   NodeRegistration me;
   me.ip = node_ip;
   me.hostname = hostname;
-  me.requested_rank = o.node_rank;
+  me.requested_rank = rank;
   me.devices = join(local_trainers(o, host, notes).devices);
   me.max_restarts = o.max_restarts;
   me.endpoints = std::move(endpoints);

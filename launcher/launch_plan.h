@@ -70,7 +70,7 @@ std::vector<std::string> cluster_endpoints(const LaunchOptions& options, const H
 // A node of a multi-node job as it registers with the master: its address, its trainers'
 // endpoints and devices, its --rank.
 NodeRegistration register_node(const LaunchOptions& options, const HostFacts& host, const std::string& node_ip,
-                               const std::string& hostname, std::vector<std::string> endpoints);
+                               const std::string& hostname, std::optional<int> rank, std::vector<std::string> endpoints);
 
 // This node's collective plan in a multi-node job whose rank map is `nodes`; `job_env` (the
 // master, the node count) goes to every process.

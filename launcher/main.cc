@@ -17,6 +17,7 @@
 #include "launcher/launch_options.h"
 #include "launcher/launch_plan.h"
 #include "launcher/plan_report.h"
+#include "launcher/scheduler_env.h"
 #include "launcher/port_reservation.h"
 #include "launcher/supervisor.h"
 #include "launcher/training_command.h"
@@ -83,6 +84,9 @@ int run(int argc, const char* const argv[]) {
   LaunchLog log;
   log.attach_file(options.log_dir + "/launch.log");
   log.print(configuration_block(options));
+  if (auto scheduler = detect_scheduler(host.env))
+    log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", scheduler->source, scheduler->nnodes.value_or(1),
+                         scheduler->node_rank.value_or(0)));
   if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {
     std::vector<std::string> mine;
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);

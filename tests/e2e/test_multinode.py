@@ -6,13 +6,14 @@ no process of the job is left."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, child_env, children_of, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
+from harness import Skip, check, child_env, children_of, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
@@ -20,14 +21,16 @@ TRAIN = os.environ.get("TRAIN", "train")
 
 
 class Node:
-    """One node's launcher: `paddle-launch --master ... --host 127.0.0.(index+1)` in its own directory."""
+    """One node's launcher: `paddle-launch --master ... --host 127.0.0.(index+1)` in its own directory
+    (without --master and --nnodes when `master` is None: a scheduler's variables in `env` say them)."""
 
-    def __init__(self, index, master, nnodes, args, launch_args=()):
+    def __init__(self, index, master, nnodes, args, launch_args=(), env=None):
         self.index = index
         self.ip = f"127.0.0.{index + 1}"
         self.workdir = scratch()
-        cmd = [LAUNCH, f"--master={master}", f"--nnodes={nnodes}", f"--host={self.ip}", *launch_args, TRAIN, *args]
-        self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=child_env(), stdout=subprocess.PIPE,
+        cluster = [f"--master={master}", f"--nnodes={nnodes}"] if master else []
+        cmd = [LAUNCH, *cluster, f"--host={self.ip}", *launch_args, TRAIN, *args]
+        self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=child_env(env), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.out = self.err = ""
 
@@ -158,6 +161,61 @@ def test_two_nodes_claiming_one_rank_and_a_missing_node_are_named():
     check(time.monotonic() - started < 15, "gives up near the timeout")
     check("waiting for 1 of 2 nodes; have: 127.0.0.1" in lonely.err and "timed out" in lonely.err,
           f"names what it waited for\n{lonely.err[-2000:]}")
+
+
+def test_slurm_variables_make_the_job_without_master_flags():
+    need(HOUSING)
+    args = fit_a_line(["--set", "epochs=2"])
+    port = free_ports(1)[0]
+    # Node ranks from SLURM_NODEID, deliberately the reverse of the addresses' order.
+    nodes = [Node(i, None, None, args, [f"--start_port={port + 1}"],
+                  env={"SLURM_JOB_NODELIST": "127.0.0.[1-2]", "SLURM_NNODES": "2", "SLURM_NODEID": str(1 - i)})
+             for i in range(2)]
+    for n in nodes:
+        check(n.finish(120) == 0, f"node {n.index} exits 0\n{n.err[-3000:]}")
+        check("from Slurm (SLURM_JOB_NODELIST=127.0.0.[1-2])" in n.err, f"node {n.index} names its source\n{n.err[-2000:]}")
+    rank_map = nodes[0].read("log", "endpoints.log")
+    check("node 0  127.0.0.2 " in rank_map and "node 1  127.0.0.1 " in rank_map, f"SLURM_NODEID decides:\n{rank_map}")
+    check(f"127.0.0.1:{port}" in nodes[0].err, "the master is the first listed node, one port below --start_port")
+    r = subprocess.run([LAUNCH, "--nnodes=2", TRAIN], capture_output=True, text=True, timeout=30, cwd=scratch(),
+                       env=child_env({"SLURM_JOB_NODELIST": "n[1-3]", "SLURM_NNODES": "3", "SLURM_NODEID": "0"}))
+    check(r.returncode == 2 and "--nnodes=2 contradicts Slurm (SLURM_JOB_NODELIST=n[1-3]), which gives 3 node(s)" in r.stderr,
+          f"a flag against the scheduler is one line\n{r.stderr}")
+
+
+def test_kubernetes_operators_variables_make_the_job():
+    need(HOUSING)
+    args = fit_a_line(["--set", "epochs=2"])
+    master_port, start = free_ports(2)
+    styles = {
+        "PyTorchJob": lambda i: {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port), "PET_NNODES": "2",
+                                 "PET_NODE_RANK": str(i)},
+        "PaddleJob": lambda i: {"PADDLE_TRAINER_ENDPOINTS": f"127.0.0.1:{start},127.0.0.2:{start}",
+                                "POD_IP": f"127.0.0.{i + 1}", "PADDLE_TRAINER_ID": str(i)},
+    }
+    for style, env in styles.items():
+        nodes = [Node(i, None, None, args, [f"--start_port={start}"], env=env(i)) for i in range(2)]
+        for n in nodes:
+            check(n.finish(120) == 0, f"{style}: node {n.index} exits 0\n{n.err[-3000:]}")
+            check(f"from Kubernetes {style}" in n.err, f"{style}: node {n.index} names its source\n{n.err[-2000:]}")
+        with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
+            check(json.load(f)["world_size"] == 2, f"{style}: one job of 2 nodes")
+
+
+def test_a_real_mpirun_with_one_launcher_per_node():
+    need(HOUSING)
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        raise Skip("Open MPI's mpirun is not installed")
+    workdir = scratch()
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1", "-npernode", "1", LAUNCH, "--nproc_per_node=2",
+           TRAIN, *fit_a_line(["--set", "epochs=2"])]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=workdir, env=child_env())
+    check(r.returncode == 0, f"mpirun -npernode 1 paddle-launch exits 0\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    check("scheduler: Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE): 1 node(s), this is node 0" in r.stderr,
+          f"the launcher names Open MPI as its source\n{r.stderr[-2000:]}")
+    with open(os.path.join(workdir, "output", "metrics.json")) as f:
+        check(json.load(f)["world_size"] == 2, "2 processes trained")
 
 
 if __name__ == "__main__":
