@@ -51,8 +51,8 @@ std::vector<Endpoint> parse_endpoint_list(std::string_view text, std::string_vie
   return endpoints;
 }
 
-std::vector<std::string> local_ipv4_addresses() {
-  std::vector<std::string> result;
+std::vector<LocalInterface> local_ipv4_interfaces() {
+  std::vector<LocalInterface> result;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return result;
   for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
@@ -60,11 +60,16 @@ std::vector<std::string> local_ipv4_addresses() {
     if (!(it->ifa_flags & IFF_UP)) continue;
     char buf[INET_ADDRSTRLEN] = {};
     const auto* sin = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
-    if (inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf) != nullptr &&
-        std::find(result.begin(), result.end(), buf) == result.end())
-      result.emplace_back(buf);
+    if (inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf) != nullptr) result.push_back({it->ifa_name, buf});
   }
   freeifaddrs(list);
+  return result;
+}
+
+std::vector<std::string> local_ipv4_addresses() {
+  std::vector<std::string> result;
+  for (const auto& i : local_ipv4_interfaces())
+    if (std::find(result.begin(), result.end(), i.ip) == result.end()) result.push_back(i.ip);
   return result;
 }
 

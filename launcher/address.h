@@ -41,7 +41,13 @@ inline int parse_port(std::string_view text, std::string_view what) {
   return common::parse_port<common::UsageError>(text, what);
 }
 
-// IPv4 addresses of this machine's interfaces that are up, in interface order.
+struct LocalInterface {
+  std::string name;  // "eth0"
+  std::string ip;
+};
+
+// The IPv4 addresses of this machine's interfaces that are up, in interface order.
+std::vector<LocalInterface> local_ipv4_interfaces();
 std::vector<std::string> local_ipv4_addresses();
 
 // The local address this machine's routes would send from to reach `ip`; nothing without a route.

@@ -48,6 +48,9 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
   app.add_option("--ips", o.ips, "Comma list of node IPs, the same list on every node")
       ->capture_default_str();
   app.add_option("--host", o.host, "This node's IP. Default: POD_IP, else the local address found in --ips");
+  app.add_option("--iface", o.iface,
+                 "Network interface for the workers' traffic (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME). Default, on "
+                 "several nodes: the interface holding this node's address");
   app.add_option("--start_port", o.start_port,
                  "First port of deterministic endpoints. Default: FLAGS_START_PORT, else 6070 "
                  "(one node: free ports)")
@@ -128,6 +131,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"gpus", or_none(o.gpus)},
       {"grace_period", fmt::format("{}", o.grace_period)},
       {"host", or_none(o.host)},
+      {"iface", or_none(o.iface)},
       {"http_port", or_none(o.http_port)},
       {"ips", o.ips},
       {"log_dir", o.log_dir},

@@ -14,6 +14,7 @@ struct LaunchOptions {
   std::optional<int> nproc_per_node;
   std::string ips = "127.0.0.1";
   std::optional<std::string> host;
+  std::optional<std::string> iface;  // --iface: the workers' GLOO_/NCCL_SOCKET_IFNAME
   std::optional<int> start_port;
   std::string log_dir = "log";
   std::string run_mode;  // "", "collective" or "ps"

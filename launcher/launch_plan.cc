@@ -106,7 +106,8 @@ LaunchPlan plan_collective(const LaunchOptions& o, const HostFacts& host, PortSo
   for (const auto& ip : ips)
     for (int port : local_ports) plan.trainer_endpoints.push_back(fmt::format("{}:{}", ip, port));
   const std::vector<std::string> node_devices(ips.size(), join(trainers.devices, ":"));
-  add_trainers(plan, trainers, plan.node_rank * trainers.count, join(node_devices), {});
+  add_trainers(plan, trainers, plan.node_rank * trainers.count, join(node_devices),
+               socket_interface_env(o, host, plan.node_ip, plan.node_count));
   return plan;
 }
 
@@ -194,7 +195,9 @@ LaunchPlan make_cluster_plan(const LaunchOptions& o, std::vector<std::string> co
     throw common::PeerError(fmt::format("node {} registered {} endpoints for {} processes", me.node.ip,
                                         me.node.endpoints.size(), trainers.count));
   for (const auto& e : me.node.endpoints) plan.fixed_local_ports.push_back(std::stoi(e.substr(e.rfind(':') + 1)));
-  add_trainers(plan, trainers, me.first_global_rank, join(node_devices), job_env);
+  EnvList env = job_env;
+  for (auto& variable : socket_interface_env(o, host, plan.node_ip, plan.node_count)) env.push_back(std::move(variable));
+  add_trainers(plan, trainers, me.first_global_rank, join(node_devices), env);
   finish_plan(plan, o, std::move(command), host);
   return plan;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "launcher/address.h"
 #include "launcher/environment.h"
 #include "launcher/launch_options.h"
 #include "launcher/port_reservation.h"
@@ -18,6 +19,7 @@ namespace paddle::launcher {
 struct HostFacts {
   EnvMap env;                                // the launcher's own environment
   std::vector<std::string> local_addresses;  // IPv4 addresses of the interfaces
+  std::vector<LocalInterface> interfaces;    // the interfaces holding them
   int gpu_count = 0;                         // visible GPUs
   unsigned cpu_cores = 1;
 };

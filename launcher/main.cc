@@ -50,6 +50,7 @@ int run(int argc, const char* const argv[]) {
 
   HostFacts host;
   host.env = common::current_environment();
+  host.interfaces = local_ipv4_interfaces();
   host.local_addresses = local_ipv4_addresses();
   host.gpu_count = visible_gpu_count(host.env);
   host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());

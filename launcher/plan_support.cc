@@ -76,4 +76,27 @@ std::vector<int> allocate_ports(std::optional<int> start, int offset, int count,
   return result;
 }
 
+EnvList socket_interface_env(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip, int node_count) {
+  std::string name;
+  if (o.iface) {
+    const bool known = std::any_of(host.interfaces.begin(), host.interfaces.end(),
+                                   [&](const LocalInterface& i) { return i.name == *o.iface; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& i : host.interfaces) names.push_back(fmt::format("{} ({})", i.name, i.ip));
+      throw common::UsageError(fmt::format("--iface: this node has no interface '{}'; it has {}", *o.iface,
+                                           names.empty() ? "none" : join(names, ", ")));
+    }
+    name = *o.iface;
+  } else if (node_count > 1) {
+    for (const auto& i : host.interfaces)
+      if (i.ip == node_ip) name = i.name;
+  }
+  if (name.empty()) return {};
+  EnvList env;
+  for (const char* variable : {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"})
+    if (o.iface || !get_env(host.env, variable)) env.emplace_back(variable, name);
+  return env;
+}
+
 }  // namespace paddle::launcher

@@ -31,6 +31,11 @@ void add_torch_env(EnvList& env, int rank, int world, int local_rank, int local_
 // OMP_NUM_THREADS = cores / local processes, unless the launcher's environment sets it.
 void add_omp_threads(LaunchPlan& plan, const HostFacts& host);
 
+// GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME for this node's workers: --iface, else (with
+// several nodes) the interface holding `node_ip`, unless the launcher's environment sets them.
+// Throws common::UsageError when --iface names no interface of this node.
+EnvList socket_interface_env(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip, int node_count);
+
 // Ports for `count` endpoints: consecutive from `start` + `offset`, or free ones.
 std::vector<int> allocate_ports(std::optional<int> start, int offset, int count, PortSource& ports);
 

@@ -267,6 +267,9 @@ def test_two_hosts_in_network_namespaces():
         for d in dumps:
             check(d["env"]["PADDLE_CURRENT_ENDPOINT"].startswith(addrs[d["rank"] // 2] + ":"),
                   "each node's trainers carry its own address")
+            check(d["env"].get("GLOO_SOCKET_IFNAME") == f"{tag}{d['rank'] // 2}" and
+                  d["env"].get("NCCL_SOCKET_IFNAME") == f"{tag}{d['rank'] // 2}",
+                  f"each node names its own interface: {d['env'].get('GLOO_SOCKET_IFNAME')}")
     finally:
         for n in created:
             ip("netns", "del", n)

@@ -218,5 +218,95 @@ def test_a_real_mpirun_with_one_launcher_per_node():
         check(json.load(f)["world_size"] == 2, "2 processes trained")
 
 
+class NamespaceHosts:
+    """`count` hosts made of network namespaces on one bridge (in a namespace of its own), with
+    addresses 198.18.1.1, 198.18.1.2, ... (RFC 2544 benchmarking range, only inside them)."""
+
+    def __init__(self, count):
+        if os.geteuid() != 0 or not shutil.which("ip"):
+            raise Skip("needs root and iproute2 to create network namespaces")
+        self.tag = f"pm{os.getpid() % 100000}"
+        self.names = [f"{self.tag}h{i}" for i in range(count)]
+        self.ips = [f"198.18.1.{i + 1}" for i in range(count)]
+        self.bridge_ns = f"{self.tag}br"
+        self.created = []
+        try:
+            for n in [self.bridge_ns, *self.names]:
+                self._ip("netns", "add", n, what=f"create network namespace {n}")
+                self.created.append(n)
+            self._ip("-n", self.bridge_ns, "link", "add", "br0", "type", "bridge", what="create a bridge")
+            self._ip("-n", self.bridge_ns, "link", "set", "br0", "up")
+            for i, n in enumerate(self.names):
+                host_end, bridge_end = f"{self.tag}e{i}", f"{self.tag}b{i}"
+                self._ip("link", "add", host_end, "type", "veth", "peer", "name", bridge_end, what="create a veth pair")
+                self._ip("link", "set", host_end, "netns", n)
+                self._ip("link", "set", bridge_end, "netns", self.bridge_ns)
+                self._ip("-n", self.bridge_ns, "link", "set", bridge_end, "master", "br0")
+                self._ip("-n", self.bridge_ns, "link", "set", bridge_end, "up")
+                self._ip("-n", n, "addr", "add", f"{self.ips[i]}/24", "dev", host_end)
+                self._ip("-n", n, "link", "set", host_end, "up")
+                self._ip("-n", n, "link", "set", "lo", "up")
+        except BaseException:
+            self.close()
+            raise
+
+    def _ip(self, *args, what=None):
+        r = subprocess.run(["ip", *args], capture_output=True, text=True)
+        if r.returncode != 0:
+            if what:
+                raise Skip(f"cannot {what} here: {r.stderr.strip()}")
+            raise AssertionError(f"ip {' '.join(args)}: {r.stderr}")
+
+    def cut(self, i):
+        """Takes host i's link down."""
+        self._ip("-n", self.bridge_ns, "link", "set", f"{self.tag}b{i}", "down")
+
+    def close(self):
+        for n in self.created:
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+def test_namespace_hosts_a_cut_link_and_a_killed_launcher_stop_every_node():
+    need(HOUSING)
+    for trouble in ("cut", "kill"):
+        hosts = NamespaceHosts(3)
+        try:
+            master = f"{hosts.ips[0]}:29400"
+            procs = []
+            for i, n in enumerate(hosts.names):
+                workdir = scratch()
+                cmd = ["ip", "netns", "exec", n, LAUNCH, f"--master={master}", "--nnodes=3", "--grace_period=1",
+                       TRAIN, *long_training()]
+                procs.append((subprocess.Popen(cmd, cwd=workdir, env=child_env(), stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE, text=True, start_new_session=True), workdir))
+            wait_for(lambda: all(os.path.exists(os.path.join(w, "log", "workerlog.0")) and
+                                 "step " in open(os.path.join(w, "log", "workerlog.0")).read() for _, w in procs),
+                     60, "training on every namespace host")
+            pids = [c for p, _ in procs for c in children_of(p.pid)]
+            started = time.monotonic()
+            if trouble == "cut":
+                hosts.cut(1)
+            else:
+                os.kill(procs[1][0].pid, signal.SIGKILL)
+            for i in (0, 2):
+                try:
+                    out, err = procs[i][0].communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(procs[i][0].pid, signal.SIGKILL)
+                    raise AssertionError(f"{trouble}: host {i} did not stop")
+                elapsed = time.monotonic() - started
+                check(procs[i][0].returncode != 0, f"{trouble}: host {i} exits non-zero")
+                check(elapsed < (15 if trouble == "cut" else 10), f"{trouble}: host {i} stopped in {elapsed:.1f} s")
+                check(f"node 1 ({hosts.ips[1]}" in err, f"{trouble}: host {i} names node 1\n{err[-2000:]}")
+            try:
+                procs[1][0].communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(procs[1][0].pid, signal.SIGKILL)
+                raise AssertionError(f"{trouble}: the cut-off host did not stop")
+            assert_gone(pids)
+        finally:
+            hosts.close()
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])

@@ -241,3 +241,21 @@ TEST_CASE("the child environment drops proxies and counts restarts") {
   CHECK(env["PADDLE_RESTART_COUNT"] == "2");
   CHECK(env["PADDLE_TRAINER_ID"] == "0");
 }
+
+TEST_CASE("--iface, or on several nodes the interface of this node's address, names the workers' socket interface") {
+  HostFacts host = cpu_host();
+  host.interfaces = {{"lo", "127.0.0.1"}, {"eth7", "192.0.2.7"}};
+  LaunchPlan multi = plan_for({"--ips=192.0.2.7,192.0.2.8", "x"}, host);
+  CHECK(env_value(multi.processes[0], "GLOO_SOCKET_IFNAME") == "eth7");
+  CHECK(env_value(multi.processes[0], "NCCL_SOCKET_IFNAME") == "eth7");
+  LaunchPlan one = plan_for({"--nproc_per_node=2", "x"}, host);
+  CHECK(env_value(one.processes[0], "GLOO_SOCKET_IFNAME") == "<unset>");
+  LaunchPlan chosen = plan_for({"--iface=lo", "x"}, host);
+  CHECK(env_value(chosen.processes[0], "NCCL_SOCKET_IFNAME") == "lo");
+  host.env["GLOO_SOCKET_IFNAME"] = "ib0";
+  LaunchPlan user = plan_for({"--ips=192.0.2.7,192.0.2.8", "x"}, host);
+  CHECK(env_value(user.processes[0], "GLOO_SOCKET_IFNAME") == "<unset>");  // the user's own setting stands
+  CHECK(env_value(user.processes[0], "NCCL_SOCKET_IFNAME") == "eth7");
+  CHECK(plan_error({"--iface=wlan9", "x"}, host) ==
+        "--iface: this node has no interface 'wlan9'; it has lo (127.0.0.1), eth7 (192.0.2.7)");
+}
