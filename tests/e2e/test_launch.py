@@ -146,8 +146,11 @@ def test_grandchildren_are_cleaned_up():
 
 
 def test_max_restarts_recovers():
+    # Rank 1 fails after a while, so rank 0 has written its dump even on a loaded machine (failing
+    # at once, it was sometimes stopped before that under a parallel CI run).
     r = launch(["--nproc_per_node=2", "--max_restarts=2", "--grace_period=1"],
-               ["--sleep", "0.5", "--exit", "5", "--fail-rank", "1", "--fail-attempt", "0", "--lines", "2"])
+               ["--sleep", "0.5", "--exit", "5", "--fail-rank", "1", "--fail-attempt", "0", "--fail-after", "1.5",
+                "--lines", "2"])
     check(r.returncode == 0, "the second attempt succeeds", r)
     dumps = r.dumps()
     check(sorted((d["attempt"], d["rank"]) for d in dumps) == [(0, 0), (0, 1), (1, 0), (1, 1)],
