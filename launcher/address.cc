@@ -95,4 +95,9 @@ std::optional<std::string> route_source_address(const std::string& ip) {
 
 bool is_loopback(const std::string& ip) { return ip.starts_with("127."); }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+}
+
 }  // namespace paddle::launcher

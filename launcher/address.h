@@ -55,4 +55,7 @@ std::optional<std::string> route_source_address(const std::string& ip);
 
 bool is_loopback(const std::string& ip);
 
+// This machine's host name ("?" when it has none), for messages.
+std::string host_name();
+
 }  // namespace paddle::launcher

@@ -170,8 +170,12 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional) {
   // The master's store must outlive the other nodes' reading of the verdict.
   if (server_) {
     const auto give_up = Clock::now() + kRetryFor;
-    std::lock_guard lock(mutex_);
-    for (const auto& m : members_) {
+    std::vector<RankedNode> members;
+    {
+      std::lock_guard lock(mutex_);
+      members = members_;
+    }
+    for (const auto& m : members) {
       if (m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost) continue;
       while (Clock::now() < give_up && !store_->try_get(acks + m.node.ip)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

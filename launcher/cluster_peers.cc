@@ -1,6 +1,5 @@
 #include "launcher/cluster_peers.h"
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -13,11 +12,6 @@
 
 namespace paddle::launcher {
 namespace {
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
-}
 
 // The flag's value, else the variable's (empty counts as unset).
 std::optional<std::string> flag_or_env(const std::optional<std::string>& flag, const HostFacts& host, const char* variable) {

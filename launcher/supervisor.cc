@@ -1,7 +1,6 @@
 #include "launcher/supervisor.h"
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -12,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "launcher/address.h"
 #include "launcher/child_process.h"
 #include "launcher/log_echo.h"
 
@@ -31,11 +31,6 @@ std::string indent(const std::string& text) {
     start = end + 1;
   }
   return out;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
 }
 
 class Job {

@@ -16,16 +16,12 @@ Model make_model(const TrainConfig& config, const DataFacts& facts) {
 }  // namespace
 
 CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, bool resume)
-    : FleetWorkload(config, fleet), shard_(config.shard(fleet.worker_index(), fleet.worker_num())) {
+    : FleetWorkload(config, fleet) {
   DataFacts facts;
   data_ = load_supervised_data(config, facts);
   model_ = make_model(config, facts);
-  const size_t steps_per_epoch = BatchLoader::batches_per_epoch(data_.train.size(), shard_);
-  if (steps_per_epoch == 0)
-    throw common::ConfigError(fmt::format("batch_size: {} training samples are fewer than one global batch of {} x {} ranks",
-                                          data_.train.size(), config.batch_size, fleet.worker_num()));
   schedule_ = config.lr_schedule;
-  schedule_.steps_per_epoch = static_cast<int64_t>(steps_per_epoch);
+  schedule_.steps_per_epoch = static_cast<int64_t>(steps_per_epoch(data_.train.size()));
 
   auto optimizer = make_optimizer(config.optimizer);
   if (resume) {

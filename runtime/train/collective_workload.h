@@ -37,7 +37,6 @@ class CollectiveWorkload : public FleetWorkload {
  private:
   TrainTestSplit data_;
   Model model_;
-  ShardSpec shard_;
   LrSchedule schedule_;
   CheckpointPosition resumed_;
   std::optional<DistributedModel> parallel_;

@@ -85,13 +85,10 @@ CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
     : PsWorkload(config, fleet),
       train_(load(config)),
       model_(make_model(config)),
-      tables_(wide_deep_tables(config)),
-      shard_(config.shard(fleet.worker_index(), fleet.worker_num())) {
+      tables_(wide_deep_tables(config)) {
   test_ = train_.split_off(static_cast<size_t>(static_cast<double>(train_.size()) * (1.0 - config.data.test_fraction)));
   if (config.data.train_samples > 0) train_.split_off(config.data.train_samples);
-  if (BatchLoader::batches_per_epoch(train_.size(), shard_) == 0)
-    throw common::ConfigError(fmt::format("batch_size: {} training samples are fewer than one global batch of {} x {} workers",
-                                          train_.size(), config.batch_size, fleet.worker_num()));
+  steps_per_epoch(train_.size());
 }
 
 CtrWorkload::~CtrWorkload() = default;
@@ -99,7 +96,7 @@ CtrWorkload::~CtrWorkload() = default;
 std::string CtrWorkload::describe() const {
   return fmt::format("wide&deep: {} dense parameters, embedding dim {}, {} train / {} test samples, {} steps per pass",
                      tables_.dense[kDenseTable].size, model_.embedding_dim(), train_.size(), test_.size(),
-                     BatchLoader::batches_per_epoch(train_.size(), shard_));
+                     steps_per_epoch(train_.size()));
 }
 
 nlohmann::json CtrWorkload::identity() const {

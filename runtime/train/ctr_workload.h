@@ -35,7 +35,6 @@ class CtrWorkload : public PsWorkload {
   CtrDataset train_, test_;
   WideDeep model_;
   ps::TableSpecs tables_;
-  ShardSpec shard_;
   std::vector<std::vector<size_t>> batches_;  // this epoch's, of this worker
   size_t next_batch_ = 0;
 };

@@ -2,6 +2,10 @@
 // FleetWorkload: what every workload of the `train` program shares: its settings and its
 // place in the job, which Fleet knows.
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "runtime/data/batch_loader.h"
 #include "runtime/distributed/fleet.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/workload.h"
@@ -15,10 +19,22 @@ class FleetWorkload : public Workload {
   size_t global_batch() const override { return config_.batch_size * static_cast<size_t>(worker_num()); }
 
  protected:
-  FleetWorkload(const TrainConfig& config, Fleet& fleet) : config_(config), fleet_(fleet) {}
+  FleetWorkload(const TrainConfig& config, Fleet& fleet)
+      : config_(config), fleet_(fleet), shard_(config.shard(fleet.worker_index(), fleet.worker_num())) {}
+
+  // This worker's steps per epoch over `train_samples`; common::ConfigError when they are
+  // fewer than one global batch.
+  size_t steps_per_epoch(size_t train_samples) const {
+    const size_t steps = BatchLoader::batches_per_epoch(train_samples, shard_);
+    if (steps == 0)
+      throw common::ConfigError(fmt::format("batch_size: {} training samples are fewer than one global batch of {} x {} workers",
+                                            train_samples, config_.batch_size, worker_num()));
+    return steps;
+  }
 
   const TrainConfig& config_;
   Fleet& fleet_;
+  const ShardSpec shard_;  // how this worker cuts the data
 };
 
 }  // namespace paddle::runtime

@@ -8,14 +8,12 @@
 namespace paddle::runtime {
 
 LayerPsWorkload::LayerPsWorkload(const TrainConfig& config, Fleet& fleet)
-    : PsWorkload(config, fleet), shard_(config.shard(fleet.worker_index(), fleet.worker_num())) {
+    : PsWorkload(config, fleet) {
   DataFacts facts;
   data_ = load_supervised_data(config, facts);
   std::mt19937 rng(config.seed);
   model_ = build_model(config.model, facts, rng);
-  if (BatchLoader::batches_per_epoch(data_.train.size(), shard_) == 0)
-    throw common::ConfigError(fmt::format("batch_size: {} training samples are fewer than one global batch of {} x {} workers",
-                                          data_.train.size(), config.batch_size, fleet.worker_num()));
+  steps_per_epoch(data_.train.size());
   layer_tables_.emplace(model_.net, model_.embeddings);
   specs_ = layer_tables_->specs(config.seed, config.ps.server_optimizer, config.lr_schedule.base_lr);
 }
@@ -32,7 +30,7 @@ std::string LayerPsWorkload::describe() const {
   return fmt::format("model: {}\nparameter servers: dense {} values; sparse tables {}\ntrain samples: {}, test samples: {}, "
                      "{} steps per pass",
                      model_.net.describe(), specs_.dense[0].size, sparse.empty() ? "none" : sparse, data_.train.size(),
-                     data_.test.size(), BatchLoader::batches_per_epoch(data_.train.size(), shard_));
+                     data_.test.size(), steps_per_epoch(data_.train.size()));
 }
 
 nlohmann::json LayerPsWorkload::identity() const {

@@ -33,7 +33,6 @@ class LayerPsWorkload : public PsWorkload {
 
   TrainTestSplit data_;
   Model model_;
-  ShardSpec shard_;
   std::optional<LayerTables> layer_tables_;
   ps::TableSpecs specs_;
   std::unique_ptr<BatchLoader> loader_;
