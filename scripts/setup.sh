@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libeigen3-dev doctest-dev libgloo-dev
   zlib1g-dev dataset-fashion-mnist
   iproute2 procps openmpi-bin
+  etcd-server openssh-server openssh-client rsync
 )
 
 missing=()
