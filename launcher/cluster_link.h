@@ -1,22 +1,30 @@
 #pragma once
 // ClusterLink: this launcher's tie to the other launchers of a multi-node job, through the
-// job's key-value store at the master (collective/kv_store_server.h: the same store the
-// workers' rendezvous uses). The node whose address is the master's hosts the store.
+// job's control store (control_store.h): the HTTP store on the master node (the same store
+// kind the workers' rendezvous uses), or etcd.
 //
 // Keys, under JOB (the --job_id) and G (the generation: 0, then one more per restart):
 //   JOB.gG.node.IP     a node's registration (rank_map.h), written when it joins generation G
+//   JOB.gG.members     an elastic job's members of G, fixed by the first node to see that
+//                      enough have come (below); the registrations, in a JSON list
+//   JOB.generation     an elastic job's newest generation with members: where newcomers join
 //   JOB.gG.report.IP   why G ended on that node (job_failure.h); the first report anywhere
 //                      makes every node stop its processes
-//   JOB.gG.failed      the master's verdict: settle_time after the first report, the most
+//   JOB.gG.failed      the judge's verdict: settle_time after the first report, the most
 //                      likely root cause among them (JobFailure::Cause order, then the earliest),
 //                      so every node names the same one; a process that lost its peer fails
 //                      too, but it is not the cause
 //   JOB.gG.done.IP     the node's processes all succeeded
-//   JOB.hb.IP          a node's heartbeat, rewritten every heartbeat interval
-// The master judges liveness on its own monotonic clock only: a node whose heartbeat is older
-// than dead_after, or whose presence connection closed (its launcher was killed), gets a
-// report "launcher lost". A node that cannot reach the master for dead_after reports the
-// master lost itself.
+//   JOB.hb.IP          a node's heartbeat (etcd: on its lease)
+// One launcher judges (the master's host; on etcd the holder of JOB.judge): a node the store
+// counts as gone (control_store.h) gets a report "launcher lost". A node that cannot reach the
+// store for dead_after reports the store lost itself.
+//
+// Elastic jobs (--nnodes=MIN:MAX, on etcd): generation G starts once MIN nodes have registered
+// and either MAX have, or every live launcher has (G > 0: the survivors and newcomers of a
+// restart), or elastic_timeout has passed since MIN were there. Later nodes register for G+1;
+// the judge then ends G so that they are admitted (a node joining); a lost node ends G too,
+// and the rest go on without it when at least MIN remain.
 
 #include <nlohmann/json.hpp>
 
@@ -30,10 +38,9 @@
 #include <thread>
 #include <vector>
 
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
-#include "collective/liveness.h"
+#include "collective/etcd_client.h"
 #include "common/error.h"
+#include "launcher/control_store.h"
 #include "launcher/job_failure.h"
 #include "launcher/launch_log.h"
 #include "launcher/rank_map.h"
@@ -48,26 +55,41 @@ class RendezvousTimeout : public common::Error {
 };
 
 struct ClusterSettings {
-  std::string master_ip;
+  std::string master_ip;  // the HTTP master; empty with etcd
   int master_port = 0;
+  std::vector<collective::EtcdEndpoint> etcd;  // --master=etcd://...
   std::string job_id = "default";
-  int nnodes = 1;
+  int nnodes = 1;     // the most nodes
+  int min_nodes = 1;  // the fewest an elastic job runs with; nnodes otherwise
   std::string node_ip;  // this node's address, as the others reach it
   bool host_master = false;  // this node serves the store
   std::vector<std::string> ips_order;  // --ips, else the scheduler's node list: the rank order
   std::optional<int> node_rank;        // --rank, else the scheduler's
   std::string source;                  // where the settings came from, printed once
   std::chrono::milliseconds rendezvous_timeout{300000};
+  std::chrono::milliseconds elastic_timeout{30000};
   std::chrono::milliseconds report_interval{5000};
-  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds dead_after{5000};
-  std::chrono::milliseconds settle_time{1000};
+  std::chrono::milliseconds settle_time{1500};
+
+  bool elastic() const { return min_nodes < nnodes; }
+  // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".
+  std::string master_name() const;
+};
+
+// A generation as this node joined it.
+struct JoinedGeneration {
+  int generation = 0;     // a node joining a running elastic job starts at the job's
+  int restarts_used = 0;  // of --max_restarts, job-wide
+  std::vector<RankedNode> nodes;
 };
 
 class ClusterLink {
  public:
   // Hosts the store when settings.host_master; starts heartbeats. Throws common::UsageError
-  // when this node should host the master but cannot bind its address.
+  // when this node should host the master but cannot bind its address, common::PeerError when
+  // etcd cannot be reached.
   ClusterLink(ClusterSettings settings, LaunchLog& log);
   ~ClusterLink();
   ClusterLink(const ClusterLink&) = delete;
@@ -75,11 +97,15 @@ class ClusterLink {
 
   const ClusterSettings& settings() const { return settings_; }
 
-  // Registers `me` for `generation` and waits for every node, printing "waiting for K of N
-  // nodes; have: ...; missing: ..." every report interval. Returns the rank map. Throws
-  // RendezvousTimeout naming the missing nodes, common::UsageError for registrations that
-  // contradict each other, common::PeerError when the master cannot be reached.
-  std::vector<RankedNode> join(int generation, const NodeRegistration& me);
+  // Registers `me` for `generation` (or, elastic, the job's next one) and waits for the nodes,
+  // printing "waiting for K of N nodes; have: ...; missing: ..." every report interval.
+  // Throws RendezvousTimeout naming the missing nodes, common::UsageError for registrations
+  // that contradict each other, common::PeerError when the store cannot be reached.
+  JoinedGeneration join(int generation, const NodeRegistration& me);
+
+  // Why the job goes on to its next generation without counting a restart: an elastic job's
+  // nodes changed and at least MIN remain, or a process asked to be restarted (exit 101).
+  std::optional<std::string> membership_change(const JobFailure& root) const;
 
   // Reports why `generation` ended here, so that every node stops; returns `failure`.
   JobFailure report(int generation, const JobFailure& failure);
@@ -99,18 +125,31 @@ class ClusterLink {
 
  private:
   void watch();  // the background thread: heartbeats, the failure key, the master's judge
-  // Every node of `generation` has registered: the rank map.
-  std::vector<RankedNode> complete(int generation, const std::vector<std::string>& have);
+  JoinedGeneration join_fixed(int generation, const NodeRegistration& me);
+  JoinedGeneration join_elastic(int generation, const NodeRegistration& me);
+  // Whether an elastic `generation` may start with the nodes in `have`.
+  bool may_start(int generation, const std::vector<std::string>& have,
+                 std::optional<std::chrono::steady_clock::time_point> enough_since);
+  // Fixes an elastic generation's members: earlier members first, then in rank order, at most nnodes.
+  void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
+  // The rank map of `nodes`, now the joined generation.
+  JoinedGeneration complete(int generation, std::vector<NodeRegistration> nodes, const std::vector<std::string>& have);
+  void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::string& status);
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
-  void judge_liveness(int generation, const std::vector<RankedNode>& members);
+  // Reports the members the store counts as gone; returns whether one has been silent long
+  // enough that it may be gone too (the verdict then waits for the store to say).
+  bool judge_liveness(int generation, const std::vector<RankedNode>& members);
   // The registrations of `generation` contradict each other: say so, and on the master wait
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);
-  void judge_root_cause(int generation);
+  void judge_root_cause(int generation, bool someone_silent);
+  // An elastic job below its most nodes admits a node that registered for the next generation.
+  void judge_newcomers(int generation, const std::vector<RankedNode>& members);
   // The verdict, or the first report, of `generation` into failure_ (the master judges first).
   void poll_failures(int generation, const std::vector<RankedNode>& members, bool failed);
-  JobFailure master_lost(const std::vector<RankedNode>& members) const;
-  std::optional<std::chrono::milliseconds> heartbeat_age(int generation, const std::string& ip);
+  // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
+  JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
+  void clear_stale_state();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
     return key("g" + std::to_string(generation) + "." + suffix);
@@ -118,12 +157,9 @@ class ClusterLink {
 
   ClusterSettings settings_;
   LaunchLog& log_;
-  std::unique_ptr<collective::KvStoreServer> server_;
-  std::unique_ptr<collective::HttpStore> store_;     // the calling thread's
-  std::unique_ptr<collective::HttpStore> watcher_;   // the background thread's
-  std::unique_ptr<collective::Liveness::Presence> presence_;
+  std::unique_ptr<ControlStore> store_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
   int generation_ = -1;  // joined; -1 before the first join

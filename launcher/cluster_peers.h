@@ -16,9 +16,10 @@
 
 namespace paddle::launcher {
 
-// The cluster settings the options and the environment give (--master or PADDLE_MASTER,
-// --nnodes or PADDLE_NNODES, --job_id or PADDLE_JOB_ID, --host or POD_IP, or the address that
-// routes to the master); nothing for a one-node job. Throws common::UsageError naming the flag
+// The cluster settings the options and the environment give (--master or PADDLE_MASTER: IP:PORT
+// or etcd://HOST:PORT[,...]; --nnodes or PADDLE_NNODES: N, or MIN:MAX for an elastic job on
+// etcd; --job_id or PADDLE_JOB_ID; --host or POD_IP, or the address that routes to the
+// master); nothing for a one-node job. Throws common::UsageError naming the flag
 // or variable at fault, or a loopback address given to a node on a real network.
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host);
 
@@ -35,13 +36,14 @@ class ClusterPeers : public JobPeers {
                PortReservation& ports, ClusterSettings settings, LaunchLog& log,
                std::vector<std::string> fixed_endpoints = {});
 
-  const LaunchPlan& plan(int generation) override;
+  const LaunchPlan& plan(int generation, int restarts_used) override;
   JobFailure report(int generation, const JobFailure& failure) override { return link_.report(generation, failure); }
   std::optional<JobFailure> failure_elsewhere() override { return link_.failure(); }
   std::optional<JobFailure> finish(int generation) override { return link_.finish(generation); }
   JobFailure verdict(int generation, const JobFailure& provisional) override {
     return link_.verdict(generation, provisional);
   }
+  std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
 
  private:
   const LaunchOptions& options_;

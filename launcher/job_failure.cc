@@ -24,7 +24,7 @@ JobFailure JobFailure::from_json(const std::string& text) {
     f.exit_status = j.at("exit_status");
     f.log_file = j.at("log_file");
     f.tail = j.at("tail");
-    f.cause = static_cast<Cause>(std::clamp(j.at("cause").get<int>(), 0, 3));
+    f.cause = static_cast<Cause>(std::clamp(j.at("cause").get<int>(), 0, 4));
     return f;
   } catch (const std::exception& e) {
     throw common::PeerError(fmt::format("the master holds a malformed failure report ({}): {}", e.what(), text));
@@ -32,7 +32,8 @@ JobFailure JobFailure::from_json(const std::string& text) {
 }
 
 std::string JobFailure::describe() const {
-  std::string text = fmt::format("node {} ({}, {}): {}", node_rank, ip, hostname, what);
+  std::string text = node_rank >= 0 ? fmt::format("node {} ({}, {}): {}", node_rank, ip, hostname, what)
+                                    : fmt::format("a new node ({}, {}): {}", ip, hostname, what);
   if (!log_file.empty()) text += fmt::format("; log: {}", log_file);
   if (!tail.empty()) text += ", last lines:\n" + tail;
   return text;

@@ -12,11 +12,12 @@ namespace paddle::launcher {
 // Why a generation of the job ended, as every node prints it.
 struct JobFailure {
   // From the most to the least likely root cause, when several nodes report at once: a process
-  // that lost its peer fails too, but after the one that died.
-  enum class Cause { kLauncherLost = 0, kLauncherSignalled = 1, kProcessSignalled = 2, kProcessFailed = 3 };
+  // that lost its peer fails too, but after the one that died. A node joining an elastic job
+  // ends the generation only to admit it.
+  enum class Cause { kLauncherLost = 0, kLauncherSignalled = 1, kProcessSignalled = 2, kProcessFailed = 3, kNodeJoined = 4 };
 
   Cause cause = Cause::kProcessFailed;
-  int node_rank = -1;
+  int node_rank = -1;  // -1: a node not (yet) in the rank map
   std::string ip, hostname;
   std::string what;  // "trainer 3 (local 1) exited with status 17", "launcher lost: ..."
   int exit_status = 1;  // what every launcher exits with when the job gives up

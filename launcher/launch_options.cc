@@ -74,13 +74,19 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--master", o.master,
                  "IP:PORT of the job's master store, where the nodes' launchers meet (PADDLE_MASTER); "
-                 "the node with that address hosts it");
-  app.add_option("--nnodes", o.nnodes, "Nodes in the job, with --master (PADDLE_NNODES)")->check(CLI::Range(1, 100000));
+                 "the node with that address hosts it. etcd://HOST:PORT[,HOST:PORT]: meet in etcd instead");
+  app.add_option("--nnodes", o.nnodes,
+                 "Nodes in the job, with --master (PADDLE_NNODES). MIN:MAX (etcd): elastic; nodes may join and "
+                 "leave, and a process exiting 101 restarts the job");
   app.add_option("--rank", o.node_rank, "This node's rank, with --master (PADDLE_RANK). Default: by --ips, else by IP")
       ->check(CLI::Range(0, 99999));
   app.add_option("--job_id", o.job_id, "Names the job in the master's store (PADDLE_JOB_ID). Default: default");
   app.add_option("--rendezvous_timeout", o.rendezvous_timeout, "Seconds to wait for every node at the master")
       ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--elastic_timeout", o.elastic_timeout,
+                 "Seconds an elastic job waits for more nodes once MIN are there, before it starts")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   app.add_option("--max_restarts", o.max_restarts,
                  "On a failure, restart all processes of the job (every node) up to this many times")
@@ -96,6 +102,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       "  paddle-launch --gpus=0,1 train                               # one process per GPU (NCCL)\n"
       "  paddle-launch --ips=10.0.0.1,10.0.0.2 --gpus=0,1 train       # run on each node\n"
       "  paddle-launch --master=10.0.0.1:8090 --nnodes=2 train        # run on each node\n"
+      "  paddle-launch --master=etcd://10.0.0.9:2379 --nnodes=2:4 train  # elastic, on each node\n"
       "  paddle-launch --server_num=1 --worker_num=2 train            # parameter-server mode\n"
       "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
       "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
@@ -128,6 +135,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
   std::vector<std::pair<std::string, std::string>> rows = {
       {"backend", o.backend},
       {"dry_run", or_none(o.dry_run)},
+      {"elastic_timeout", fmt::format("{}", o.elastic_timeout)},
       {"gpus", or_none(o.gpus)},
       {"grace_period", fmt::format("{}", o.grace_period)},
       {"host", or_none(o.host)},

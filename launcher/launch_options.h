@@ -26,10 +26,11 @@ struct LaunchOptions {
   std::optional<int> http_port;
   std::optional<std::string> dry_run;  // "table" or "json"
   std::optional<std::string> master;  // --master IP:PORT (PADDLE_MASTER)
-  std::optional<int> nnodes;          // --nnodes (PADDLE_NNODES)
+  std::optional<std::string> nnodes;  // --nnodes N or MIN:MAX (PADDLE_NNODES)
   std::optional<int> node_rank;       // --rank (PADDLE_RANK)
   std::optional<std::string> job_id;  // --job_id (PADDLE_JOB_ID)
   double rendezvous_timeout = 300;
+  double elastic_timeout = 30;
   int max_restarts = 0;
   double grace_period = 5.0;
   std::string training_script;

@@ -49,6 +49,8 @@ struct LaunchPlan {
   std::vector<ProcessSpec> processes;  // local processes, servers first
   std::vector<int> fixed_local_ports;  // ports this node was told to use (checked before start)
   std::vector<std::string> notes;      // informational lines for the log
+  int generation = 0;     // of the job: 0, then one more per restart (PADDLE_RESTART_COUNT)
+  int restarts_used = 0;  // of --max_restarts, job-wide, before this generation
 
   // The process whose log is echoed to the console: the first local trainer/worker, else the
   // first local server.

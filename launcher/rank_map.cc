@@ -29,7 +29,7 @@ std::string describe(const NodeRegistration& n) { return fmt::format("{} ({})", 
 
 nlohmann::json NodeRegistration::to_json() const {
   nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
-                      {"max_restarts", max_restarts}};
+                      {"max_restarts", max_restarts}, {"restarts_used", restarts_used}};
   j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
   return j;
 }
@@ -43,6 +43,7 @@ NodeRegistration NodeRegistration::from_json(const std::string& text) {
     n.endpoints = j.at("endpoints").get<std::vector<std::string>>();
     n.devices = j.at("devices");
     n.max_restarts = j.at("max_restarts");
+    n.restarts_used = j.value("restarts_used", 0);
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {

@@ -23,6 +23,7 @@ struct NodeRegistration {
   std::vector<std::string> endpoints;  // its processes' ip:port, in local order
   std::string devices;                 // "0,1" for GPUs; "" on the CPU
   int max_restarts = 0;                // must agree on every node
+  int restarts_used = 0;               // of max_restarts, as far as this node knows (a newcomer: 0)
 
   nlohmann::json to_json() const;
   // Throws common::PeerError naming what is malformed.

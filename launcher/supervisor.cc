@@ -42,25 +42,38 @@ class Job {
   }
 
   int run() {
-    for (int attempt = 0;; ++attempt) {
-      if (attempt > 0) archive_logs(attempt - 1);
-      plan_ = &peers_.plan(attempt);
-      run_attempt(attempt);
+    int restarts_used = 0;
+    std::optional<int> previous;  // the generation before, whose logs are archived
+    for (int generation = 0;;) {
+      if (previous) archive_logs(*previous);
+      plan_ = &peers_.plan(generation, restarts_used);
+      generation = plan_->generation;
+      restarts_used = plan_->restarts_used;
+      run_attempt(generation);
       if (interrupted_by_) return 128 + interrupted_by_;
-      if (!root_) root_ = peers_.finish(attempt);
+      if (!root_) root_ = peers_.finish(generation);
       if (!root_) return 0;
-      root_ = peers_.verdict(attempt, *root_);
+      root_ = peers_.verdict(generation, *root_);
+      previous = generation++;
+      if (auto change = peers_.membership_change(*root_)) {
+        log_.warning(fmt::format("the job's nodes change: {}; restarting the whole job on every node as generation {} "
+                                 "(PADDLE_RESTART_COUNT={}), which does not count against --max_restarts",
+                                 *change, generation, generation));
+        continue;
+      }
       const bool multi_node = plan_->node_count > 1;
       if (multi_node) log_.error(fmt::format("the job's root cause: {}", root_->describe()));
       const int status = root_->exit_status;
-      if (root_->stops_job() && attempt < options_.max_restarts)
+      const int max = options_.max_restarts;
+      if (root_->stops_job() && restarts_used < max)
         log_.error(fmt::format("not restarting: a restart cannot mend this ({}); exit status {}", root_->what, status));
-      else if (attempt >= options_.max_restarts && options_.max_restarts > 0)
-        log_.error(fmt::format("giving up after {} restart(s); exit status {}", options_.max_restarts, status));
-      if (root_->stops_job() || attempt >= options_.max_restarts) return status;
+      else if (restarts_used >= max && max > 0)
+        log_.error(fmt::format("giving up after {} restart(s); exit status {}", max, status));
+      if (root_->stops_job() || restarts_used >= max) return status;
+      ++restarts_used;
       log_.warning(fmt::format("restarting {}: restart {} of {} (PADDLE_RESTART_COUNT={})",
                                multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
-                               attempt + 1, options_.max_restarts, attempt + 1));
+                               restarts_used, max, generation));
     }
   }
 

@@ -11,7 +11,8 @@
 //  - SIGINT/SIGTERM stop everything the same way and give 130/143; a second signal kills at once.
 //  - In a multi-node job (JobPeers) the nodes act as one: a failure on any node stops every
 //    node's processes, each node prints the job's one root cause and exits with its status,
-//    and restarts are generations of the whole job, started together.
+//    and restarts are generations of the whole job, started together. In an elastic job a
+//    change of its nodes starts the next generation without counting against max_restarts.
 
 #include <chrono>
 #include <optional>
@@ -34,8 +35,10 @@ struct SupervisorOptions {
 class JobPeers {
  public:
   virtual ~JobPeers() = default;
-  // The plan of generation G (0, then one more per restart).
-  virtual const LaunchPlan& plan(int generation) = 0;
+  // The plan of generation G (0, then one more per restart), after `restarts_used` restarts
+  // of --max_restarts. A node joining a running elastic job gets the job's generation and
+  // count instead (the plan's generation and restarts_used).
+  virtual const LaunchPlan& plan(int generation, int restarts_used) = 0;
   // This node's part of G failed, or its launcher was signalled; returns the job's root cause.
   virtual JobFailure report(int generation, const JobFailure& failure) = 0;
   // The job's root cause once another node reported it; polled while the processes run.
@@ -45,12 +48,15 @@ class JobPeers {
   // The job's root cause of G's end, once every node has had its say; `provisional` is the
   // failure this node knows of.
   virtual JobFailure verdict(int generation, const JobFailure& provisional) = 0;
+  // Why the job goes on to its next generation without counting a restart (an elastic job's
+  // nodes changed), or nothing.
+  virtual std::optional<std::string> membership_change(const JobFailure&) { return std::nullopt; }
 };
 
 class SingleNode : public JobPeers {
  public:
   explicit SingleNode(const LaunchPlan& plan) : plan_(plan) {}
-  const LaunchPlan& plan(int) override { return plan_; }
+  const LaunchPlan& plan(int, int) override { return plan_; }
   JobFailure report(int, const JobFailure& failure) override { return failure; }
   std::optional<JobFailure> failure_elsewhere() override { return std::nullopt; }
   std::optional<JobFailure> finish(int) override { return std::nullopt; }
