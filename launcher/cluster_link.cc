@@ -381,6 +381,26 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
   }
 }
 
+void ClusterLink::workers_done(int generation) {
+  try {
+    store_->put(generation_key(generation, "workers_done." + settings_.node_ip), "1");
+  } catch (const common::PeerError&) {
+    // The store gone is a failure the watcher reports.
+  }
+}
+
+bool ClusterLink::job_workers_done(int generation) {
+  const std::string prefix = generation_key(generation, "workers_done.");
+  try {
+    const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
+    std::lock_guard lock(mutex_);
+    return std::all_of(members_.begin(), members_.end(),
+                       [&](const RankedNode& m) { return m.node.endpoints.empty() || contains(done, m.node.ip); });
+  } catch (const common::PeerError&) {
+    return false;
+  }
+}
+
 std::optional<JobFailure> ClusterLink::failure() {
   std::lock_guard lock(mutex_);
   return failure_;

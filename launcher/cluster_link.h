@@ -119,6 +119,11 @@ class ClusterLink {
   // returns a failure reported meanwhile.
   std::optional<JobFailure> finish(int generation);
 
+  // PS: this node's workers of `generation` have all exited 0 (JOB.gG.workers_done.IP); and
+  // whether every node with workers has said so (false while the store cannot tell).
+  void workers_done(int generation);
+  bool job_workers_done(int generation);
+
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
   std::optional<JobFailure> failure();

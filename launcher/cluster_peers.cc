@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/plan_report.h"
+#include "launcher/ps_plan.h"
 #include "launcher/scheduler_env.h"
 
 namespace paddle::launcher {
@@ -125,9 +126,9 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
     throw common::UsageError(fmt::format("--rank: the ranks of an elastic job (--nnodes={}:{}) follow the nodes present; "
                                          "drop --rank",
                                          count.min, count.max));
-  if (o.run_mode == "ps" || o.server_num || o.worker_num || o.servers || o.workers)
-    throw common::UsageError(fmt::format("{} starts collective jobs; a parameter-server job lists its nodes with "
-                                         "--servers and --workers",
+  if (o.servers || o.workers)
+    throw common::UsageError(fmt::format("--servers/--workers: with {} each node gives --server_num and --worker_num, "
+                                         "and the lists follow the rank map",
                                          master_source));
   ClusterSettings s;
   std::string store_ip;  // where this node's traffic to the job's store goes
@@ -202,9 +203,11 @@ ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string
 
 const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   const ClusterSettings& s = link_.settings();
+  const bool ps = is_ps_job(options_);
   NodeRegistration me =
-      register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
-                    fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
+      ps ? register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_)
+         : register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
+                         fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
   me.restarts_used = restarts_used;
   const std::string nodes_wanted = s.elastic() ? fmt::format("{} to {}", s.min_nodes, s.nnodes) : std::to_string(s.nnodes);
   log_.info(fmt::format("joining generation {} of job {} at {} as {} ({} nodes{})", generation, s.job_id, s.master_name(),
@@ -217,7 +220,8 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   const EnvList job_env = {{"PADDLE_MASTER", master},
                            {"PADDLE_NNODES", std::to_string(nodes.size())},
                            {"PADDLE_JOB_ID", s.job_id}};
-  plan_ = make_cluster_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
+  plan_ = ps ? make_cluster_ps_plan(options_, command_, host_, nodes, mine->node_rank, job_env)
+             : make_cluster_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
   plan_.generation = joined.generation;
   plan_.restarts_used = joined.restarts_used;
   const std::string rank_map = rank_map_text(nodes);

@@ -44,6 +44,8 @@ class ClusterPeers : public JobPeers {
     return link_.verdict(generation, provisional);
   }
   std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
+  void workers_done(int generation) override { link_.workers_done(generation); }
+  bool job_workers_done(int generation) override { return link_.job_workers_done(generation); }
 
  private:
   const LaunchOptions& options_;

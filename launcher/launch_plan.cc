@@ -143,9 +143,11 @@ const ProcessSpec& LaunchPlan::echoed_process() const {
 
 int LaunchPlan::world_size() const { return static_cast<int>(trainer_endpoints.size()); }
 
+bool is_ps_job(const LaunchOptions& o) { return o.run_mode == "ps" || (o.run_mode.empty() && wants_ps(o)); }
+
 LaunchPlan make_launch_plan(const LaunchOptions& o, std::vector<std::string> command, const HostFacts& host,
                             PortSource& ports) {
-  const bool ps = o.run_mode == "ps" || (o.run_mode.empty() && wants_ps(o));
+  const bool ps = is_ps_job(o);
   if (o.run_mode == "collective" && wants_ps(o))
     throw common::UsageError(fmt::format("--run_mode=collective conflicts with {}, which is a PS flag", first_ps_flag(o)));
   LaunchPlan plan = ps ? plan_ps(o, host, ports) : plan_collective(o, host, ports);

@@ -63,6 +63,9 @@ std::string_view mode_name(LaunchPlan::Mode mode);
 // Variables removed from every child's environment.
 inline constexpr const char* kUnsetInChildren[] = {"http_proxy", "https_proxy"};
 
+// Whether the options ask for a parameter-server job (--run_mode=ps, or any PS flag).
+bool is_ps_job(const LaunchOptions& options);
+
 // Throws common::UsageError naming the flag or variable at fault.
 LaunchPlan make_launch_plan(const LaunchOptions& options, std::vector<std::string> command,
                             const HostFacts& host, PortSource& ports);

@@ -12,6 +12,14 @@
 namespace paddle::launcher {
 namespace {
 
+// A plan whose every port is given: asking for a free one is a bug.
+class FixedPortsOnly : public PortSource {
+ public:
+  std::vector<int> take_free_ports(int) override {
+    throw std::logic_error("a --master PS plan has its ports from the registrations");
+  }
+};
+
 // What every process of a PS job is told about the job.
 struct PsJob {
   std::string server_list, worker_list, http_endpoint, with_gloo;
@@ -150,6 +158,53 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   add_ps_workers(plan, job, workers, ps_worker_gpus(o, host), o.workers || start);
   if (plan.processes.empty())
     throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
+  return plan;
+}
+
+NodeRegistration register_ps_node(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
+                                  const std::string& hostname, std::optional<int> rank, PortSource& ports) {
+  if (o.servers || o.workers)
+    throw common::UsageError("--servers/--workers: a --master PS job makes these lists from every node's --server_num and "
+                             "--worker_num; give those instead");
+  if (o.nproc_per_node)
+    throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num");
+  const int servers = o.server_num.value_or(1), workers = o.worker_num.value_or(1);
+  const std::vector<int> port_list = allocate_ports(explicit_start_port(o, host.env), 0, servers + workers + 1, ports);
+  NodeRegistration me;
+  me.ip = node_ip;
+  me.hostname = hostname;
+  me.requested_rank = rank;
+  me.max_restarts = o.max_restarts;
+  for (int i = 0; i < servers + workers; ++i)
+    (i < servers ? me.server_endpoints : me.endpoints).push_back(fmt::format("{}:{}", node_ip, port_list[static_cast<size_t>(i)]));
+  me.ps_store_port = port_list.back();
+  return me;
+}
+
+LaunchPlan make_cluster_ps_plan(const LaunchOptions& o, std::vector<std::string> command, const HostFacts& host,
+                                const std::vector<RankedNode>& nodes, int node_rank, const EnvList& job_env) {
+  std::vector<std::string> servers, workers;
+  for (const auto& n : nodes) {
+    servers.insert(servers.end(), n.node.server_endpoints.begin(), n.node.server_endpoints.end());
+    workers.insert(workers.end(), n.node.endpoints.begin(), n.node.endpoints.end());
+  }
+  if (servers.empty()) throw common::UsageError("--server_num: no node of the job runs a parameter server");
+  if (workers.empty()) throw common::UsageError("--worker_num: no node of the job runs a worker");
+  LaunchOptions lists = o;
+  lists.servers = join(servers);
+  lists.workers = join(workers);
+  lists.server_num.reset();
+  lists.worker_num.reset();
+  lists.host = nodes.at(static_cast<size_t>(node_rank)).node.ip;
+  lists.http_port = nodes.front().node.ps_store_port;
+  lists.start_port.reset();
+  FixedPortsOnly no_free_ports;
+  LaunchPlan plan = make_launch_plan(lists, std::move(command), host, no_free_ports);
+  plan.node_rank = node_rank;
+  plan.node_count = static_cast<int>(nodes.size());
+  EnvList env = job_env;
+  for (auto& variable : socket_interface_env(o, host, plan.node_ip, plan.node_count)) env.push_back(std::move(variable));
+  for (auto& p : plan.processes) p.env.insert(p.env.end(), env.begin(), env.end());
   return plan;
 }
 

@@ -29,7 +29,8 @@ std::string describe(const NodeRegistration& n) { return fmt::format("{} ({})", 
 
 nlohmann::json NodeRegistration::to_json() const {
   nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
-                      {"max_restarts", max_restarts}, {"restarts_used", restarts_used}};
+                      {"max_restarts", max_restarts}, {"restarts_used", restarts_used},
+                      {"servers", server_endpoints}, {"ps_store_port", ps_store_port}};
   j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
   return j;
 }
@@ -44,6 +45,8 @@ NodeRegistration NodeRegistration::from_json(const std::string& text) {
     n.devices = j.at("devices");
     n.max_restarts = j.at("max_restarts");
     n.restarts_used = j.value("restarts_used", 0);
+    n.server_endpoints = j.value("servers", std::vector<std::string>{});
+    n.ps_store_port = j.value("ps_store_port", 0);
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {
@@ -92,9 +95,10 @@ std::string rank_map_text(const std::vector<RankedNode>& nodes) {
   std::string text;
   for (const auto& r : nodes) {
     const int last = r.first_global_rank + static_cast<int>(r.node.endpoints.size()) - 1;
-    text += fmt::format("node {}  {} ({})  {} process(es)  ranks {}-{}  devices {}\n", r.node_rank, r.node.ip,
+    text += fmt::format("node {}  {} ({})  {} process(es)  ranks {}-{}  devices {}{}\n", r.node_rank, r.node.ip,
                         r.node.hostname, r.node.endpoints.size(), r.first_global_rank, last,
-                        r.node.devices.empty() ? "cpu" : r.node.devices);
+                        r.node.devices.empty() ? "cpu" : r.node.devices,
+                        r.node.server_endpoints.empty() ? "" : fmt::format("  {} server(s)", r.node.server_endpoints.size()));
   }
   return text;
 }

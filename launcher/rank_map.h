@@ -20,7 +20,9 @@ struct NodeRegistration {
   std::string ip;  // the address the other nodes reach it by
   std::string hostname;
   std::optional<int> requested_rank;   // --rank
-  std::vector<std::string> endpoints;  // its processes' ip:port, in local order
+  std::vector<std::string> endpoints;  // its trainers' (PS: workers') ip:port, in local order
+  std::vector<std::string> server_endpoints;  // a PS job's servers on this node
+  int ps_store_port = 0;  // a PS job: the port node 0 offers for the workers' Gloo store
   std::string devices;                 // "0,1" for GPUs; "" on the CPU
   int max_restarts = 0;                // must agree on every node
   int restarts_used = 0;               // of max_restarts, as far as this node knows (a newcomer: 0)
@@ -40,7 +42,8 @@ struct RankedNode {
 // the same --rank, a --rank is not below the node count, or their --max_restarts disagree.
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
 
-// One line per node: "node 0  10.0.0.1 (host-a)  2 processes  ranks 0-1  devices cpu".
+// One line per node: "node 0  10.0.0.1 (host-a)  2 process(es)  ranks 0-1  devices cpu"; a PS
+// node adds "  1 server(s)".
 std::string rank_map_text(const std::vector<RankedNode>& nodes);
 
 }  // namespace paddle::launcher

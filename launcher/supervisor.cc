@@ -37,7 +37,7 @@ class Job {
  public:
   Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
       : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
-        grace_timer_(io_), echo_timer_(io_), peer_timer_(io_) {
+        grace_timer_(io_), echo_timer_(io_), peer_timer_(io_), workers_timer_(io_) {
     wait_for_signal();
   }
 
@@ -116,10 +116,15 @@ class Job {
     if (!all_exited()) {
       schedule_echo();
       watch_peers();
+      if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
+        peers_.workers_done(attempt);
+        finish_servers_when_job_workers_done();
+      }
       io_.run();
     }
     echo_->finish();
     grace_timer_.cancel();
+    workers_timer_.cancel();
     echo_timer_.cancel();
     peer_timer_.cancel();
     // Whatever the processes left behind in their groups goes with them.
@@ -134,9 +139,8 @@ class Job {
     if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
       on_failure(index);
     } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
-      servers_finishing_ = true;
-      log_.info("all workers exit, going to finish parameter server");
-      stop(Role::kServer);
+      peers_.workers_done(attempt_);
+      finish_servers_when_job_workers_done();
     }
     if (all_exited()) {
       if (servers_finishing_ && !stopping_ && count_local(Role::kServer) > 0) log_.info("all parameter server are killed");
@@ -169,6 +173,21 @@ class Job {
     f.what = std::move(what);
     f.exit_status = exit_status;
     return f;
+  }
+
+  // PS: the servers serve until every worker of the job, on every node, has exited 0.
+  void finish_servers_when_job_workers_done() {
+    if (stopping_ || servers_finishing_) return;
+    if (peers_.job_workers_done(attempt_)) {
+      servers_finishing_ = true;
+      log_.info("all workers exit, going to finish parameter server");
+      stop(Role::kServer);
+      return;
+    }
+    workers_timer_.expires_after(std::chrono::milliseconds(250));
+    workers_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) finish_servers_when_job_workers_done();
+    });
   }
 
   // A failure on another node stops this node's processes too.
@@ -289,6 +308,7 @@ class Job {
   boost::asio::steady_timer grace_timer_;
   boost::asio::steady_timer echo_timer_;
   boost::asio::steady_timer peer_timer_;
+  boost::asio::steady_timer workers_timer_;
   std::vector<Slot> slots_;
   std::unique_ptr<LogEcho> echo_;
   std::optional<size_t> failed_;  // the local process that failed

@@ -1,8 +1,8 @@
 #pragma once
 // Supervisor: starts the plan's processes and watches them until the job ends.
 //
-//  - Collective: all exit 0 -> 0. PS: when every local worker exits 0 the servers are stopped
-//    and the job succeeds; a node with only servers waits for them.
+//  - Collective: all exit 0 -> 0. PS: when every worker of the job (every node's, in a
+//    multi-node job) has exited 0 the servers are stopped and the job succeeds.
 //  - The first failure stops the rest (SIGTERM to each process group, SIGKILL after the grace
 //    period), is reported with its role, rank, status, log file and last lines, and its status
 //    becomes the launcher's (128 + signal for a signal).
@@ -48,6 +48,10 @@ class JobPeers {
   // The job's root cause of G's end, once every node has had its say; `provisional` is the
   // failure this node knows of.
   virtual JobFailure verdict(int generation, const JobFailure& provisional) = 0;
+  // PS: this node's workers of G have all exited 0 (or it has none); whether every node's have,
+  // so that the servers may stop.
+  virtual void workers_done(int) {}
+  virtual bool job_workers_done(int) { return true; }
   // Why the job goes on to its next generation without counting a restart (an elastic job's
   // nodes changed), or nothing.
   virtual std::optional<std::string> membership_change(const JobFailure&) { return std::nullopt; }
