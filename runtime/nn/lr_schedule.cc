@@ -32,7 +32,9 @@ float LrSchedule::at(int64_t step) const {
     return values[i];
   }
   if (kind == LrScheduleKind::kCosine) {
-    const double epoch = std::floor(static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, steps_per_epoch)));
+    const double per_epoch = static_cast<double>(std::max<int64_t>(1, steps_per_epoch));
+    const double epoch =
+        static_cast<double>(resumed_epoch) + std::floor(static_cast<double>(step - resumed_step) / per_epoch);
     return static_cast<float>(base_lr * 0.5 * (std::cos(epoch * std::numbers::pi / static_cast<double>(epochs)) + 1.0));
   }
   return base_lr;

@@ -36,6 +36,9 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
     comm->broadcast(at, 2, 0);
     resumed_ = {static_cast<int64_t>(at[0]), static_cast<int64_t>(at[1])};
   }
+  // The checkpoint may come from another world size, whose epochs had another number of steps.
+  schedule_.resumed_epoch = resumed_.epoch;
+  schedule_.resumed_step = resumed_.step;
   parallel_.emplace(fleet.distributed_model(model_.net));
   optimizer_.emplace(fleet.distributed_optimizer(std::move(optimizer), *parallel_));
 }

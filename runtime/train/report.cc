@@ -17,6 +17,7 @@ nlohmann::json write_report(const std::string& output_dir, const nlohmann::json&
   report["world_size"] = run.world_size;
   report["epochs"] = run.position.epoch;
   report["steps"] = run.position.step;
+  report["generations"] = generations_to_json(run.generations);
   report["train_loss"] = run.train_loss;
   report["test_loss"] = evaluation.loss;
   report["test_acc"] = or_null(evaluation.acc1);

@@ -1,15 +1,20 @@
 #pragma once
 // The report of a training run, OUTPUT_DIR/metrics.json, written once by the leader through a
 // checked atomic write. Keys: the workload's identity ("model", "dataset", "device"), then
-// "world_size", "epochs" (completed), "steps", "train_loss" (the last step's), "test_loss",
-// "test_acc", "test_acc5", "test_rmse", "baseline_rmse", "test_auc" (null where the task has no
-// such metric), "samples_per_sec" (training steps only) and "wall_seconds" (the whole run).
+// "world_size" (the last generation's), "epochs" (completed), "steps", "generations" (the run's
+// history, oldest first, generations.h: [{"generation", "world_size", "from_epoch",
+// "from_step"}, ...], one entry when the run did not resume), "train_loss" (the last step's),
+// "test_loss", "test_acc", "test_acc5", "test_rmse", "baseline_rmse", "test_auc" (null where
+// the task has no such metric), "samples_per_sec" (training steps only) and "wall_seconds"
+// (the whole run).
 
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "runtime/nn/checkpoint.h"
+#include "runtime/train/generations.h"
 #include "runtime/train/workload.h"
 
 namespace paddle::runtime {
@@ -17,6 +22,7 @@ namespace paddle::runtime {
 struct RunFigures {
   int world_size = 1;
   CheckpointPosition position;
+  std::vector<Generation> generations;
   double train_loss = 0;
   double samples_per_sec = 0;
   double wall_seconds = 0;

@@ -61,15 +61,21 @@ void log_evaluation(LogStyle style, int64_t epoch, const Evaluation& e) {
 
 }  // namespace
 
-nlohmann::json run_training(const TrainConfig& config, Workload& workload, Clock::time_point started) {
+nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin,
+                            Clock::time_point started) {
   const bool leader = workload.worker_index() == 0;
   const LogStyle style = workload.log_style();
   CheckpointPosition position = workload.start();
   fmt::print("{}\n", workload.describe());
-  std::fflush(stdout);
-
   RunFigures run;
   run.world_size = workload.worker_num();
+  if (leader) {
+    const Generation now{origin.generation, run.world_size, position};
+    run.generations = record_generation(config.output_dir, now, origin.resuming);
+    fmt::print("generations: {}\n", describe_generations(run.generations));
+  }
+  std::fflush(stdout);
+
   double train_seconds = 0;
   int64_t trained_samples = 0;
   Evaluation evaluation;

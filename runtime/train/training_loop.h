@@ -1,6 +1,7 @@
 #pragma once
 // The one training loop of the `train` program, for every model and mode (workload.h):
 //
+//   the leader records this generation of the run (generations.h)
 //   for each epoch from the workload's start:
 //     train steps until the epoch ends or max_steps; log every log_every; stop on a NaN loss
 //     end the epoch (flush the mode); time it
@@ -13,6 +14,7 @@
 #include <chrono>
 
 #include "common/error.h"
+#include "runtime/train/generations.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/workload.h"
 
@@ -26,9 +28,10 @@ class NanLossError : public common::Error {
 };
 
 // Trains `workload` for config.epochs (or config.max_steps); returns the report the leader
-// wrote, or an empty object on the other workers. The report's wall time counts from `started`
-// (before the workload loaded its data).
-nlohmann::json run_training(const TrainConfig& config, Workload& workload,
+// wrote, or an empty object on the other workers. `origin` says which generation of the run
+// this is and whether it resumes (its history then continues). The report's wall time counts
+// from `started` (before the workload loaded its data).
+nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin = {},
                             std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now());
 
 }  // namespace paddle::runtime

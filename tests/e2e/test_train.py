@@ -170,8 +170,66 @@ def test_restart_resumes_from_checkpoint_with_the_same_result():
     check("restart 1 of 1" in r.stderr, "the launcher restarted the job", r)
     check("resumed from output/latest" in r.read("log", "workerlog.0"), "the second attempt resumed")
     a, b = metrics(clean), metrics(r)
+    gens = b["generations"]
+    check([(g["generation"], g["world_size"]) for g in gens] == [(0, 2), (1, 2)] and gens[0]["from_epoch"] == 0
+          and gens[1]["from_epoch"] >= 1, f"the restart is the run's second generation: {gens}")
     for key in ("test_loss", "test_acc", "train_loss", "steps", "epochs"):
         check(abs(a[key] - b[key]) <= 1e-6, f"{key}: uninterrupted {a[key]} vs restarted {b[key]}")
+
+
+def _three_ranks_then_two(workdir, args, batch):
+    """Trains 4 epochs on 3 ranks with `batch` per rank, then resumes 3 more on 2 ranks in the
+    same directory, as the next generation of an elastic job that lost a node would."""
+    per_rank = ["--set", f"batch_size={batch}"]
+    first = train(3, args + per_rank + ["--set", "epochs=4"], workdir=workdir)
+    check(first.returncode == 0, "3 ranks exit 0", first)
+    m1 = metrics(first)
+    second = train(2, args + per_rank + ["--set", "epochs=7", "--set", "resume=true"], workdir=workdir)
+    check(second.returncode == 0, "2 ranks resuming exit 0", second)
+    return m1, metrics(second), second
+
+
+def test_resume_on_fewer_ranks_follows_the_sharding_rule_and_records_generations():
+    need(HOUSING)
+    # Momentum has optimizer state to carry over; 404 training samples.
+    args = fit_a_line(["--set", "optimizer.type=momentum", "--set", "optimizer.momentum=0.9",
+                       "--set", "log_every=1"])
+    m1, m2, r = _three_ranks_then_two(scratch(), args, 20)
+    per_epoch_3, per_epoch_2 = 404 // (20 * 3), 404 // (20 * 2)  # 6 and 10 steps
+    check(m1["generations"] == [{"generation": 0, "world_size": 3, "from_epoch": 0, "from_step": 0}],
+          f"a fresh run has one generation: {m1['generations']}")
+    check(m1["epochs"] == 4 and m1["steps"] == 4 * per_epoch_3, f"first run: {m1}")
+    check(m2["generations"] == [{"generation": 0, "world_size": 3, "from_epoch": 0, "from_step": 0},
+                                {"generation": 0, "world_size": 2, "from_epoch": m1["epochs"],
+                                 "from_step": m1["steps"]}], f"generations 3 then 2: {m2['generations']}")
+    check(m2["world_size"] == 2 and m2["epochs"] == 7, f"second run: {m2}")
+    check(m2["steps"] == m1["steps"] + 3 * per_epoch_2, f"global batch 20 x 2 ranks: {m2['steps']} steps")
+    log = r.read("log", "workerlog.0")
+    check(f"resumed from output/latest: 4 epoch(s), {m1['steps']} step(s) done" in log, "resumed the checkpoint")
+    check(f"{per_epoch_2} steps per epoch" in log and f"step {m1['steps'] + 1}, loss: [" in log,
+          "the step count continues at the new world size")
+    check(f"[Epoch 4] test_loss:" in log and "[Epoch 3] test_loss:" not in log, "epochs continue at 4")
+    check(all(v == v and abs(v) < 1e6 for v in (m2["train_loss"], m2["test_loss"])), f"finite losses: {m2}")
+    check(m2["test_loss"] < m1["test_loss"], f"learning went on: test loss {m1['test_loss']} -> {m2['test_loss']}")
+    with open(r.path("output", "generations.json")) as f:
+        check(json.load(f) == m2["generations"], "rank 0 keeps the history beside its checkpoints")
+
+
+def test_three_ranks_then_two_equal_one_rank_with_those_global_batches():
+    need(HOUSING)
+    args = fit_a_line(["--set", "optimizer.type=momentum", "--set", "optimizer.momentum=0.9",
+                       "--set", "lr_schedule.type=cosine"])
+    elastic = _three_ranks_then_two(scratch(), args, 10)[2]
+    one = scratch()
+    for batch, epochs, extra in ((30, 4, []), (20, 7, ["--set", "resume=true"])):
+        r = train(1, args + ["--set", f"batch_size={batch}", "--set", f"epochs={epochs}", *extra], workdir=one)
+        check(r.returncode == 0, f"1 rank x {batch} exits 0", r)
+    a = read_checkpoint(elastic.path("output", "final.bin"))
+    b = read_checkpoint(os.path.join(one, "output", "final.bin"))
+    check(a[0]["step"] == b[0]["step"] == 4 * 13 + 3 * 20, f"steps {a[0]['step']} and {b[0]['step']}")
+    diff = max_relative_difference(a[1], b[1])
+    check(diff <= 1e-5, f"3 then 2 ranks x 10 and 1 rank x 30 then x 20 agree: max relative difference {diff:.2e}")
+    print(f"max relative parameter difference after the change of world size: {diff:.2e}")
 
 
 def test_bad_config_and_data_are_named():

@@ -26,3 +26,17 @@ TEST_CASE("learning-rate schedules") {
   CHECK(cos.at(25) == doctest::Approx(0.05));  // epoch 2 of 4
   CHECK(cos.at(39) == doctest::Approx(0.1 * 0.5 * (std::cos(3.14159265 * 3 / 4) + 1)));
 }
+
+TEST_CASE("a resumed cosine schedule counts epochs from the checkpoint, whatever the steps per epoch before it") {
+  // 3 epochs of 6 steps (3 ranks) were done; now an epoch has 10 steps (2 ranks).
+  LrSchedule resumed{LrScheduleKind::kCosine, 0.1f, {}, {}, 10, 6, 3, 18};
+  const auto cosine_at = [](double epoch) { return 0.1 * 0.5 * (std::cos(3.14159265358979 * epoch / 6) + 1); };
+  CHECK(resumed.at(18) == doctest::Approx(cosine_at(3)));
+  CHECK(resumed.at(27) == doctest::Approx(cosine_at(3)));
+  CHECK(resumed.at(28) == doctest::Approx(cosine_at(4)));
+  CHECK(resumed.at(47) == doctest::Approx(cosine_at(5)));
+  // Piecewise boundaries stay global steps.
+  LrSchedule p{LrScheduleKind::kPiecewise, 0.1f, {20}, {1.0f, 0.5f}, 10, 6, 3, 18};
+  CHECK(p.at(19) == 1.0f);
+  CHECK(p.at(20) == 0.5f);
+}

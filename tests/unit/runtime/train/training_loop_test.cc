@@ -116,6 +116,23 @@ TEST_CASE("a resumed run starts at its position, and one with nothing left still
   CHECK(report["steps"] == 6);
 }
 
+TEST_CASE("the report lists the run's generations: one for a fresh run, then each resumed one") {
+  const TrainConfig first = config_in(scratch_dir("generations"), {"epochs=2"});
+  ScriptedWorkload w(3);
+  const nlohmann::json fresh = run_training(first, w);
+  CHECK(fresh["generations"] ==
+        nlohmann::json::parse(R"([{"generation": 0, "world_size": 2, "from_epoch": 0, "from_step": 0}])"));
+  const TrainConfig more = config_in(first.output_dir, {"epochs=3"});
+  ScriptedWorkload resumed(3);
+  resumed.start_ = {2, 6};
+  const nlohmann::json report = run_training(more, resumed, RunOrigin{1, true});
+  CHECK(report["generations"] == nlohmann::json::parse(R"([
+      {"generation": 0, "world_size": 2, "from_epoch": 0, "from_step": 0},
+      {"generation": 1, "world_size": 2, "from_epoch": 2, "from_step": 6}])"));
+  CHECK(report["epochs"] == 3);
+  CHECK(report["steps"] == 9);
+}
+
 TEST_CASE("a NaN loss stops training with Paddle's message and exit status 3") {
   const TrainConfig config = config_in(scratch_dir("nan"), {"epochs=2"});
   ScriptedWorkload w(4);
