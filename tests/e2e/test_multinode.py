@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of multi-node jobs through a master (--master, --nnodes): nodes are
-launchers on loopback aliases (127.0.0.1, 127.0.0.2, ...) of this machine, or in the tests that
-say so on network namespace hosts (netns_hosts.py), each in its own directory, as separate
-machines would be. Every test bounds its time and checks by pid that no process of the job is
-left."""
+launchers on hosts made on this machine, each in its own directory, as separate machines would
+be. The hosts are network namespaces on a bridge where root can make them (netns_hosts.py), else
+loopback aliases (127.0.0.1, 127.0.0.2, ...); tests that need one kind say so. Every test bounds
+its time and checks by pid, process group or session that no process of the job is left."""
 
 import json
 import os
@@ -16,7 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main,  # noqa: E402
                      pid_alive, scratch, wait_for)
-from netns_hosts import LoopbackHosts, NamespaceHosts  # noqa: E402
+from netns_hosts import LoopbackHosts, NamespaceHosts, namespace_or_loopback  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
@@ -93,18 +93,33 @@ def long_training():
     return fit_a_line(["--set", "epochs=100000", "--set", "batch_size=4", "--set", "checkpoint=false"])
 
 
+def rank_map_lines(text):
+    """The node lines below "RANK MAP:" in an endpoints.log."""
+    return [l for l in text.split("RANK MAP:", 1)[-1].splitlines() if l.startswith("node ")]
+
+
 def test_three_nodes_through_a_master_share_one_rank_map_and_train_as_one():
+    """On namespace hosts each launcher is given --master and --nnodes only: it finds its own
+    address from its route to the master (on loopback aliases it needs --host)."""
     need(HOUSING)
     args = fit_a_line(["--set", "batch_size=10", "--set", "max_steps=20", "--set", "shuffle=true"])
-    nodes = start_nodes(3, args, ["--nproc_per_node=2"])
-    codes = [n.finish(120) for n in nodes]
+    with namespace_or_loopback(3) as hosts:
+        nodes = start_nodes(3, args, ["--nproc_per_node=2"], hosts=hosts)
+        codes = finish_nodes(nodes, 90)
+        assert_sessions_gone([n.proc.pid for n in nodes])
     for n, code in zip(nodes, codes):
         check(code == 0, f"node {n.index} exits 0\n{n.err[-3000:]}")
     maps = [n.read("log", "endpoints.log") for n in nodes]
     check(maps[0] == maps[1] == maps[2], f"one rank map and endpoint list everywhere:\n{maps}")
-    for i in range(3):
-        check(f"node {i}  127.0.0.{i + 1} " in maps[0] and f"ranks {2 * i}-{2 * i + 1}" in maps[0], f"node {i}:\n{maps[0]}")
-    one = launch(["--nproc_per_node=6"], args, script=TRAIN, timeout=120)
+    lines = rank_map_lines(maps[0])
+    check(len(lines) == 3, f"3 nodes in the rank map:\n{maps[0]}")
+    for i, line in enumerate(lines):
+        check(line.startswith(f"node {i}  {hosts.ips[i]} ") and f"ranks {2 * i}-{2 * i + 1} " in line,
+              f"node {i} at {hosts.ips[i]} has ranks {2 * i}-{2 * i + 1}: {line}")
+    endpoints = maps[0].split("RANK MAP:")[0].split()[1:]
+    check([e.rsplit(":", 1)[0] for e in endpoints] == [ip for ip in hosts.ips for _ in range(2)],
+          f"ranks 0..5 are 2 per node in node order: {endpoints}")
+    one = launch(["--nproc_per_node=6"], args, script=TRAIN, timeout=60)
     check(one.returncode == 0, "one node with 6 processes", one)
     _, multi = read_checkpoint(os.path.join(nodes[0].workdir, "output", "final.bin"))
     _, single = read_checkpoint(one.path("output", "final.bin"))
@@ -131,22 +146,47 @@ def test_a_killed_launcher_stops_every_node_naming_it():
     assert_gone(pids)
 
 
+def restart_count_of(pid):
+    """PADDLE_RESTART_COUNT in a live process's environment ("unset" without it), or None once
+    the process is gone or a zombie (whose environment reads empty)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    except OSError:
+        return None
+    return env.get(b"PADDLE_RESTART_COUNT", b"unset").decode() if env else None
+
+
+def next_generation_restart_count(node, earlier):
+    """PADDLE_RESTART_COUNT of a live worker of `node` not among the pids `earlier`, or None."""
+    return next(filter(None, (restart_count_of(p) for p in node.children() if p not in earlier)), None)
+
+
 def test_a_failed_worker_restarts_every_node_once():
     need(HOUSING)
     args = fit_a_line(["--set", "epochs=40", "--set", "batch_size=4"])
-    nodes = start_nodes(2, args, ["--max_restarts=1", "--grace_period=2"])
-    wait_for(lambda: os.path.exists(os.path.join(nodes[0].workdir, "output", "checkpoint-2.bin")), 60,
-             "a checkpoint on node 0")
-    victims = wait_for(lambda: nodes[1].children(), 10, "node 1's worker")
-    os.kill(victims[0], signal.SIGKILL)
-    codes = [n.finish(120) for n in nodes]
+    with namespace_or_loopback(2) as hosts:
+        nodes = start_nodes(2, args, ["--max_restarts=1", "--grace_period=2"], hosts=hosts)
+        try:
+            wait_for(lambda: nodes[0].exists("output", "checkpoint-2.bin"), 60, "a checkpoint on node 0")
+            first = {n.index: wait_for(n.children, 10, f"node {n.index}'s worker") for n in nodes}
+            os.kill(first[1][0], signal.SIGKILL)
+            # Each node's next generation, as its workers' own environment says while they run.
+            counts = {n.index: wait_for(lambda: next_generation_restart_count(n, first[n.index]), 30,
+                                        f"node {n.index}'s next generation") for n in nodes}
+        except BaseException:
+            for n in nodes:
+                n.kill()
+            raise
+        codes = finish_nodes(nodes, 90)
+        assert_sessions_gone([n.proc.pid for n in nodes] + [p for pids in first.values() for p in pids])
     for n, code in zip(nodes, codes):
         check(code == 0, f"node {n.index} finishes after the restart\n{n.err[-3000:]}")
-        check("restart 1 of 1" in n.err, f"node {n.index} restarted once\n{n.err[-3000:]}")
+        check("restart 1 of 1 (PADDLE_RESTART_COUNT=1)" in n.err, f"node {n.index} restarted once\n{n.err[-3000:]}")
         check("restart 2" not in n.err, f"node {n.index} restarted only once")
-        check("PADDLE_RESTART_COUNT=1" in n.err, f"node {n.index}: PADDLE_RESTART_COUNT=1")
+        check(counts[n.index] == "1", f"node {n.index}'s restarted worker has PADDLE_RESTART_COUNT={counts[n.index]}")
     check("resumed from output/latest" in nodes[0].read("log", "workerlog.0"), "rank 0 resumed from its checkpoint")
-    clean = launch(["--nproc_per_node=2"], args, script=TRAIN, timeout=120)
+    clean = launch(["--nproc_per_node=2"], args, script=TRAIN, timeout=60)
     check(clean.returncode == 0, "an uninterrupted run", clean)
     with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
         restarted = json.load(f)
