@@ -149,8 +149,10 @@ def paddle_command(python, hosts, n, worker):
     return command
 
 
-def median(f, runs):
-    return statistics.median(f() for _ in range(runs))
+def median_and_range(f, runs):
+    """The median of `runs` samples of f() in ms, with their range, as text."""
+    samples = [f() for _ in range(runs)]
+    return f"{statistics.median(samples):7.0f} ms (range {min(samples):.0f}-{max(samples):.0f})"
 
 
 def paddle_version(python):
@@ -181,10 +183,10 @@ def paddle_rendezvous(bench, work, runs):
     print(f"python -m paddle.distributed.launch (paddle {version}) on the same hosts, --master and --host given, "
           f"a python worker that writes a file; median of {runs} runs")
     for n in (1, 2, 4):
-        ms = median(lambda: bench.rendezvous(n, paddle_command(python, bench.hosts, n, worker)), runs)
+        ms = median_and_range(lambda: bench.rendezvous(n, paddle_command(python, bench.hosts, n, worker)), runs)
         what = ("launch to its worker started (no rendezvous: the floor)" if n == 1 else
                 "rendezvous to all workers started")
-        print(f"  {n} node{'s' if n > 1 else ''}: {what} {ms:7.0f} ms")
+        print(f"  {n} node{'s' if n > 1 else ''}: {what} {ms}")
 
 
 def main():
@@ -197,11 +199,12 @@ def main():
               f"{', started through ip netns exec' if isinstance(hosts, NamespaceHosts) else ''}; "
               f"median of {runs} runs")
         for n in (2, 4, 8):
-            print(f"  {n} nodes: rendezvous to all workers started {median(lambda: bench.rendezvous(n), runs):7.0f} ms")
+            print(f"  {n} nodes: rendezvous to all workers started "
+                  f"{median_and_range(lambda: bench.rendezvous(n), runs)}")
         print(f"  3 nodes: SIGKILLed launcher to every other node stopped "
-              f"{median(lambda: bench.fail_fast(3), runs):7.0f} ms")
+              f"{median_and_range(lambda: bench.fail_fast(3), runs)}")
         print(f"  3 nodes: killed worker to every node's next generation started "
-              f"{median(lambda: bench.restart(3), runs):7.0f} ms")
+              f"{median_and_range(lambda: bench.restart(3), runs)}")
         paddle_rendezvous(bench, work, runs)
     finally:
         bench.stop_all()
