@@ -139,6 +139,36 @@ def children_of(pid):
     return [child for child, _, ppid, _ in process_stats() if ppid == pid]
 
 
+def session_members(sid):
+    """Pids of live (not zombie) processes in session `sid` or process group `sid`. A launcher
+    started with start_new_session has its pid as both; its workers, each in a process group of
+    its own, stay in its session, as do their children, whichever restart they belong to."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if fields[0] != "Z" and sid in (int(fields[2]), int(fields[3])):
+            found.append(int(stat.split("/")[2]))
+    return found
+
+
+def assert_sessions_gone(sids, timeout=5.0):
+    """No process is left in the sessions or process groups `sids` (launchers' pids)."""
+    left = []
+
+    def gone():
+        left[:] = [p for s in sids for p in session_members(s)]
+        return not left
+    try:
+        wait_for(gone, timeout, "every process of the job to be gone")
+    except AssertionError:
+        raise AssertionError(f"processes left after {timeout}s in sessions {list(sids)}: {left}") from None
+
+
 def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

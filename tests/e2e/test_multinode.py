@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of multi-node jobs through a master (--master, --nnodes): nodes are
-launchers on loopback aliases (127.0.0.1, 127.0.0.2, ...) of this machine, each in its own
-directory, as separate machines would be. Every test bounds its time and checks by pid that
-no process of the job is left."""
+launchers on hosts made on this machine, each in its own directory, as separate machines would
+be. The hosts are network namespaces on a bridge where root can make them (netns_hosts.py), else
+loopback aliases (127.0.0.1, 127.0.0.2, ...); tests that need one kind say so. Every test bounds
+its time and checks by pid, process group or session that no process of the job is left."""
 
 import json
 import os
@@ -13,7 +14,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, child_env, children_of, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
+from harness import (Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main,  # noqa: E402
+                     pid_alive, scratch, wait_for)
+from netns_hosts import LoopbackHosts, NamespaceHosts, namespace_or_loopback  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
@@ -21,17 +24,18 @@ TRAIN = os.environ.get("TRAIN", "train")
 
 
 class Node:
-    """One node's launcher: `paddle-launch --master ... --host 127.0.0.(index+1)` in its own directory
-    (without --master and --nnodes when `master` is None: a scheduler's variables in `env` say them)."""
+    """One node's launcher, `paddle-launch --master ... TRAIN args` on host `index` of `hosts`
+    (default: loopback aliases, node i at 127.0.0.(i+1)) in its own directory; without --master
+    and --nnodes when `master` is None (a scheduler's variables in `env` say them)."""
 
-    def __init__(self, index, master, nnodes, args, launch_args=(), env=None):
+    def __init__(self, index, master, nnodes, args, launch_args=(), env=None, hosts=None):
+        hosts = hosts or LoopbackHosts(index + 1)
         self.index = index
-        self.ip = f"127.0.0.{index + 1}"
+        self.ip = hosts.ips[index]
         self.workdir = scratch()
         cluster = [f"--master={master}", f"--nnodes={nnodes}"] if master else []
-        cmd = [LAUNCH, *cluster, f"--host={self.ip}", *launch_args, TRAIN, *args]
-        self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=child_env(env), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cmd = [LAUNCH, *cluster, *hosts.host_args(index), *launch_args, TRAIN, *args]
+        self.proc = hosts.popen(index, cmd, cwd=self.workdir, env=child_env(env))
         self.out = self.err = ""
 
     def finish(self, timeout):
@@ -43,6 +47,17 @@ class Node:
             raise AssertionError(f"node {self.index} did not finish in {timeout}s\n{self.err[-3000:]}")
         return self.proc.returncode
 
+    def kill(self):
+        """SIGKILL to everything left of this node's launcher (cleanup after a failed check)."""
+        for pid in [self.proc.pid, *children_of(self.proc.pid)]:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def exists(self, *parts):
+        return os.path.exists(os.path.join(self.workdir, *parts))
+
     def read(self, *parts):
         with open(os.path.join(self.workdir, *parts), errors="replace") as f:
             return f.read()
@@ -51,9 +66,23 @@ class Node:
         return children_of(self.proc.pid)
 
 
-def start_nodes(count, args, launch_args=()):
-    master = f"127.0.0.1:{free_ports(1)[0]}"
-    return [Node(i, master, count, args, launch_args) for i in reversed(range(count))][::-1]
+def start_nodes(count, args, launch_args=(), hosts=None):
+    """`count` nodes on `hosts` (default loopback aliases), the master's node started last."""
+    hosts = hosts or LoopbackHosts(count)
+    master = hosts.master_address()
+    return [Node(i, master, count, args, launch_args, hosts=hosts) for i in reversed(range(count))][::-1]
+
+
+def finish_nodes(nodes, timeout):
+    """Every node's exit status, waiting `timeout` s in all; on any failure first kills every node,
+    so nothing outlives the test, and re-raises."""
+    deadline = time.monotonic() + timeout
+    try:
+        return [n.finish(max(1.0, deadline - time.monotonic())) for n in nodes]
+    except BaseException:
+        for n in nodes:
+            n.kill()
+        raise
 
 
 def assert_gone(pids, timeout=5):
@@ -64,18 +93,33 @@ def long_training():
     return fit_a_line(["--set", "epochs=100000", "--set", "batch_size=4", "--set", "checkpoint=false"])
 
 
+def rank_map_lines(text):
+    """The node lines below "RANK MAP:" in an endpoints.log."""
+    return [l for l in text.split("RANK MAP:", 1)[-1].splitlines() if l.startswith("node ")]
+
+
 def test_three_nodes_through_a_master_share_one_rank_map_and_train_as_one():
+    """On namespace hosts each launcher is given --master and --nnodes only: it finds its own
+    address from its route to the master (on loopback aliases it needs --host)."""
     need(HOUSING)
     args = fit_a_line(["--set", "batch_size=10", "--set", "max_steps=20", "--set", "shuffle=true"])
-    nodes = start_nodes(3, args, ["--nproc_per_node=2"])
-    codes = [n.finish(120) for n in nodes]
+    with namespace_or_loopback(3) as hosts:
+        nodes = start_nodes(3, args, ["--nproc_per_node=2"], hosts=hosts)
+        codes = finish_nodes(nodes, 90)
+        assert_sessions_gone([n.proc.pid for n in nodes])
     for n, code in zip(nodes, codes):
         check(code == 0, f"node {n.index} exits 0\n{n.err[-3000:]}")
     maps = [n.read("log", "endpoints.log") for n in nodes]
     check(maps[0] == maps[1] == maps[2], f"one rank map and endpoint list everywhere:\n{maps}")
-    for i in range(3):
-        check(f"node {i}  127.0.0.{i + 1} " in maps[0] and f"ranks {2 * i}-{2 * i + 1}" in maps[0], f"node {i}:\n{maps[0]}")
-    one = launch(["--nproc_per_node=6"], args, script=TRAIN, timeout=120)
+    lines = rank_map_lines(maps[0])
+    check(len(lines) == 3, f"3 nodes in the rank map:\n{maps[0]}")
+    for i, line in enumerate(lines):
+        check(line.startswith(f"node {i}  {hosts.ips[i]} ") and f"ranks {2 * i}-{2 * i + 1} " in line,
+              f"node {i} at {hosts.ips[i]} has ranks {2 * i}-{2 * i + 1}: {line}")
+    endpoints = maps[0].split("RANK MAP:")[0].split()[1:]
+    check([e.rsplit(":", 1)[0] for e in endpoints] == [ip for ip in hosts.ips for _ in range(2)],
+          f"ranks 0..5 are 2 per node in node order: {endpoints}")
+    one = launch(["--nproc_per_node=6"], args, script=TRAIN, timeout=60)
     check(one.returncode == 0, "one node with 6 processes", one)
     _, multi = read_checkpoint(os.path.join(nodes[0].workdir, "output", "final.bin"))
     _, single = read_checkpoint(one.path("output", "final.bin"))
@@ -102,22 +146,47 @@ def test_a_killed_launcher_stops_every_node_naming_it():
     assert_gone(pids)
 
 
+def restart_count_of(pid):
+    """PADDLE_RESTART_COUNT in a live process's environment ("unset" without it), or None once
+    the process is gone or a zombie (whose environment reads empty)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    except OSError:
+        return None
+    return env.get(b"PADDLE_RESTART_COUNT", b"unset").decode() if env else None
+
+
+def next_generation_restart_count(node, earlier):
+    """PADDLE_RESTART_COUNT of a live worker of `node` not among the pids `earlier`, or None."""
+    return next(filter(None, (restart_count_of(p) for p in node.children() if p not in earlier)), None)
+
+
 def test_a_failed_worker_restarts_every_node_once():
     need(HOUSING)
     args = fit_a_line(["--set", "epochs=40", "--set", "batch_size=4"])
-    nodes = start_nodes(2, args, ["--max_restarts=1", "--grace_period=2"])
-    wait_for(lambda: os.path.exists(os.path.join(nodes[0].workdir, "output", "checkpoint-2.bin")), 60,
-             "a checkpoint on node 0")
-    victims = wait_for(lambda: nodes[1].children(), 10, "node 1's worker")
-    os.kill(victims[0], signal.SIGKILL)
-    codes = [n.finish(120) for n in nodes]
+    with namespace_or_loopback(2) as hosts:
+        nodes = start_nodes(2, args, ["--max_restarts=1", "--grace_period=2"], hosts=hosts)
+        try:
+            wait_for(lambda: nodes[0].exists("output", "checkpoint-2.bin"), 60, "a checkpoint on node 0")
+            first = {n.index: wait_for(n.children, 10, f"node {n.index}'s worker") for n in nodes}
+            os.kill(first[1][0], signal.SIGKILL)
+            # Each node's next generation, as its workers' own environment says while they run.
+            counts = {n.index: wait_for(lambda: next_generation_restart_count(n, first[n.index]), 30,
+                                        f"node {n.index}'s next generation") for n in nodes}
+        except BaseException:
+            for n in nodes:
+                n.kill()
+            raise
+        codes = finish_nodes(nodes, 90)
+        assert_sessions_gone([n.proc.pid for n in nodes] + [p for pids in first.values() for p in pids])
     for n, code in zip(nodes, codes):
         check(code == 0, f"node {n.index} finishes after the restart\n{n.err[-3000:]}")
-        check("restart 1 of 1" in n.err, f"node {n.index} restarted once\n{n.err[-3000:]}")
+        check("restart 1 of 1 (PADDLE_RESTART_COUNT=1)" in n.err, f"node {n.index} restarted once\n{n.err[-3000:]}")
         check("restart 2" not in n.err, f"node {n.index} restarted only once")
-        check("PADDLE_RESTART_COUNT=1" in n.err, f"node {n.index}: PADDLE_RESTART_COUNT=1")
+        check(counts[n.index] == "1", f"node {n.index}'s restarted worker has PADDLE_RESTART_COUNT={counts[n.index]}")
     check("resumed from output/latest" in nodes[0].read("log", "workerlog.0"), "rank 0 resumed from its checkpoint")
-    clean = launch(["--nproc_per_node=2"], args, script=TRAIN, timeout=120)
+    clean = launch(["--nproc_per_node=2"], args, script=TRAIN, timeout=60)
     check(clean.returncode == 0, "an uninterrupted run", clean)
     with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
         restarted = json.load(f)
@@ -217,94 +286,34 @@ def test_a_real_mpirun_with_one_launcher_per_node():
         check(json.load(f)["world_size"] == 2, "2 processes trained")
 
 
-class NamespaceHosts:
-    """`count` hosts made of network namespaces on one bridge (in a namespace of its own), with
-    addresses 198.18.1.1, 198.18.1.2, ... (RFC 2544 benchmarking range, only inside them)."""
-
-    def __init__(self, count):
-        if os.geteuid() != 0 or not shutil.which("ip"):
-            raise Skip("needs root and iproute2 to create network namespaces")
-        self.tag = f"pm{os.getpid() % 100000}"
-        self.names = [f"{self.tag}h{i}" for i in range(count)]
-        self.ips = [f"198.18.1.{i + 1}" for i in range(count)]
-        self.bridge_ns = f"{self.tag}br"
-        self.created = []
-        try:
-            for n in [self.bridge_ns, *self.names]:
-                self._ip("netns", "add", n, what=f"create network namespace {n}")
-                self.created.append(n)
-            self._ip("-n", self.bridge_ns, "link", "add", "br0", "type", "bridge", what="create a bridge")
-            self._ip("-n", self.bridge_ns, "link", "set", "br0", "up")
-            for i, n in enumerate(self.names):
-                host_end, bridge_end = f"{self.tag}e{i}", f"{self.tag}b{i}"
-                self._ip("link", "add", host_end, "type", "veth", "peer", "name", bridge_end, what="create a veth pair")
-                self._ip("link", "set", host_end, "netns", n)
-                self._ip("link", "set", bridge_end, "netns", self.bridge_ns)
-                self._ip("-n", self.bridge_ns, "link", "set", bridge_end, "master", "br0")
-                self._ip("-n", self.bridge_ns, "link", "set", bridge_end, "up")
-                self._ip("-n", n, "addr", "add", f"{self.ips[i]}/24", "dev", host_end)
-                self._ip("-n", n, "link", "set", host_end, "up")
-                self._ip("-n", n, "link", "set", "lo", "up")
-        except BaseException:
-            self.close()
-            raise
-
-    def _ip(self, *args, what=None):
-        r = subprocess.run(["ip", *args], capture_output=True, text=True)
-        if r.returncode != 0:
-            if what:
-                raise Skip(f"cannot {what} here: {r.stderr.strip()}")
-            raise AssertionError(f"ip {' '.join(args)}: {r.stderr}")
-
-    def cut(self, i):
-        """Takes host i's link down."""
-        self._ip("-n", self.bridge_ns, "link", "set", f"{self.tag}b{i}", "down")
-
-    def close(self):
-        for n in self.created:
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
-
-
 def test_namespace_hosts_a_cut_link_and_a_killed_launcher_stop_every_node():
     need(HOUSING)
     for trouble in ("cut", "kill"):
-        hosts = NamespaceHosts(3)
-        try:
-            master = f"{hosts.ips[0]}:29400"
-            procs = []
-            for i, n in enumerate(hosts.names):
-                workdir = scratch()
-                cmd = ["ip", "netns", "exec", n, LAUNCH, f"--master={master}", "--nnodes=3", "--grace_period=1",
-                       TRAIN, *long_training()]
-                procs.append((subprocess.Popen(cmd, cwd=workdir, env=child_env(), stdout=subprocess.PIPE,
-                                               stderr=subprocess.PIPE, text=True, start_new_session=True), workdir))
-            wait_for(lambda: all(os.path.exists(os.path.join(w, "log", "workerlog.0")) and
-                                 "step " in open(os.path.join(w, "log", "workerlog.0")).read() for _, w in procs),
-                     60, "training on every namespace host")
-            pids = [c for p, _ in procs for c in children_of(p.pid)]
-            started = time.monotonic()
-            if trouble == "cut":
-                hosts.cut(1)
-            else:
-                os.kill(procs[1][0].pid, signal.SIGKILL)
-            for i in (0, 2):
-                try:
-                    out, err = procs[i][0].communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(procs[i][0].pid, signal.SIGKILL)
-                    raise AssertionError(f"{trouble}: host {i} did not stop")
-                elapsed = time.monotonic() - started
-                check(procs[i][0].returncode != 0, f"{trouble}: host {i} exits non-zero")
-                check(elapsed < (15 if trouble == "cut" else 10), f"{trouble}: host {i} stopped in {elapsed:.1f} s")
-                check(f"node 1 ({hosts.ips[1]}" in err, f"{trouble}: host {i} names node 1\n{err[-2000:]}")
+        with NamespaceHosts(3) as hosts:
+            nodes = start_nodes(3, long_training(), ["--grace_period=1"], hosts=hosts)
             try:
-                procs[1][0].communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(procs[1][0].pid, signal.SIGKILL)
-                raise AssertionError(f"{trouble}: the cut-off host did not stop")
-            assert_gone(pids)
-        finally:
-            hosts.close()
+                wait_for(lambda: all(n.exists("log", "workerlog.0") and "step " in n.read("log", "workerlog.0")
+                                     for n in nodes), 60, "training on every namespace host")
+                workers = [p for n in nodes for p in n.children()]
+                started = time.monotonic()
+                if trouble == "cut":
+                    hosts.cut(1)
+                else:
+                    os.kill(nodes[1].proc.pid, signal.SIGKILL)
+                for n in (nodes[0], nodes[2]):
+                    code = n.finish(30)
+                    elapsed = time.monotonic() - started
+                    check(code != 0, f"{trouble}: host {n.index} exits non-zero")
+                    check(elapsed < (15 if trouble == "cut" else 10),
+                          f"{trouble}: host {n.index} stopped in {elapsed:.1f} s")
+                    check(f"node 1 ({hosts.ips[1]}" in n.err,
+                          f"{trouble}: host {n.index} names node 1\n{n.err[-2000:]}")
+                nodes[1].finish(30)
+            except BaseException:
+                for n in nodes:
+                    n.kill()
+                raise
+            assert_sessions_gone([n.proc.pid for n in nodes] + workers)
 
 
 if __name__ == "__main__":
