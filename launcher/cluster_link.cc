@@ -118,6 +118,9 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       // Registering is idempotent: a reply lost to a timeout is simply sent again.
       store_->put_while_alive(prefix + me.ip, me.to_json().dump());
       registrations = store_->range(prefix);
+      // Alive (the master's presence connection held) before any worker starts, so that a
+      // launcher killed right after is seen gone at once, not a heartbeat timeout later.
+      if (static_cast<int>(registrations.size()) == settings_.nnodes) store_->heartbeat();
       reached = Clock::now();
     } catch (const common::PeerError&) {
       unreachable = fmt::format("{} is not reachable yet", store_->describe());
