@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
@@ -47,8 +48,9 @@ class Job {
     for (int generation = 0;;) {
       if (previous) archive_logs(*previous);
       plan_ = &peers_.plan(generation, restarts_used);
-      generation = plan_->generation;
-      restarts_used = plan_->restarts_used;
+      // A node joining a running elastic job takes the job's count; a one-node plan has none.
+      generation = std::max(generation, plan_->generation);
+      restarts_used = std::max(restarts_used, plan_->restarts_used);
       run_attempt(generation);
       if (interrupted_by_) return 128 + interrupted_by_;
       if (!root_) root_ = peers_.finish(generation);
