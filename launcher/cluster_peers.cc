@@ -215,9 +215,7 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   const JoinedGeneration joined = link_.join(generation, me);
   const std::vector<RankedNode>& nodes = joined.nodes;
   const auto mine = std::find_if(nodes.begin(), nodes.end(), [&](const RankedNode& n) { return n.node.ip == s.node_ip; });
-  const std::string master = s.etcd.empty() ? fmt::format("{}:{}", s.master_ip, s.master_port)
-                                            : s.master_name().replace(0, std::string("etcd ").size(), "etcd://");
-  const EnvList job_env = {{"PADDLE_MASTER", master},
+  const EnvList job_env = {{"PADDLE_MASTER", s.master_url()},
                            {"PADDLE_NNODES", std::to_string(nodes.size())},
                            {"PADDLE_JOB_ID", s.job_id}};
   plan_ = ps ? make_cluster_ps_plan(options_, command_, host_, nodes, mine->node_rank, job_env)

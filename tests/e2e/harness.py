@@ -118,7 +118,7 @@ def wait_for_dumps(workdir, count, timeout=20):
 
 
 def process_stats():
-    """(pid, state, ppid, pgrp) of every process now, from /proc."""
+    """(pid, state, ppid, pgrp, session) of every process now, from /proc."""
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(stat) as f:
@@ -126,34 +126,24 @@ def process_stats():
         except OSError:
             continue
         fields = text[text.rfind(")") + 2:].split()
-        yield int(stat.split("/")[2]), fields[0], int(fields[1]), int(fields[2])
+        yield int(stat.split("/")[2]), fields[0], int(fields[1]), int(fields[2]), int(fields[3])
 
 
 def live_members(pgid):
     """Pids of processes in group `pgid` that are not zombies."""
-    return [pid for pid, state, _, pgrp in process_stats() if pgrp == pgid and state != "Z"]
+    return [pid for pid, state, _, pgrp, _ in process_stats() if pgrp == pgid and state != "Z"]
 
 
 def children_of(pid):
     """Pids whose parent is `pid`."""
-    return [child for child, _, ppid, _ in process_stats() if ppid == pid]
+    return [child for child, _, ppid, _, _ in process_stats() if ppid == pid]
 
 
 def session_members(sid):
     """Pids of live (not zombie) processes in session `sid` or process group `sid`. A launcher
     started with start_new_session has its pid as both; its workers, each in a process group of
     its own, stay in its session, as do their children, whichever restart they belong to."""
-    found = []
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            with open(stat) as f:
-                text = f.read()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2:].split()
-        if fields[0] != "Z" and sid in (int(fields[2]), int(fields[3])):
-            found.append(int(stat.split("/")[2]))
-    return found
+    return [pid for pid, state, _, pgrp, session in process_stats() if state != "Z" and sid in (pgrp, session)]
 
 
 def assert_sessions_gone(sids, timeout=5.0):

@@ -38,7 +38,20 @@ from harness import Skip, child_env, free_ports
 _PREFIX = "pm"  # namespaces are named pm<pid of the creating process>br and pm<pid>h<i>
 
 
-class NamespaceHosts:
+class _Hosts:
+    """What both kinds of hosts share: their description and use in a with-statement."""
+
+    def __str__(self):
+        return f"{len(self.ips)} hosts on {self.kind} ({self.ips[0]} .. {self.ips[-1]})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class NamespaceHosts(_Hosts):
     """`count` network-namespace hosts on one bridge; see the module's docstring."""
 
     kind = "network namespaces on a bridge"
@@ -85,15 +98,6 @@ class NamespaceHosts:
                 raise Skip(f"cannot {what} here: {r.stderr.strip()}")
             raise AssertionError(f"ip {' '.join(args)}: {r.stderr}")
 
-    def __str__(self):
-        return f"{len(self.ips)} hosts on {self.kind} ({self.ips[0]} .. {self.ips[-1]})"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def host_args(self, i):
         """Launcher flags host i needs to know its own address: none, its route says it."""
         return []
@@ -124,7 +128,7 @@ class NamespaceHosts:
         self._created = []
 
 
-class LoopbackHosts:
+class LoopbackHosts(_Hosts):
     """`count` hosts as loopback aliases 127.0.0.1 .. 127.0.0.count of this machine, for machines
     where network namespaces cannot be made; the methods of NamespaceHosts, without cut()."""
 
@@ -132,15 +136,6 @@ class LoopbackHosts:
 
     def __init__(self, count):
         self.ips = [f"127.0.0.{i + 1}" for i in range(count)]
-
-    def __str__(self):
-        return f"{len(self.ips)} hosts on {self.kind} ({self.ips[0]} .. {self.ips[-1]})"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def host_args(self, i):
         """Launcher flags host i needs to know its own address: every alias routes from 127.0.0.1."""
