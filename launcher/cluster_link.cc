@@ -52,11 +52,15 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 
 }  // namespace
 
-std::string ClusterSettings::master_name() const {
-  if (etcd.empty()) return fmt::format("the master {}:{}", master_ip, master_port);
+std::string ClusterSettings::master_url() const {
+  if (etcd.empty()) return fmt::format("{}:{}", master_ip, master_port);
   std::vector<std::string> names;
   for (const auto& e : etcd) names.push_back(e.to_string());
-  return fmt::format("etcd {}", fmt::join(names, ","));
+  return fmt::format("etcd://{}", fmt::join(names, ","));
+}
+
+std::string ClusterSettings::master_name() const {
+  return etcd.empty() ? "the master " + master_url() : "etcd " + master_url().substr(std::string("etcd://").size());
 }
 
 ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log)
@@ -366,6 +370,7 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       // Our own store; a failed request is retried.
     }
     if (waiting.empty()) {
+      stop_judging();
       // The last node done forgets the job where the store outlives it.
       if (!store_->hosted_here()) {
         try {
@@ -375,7 +380,11 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       }
       return std::nullopt;
     }
-    if (!store_->hosted_here()) return failure();
+    if (!store_->hosted_here()) {
+      if (auto f = failure()) return f;
+      stop_judging();
+      return std::nullopt;
+    }
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(waiting, ", ")));
       last_report = Clock::now();
@@ -402,6 +411,13 @@ bool ClusterLink::job_workers_done(int generation) {
   } catch (const common::PeerError&) {
     return false;
   }
+}
+
+void ClusterLink::stop_judging() {
+  // The job is over here: a finished node, and the keys the last one removes, must not be
+  // judged lost (nor reported so, in a store that outlives the job).
+  std::lock_guard lock(mutex_);
+  generation_ = -1;
 }
 
 std::optional<JobFailure> ClusterLink::failure() {

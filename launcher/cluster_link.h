@@ -76,6 +76,8 @@ struct ClusterSettings {
   bool elastic() const { return min_nodes < nnodes; }
   // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".
   std::string master_name() const;
+  // As PADDLE_MASTER gives it: "10.0.0.1:6069" or "etcd://10.0.0.5:2379".
+  std::string master_url() const;
 };
 
 // A generation as this node joined it.
@@ -155,6 +157,7 @@ class ClusterLink {
   // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
   JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
   void clear_stale_state();
+  void stop_judging();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
     return key("g" + std::to_string(generation) + "." + suffix);
