@@ -1,8 +1,8 @@
 #pragma once
 // ChildProcess: one launched process, started with Boost.Process, in a process group of its
 // own (so that stopping it reaches whatever it started), with stdout and stderr merged into its
-// log file, stdin from /dev/null, and a parent-death signal so that it dies with the launcher
-// even when the launcher is killed with SIGKILL.
+// log file, stdin from /dev/null (or a pipe from the launcher, kStdinPipe), and a parent-death
+// signal so that it dies with the launcher even when the launcher is killed with SIGKILL.
 
 #include <sys/types.h>
 
@@ -10,6 +10,7 @@
 #include <boost/process/child.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "launcher/environment.h"
@@ -20,10 +21,11 @@ class ChildProcess {
  public:
   // Called once, from the io_context, with the wait status (as from waitpid).
   using ExitHandler = std::function<void(int wait_status)>;
+  enum class Stdin { kNull, kPipe };
 
   // Starts the process; throws std::runtime_error naming the command and log file when it can't.
   ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
-               const std::string& log_file, ExitHandler on_exit);
+               const std::string& log_file, ExitHandler on_exit, Stdin stdin_from = Stdin::kNull);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -34,8 +36,15 @@ class ChildProcess {
   // Sends `sig` to the process group; harmless once the group is gone.
   void signal_group(int sig) const;
 
+  // kPipe: writes `text` to the process's stdin without blocking (what a full pipe cannot take
+  // is dropped); false once the process no longer reads it.
+  bool write_stdin(std::string_view text);
+  // kPipe: the process reads end-of-file from now on. Harmless twice.
+  void close_stdin();
+
  private:
   pid_t pid_ = -1;
+  int stdin_fd_ = -1;  // the pipe's write end, close-on-exec so no other child holds it open
   bool exited_ = false;
   boost::process::child child_;
 };

@@ -11,8 +11,8 @@
 namespace paddle::launcher {
 namespace {
 
-constexpr const char* kVersion = "paddle-launch 0.1.0";
 constexpr const char* kUsage = "paddle-launch [options] training_script [training_script_args...]";
+constexpr const char* kDispatchGroup = "Dispatch over SSH (start the job on other hosts from here)";
 
 template <typename T>
 std::string or_none(const std::optional<T>& value) {
@@ -25,6 +25,44 @@ std::string python_list(const std::vector<std::string>& items) {
   return fmt::format("[{}]", fmt::join(quoted, ", "));
 }
 
+void add_dispatch_options(CLI::App& app, DispatchOptions& d) {
+  const auto port = CLI::Range(1, 65535);
+  app.add_option("--hostfile", d.hostfile,
+                 "Start the job on these hosts over SSH: `[user@]host[:port] slots=N` lines; host 0 holds the master")
+      ->group(kDispatchGroup);
+  app.add_option("--hosts", d.hosts, "The hosts as user@host:port,... (instead of --hostfile)")->group(kDispatchGroup);
+  app.add_option("--cluster_conf", d.cluster_conf,
+                 "cluster_train's conf.py: HOSTS, ROOT_DIR, PADDLE_NIC, PADDLE_PORT, LD_LIBRARY_PATH")
+      ->group(kDispatchGroup);
+  app.add_option("--include", d.include, "Only these hosts (host1,host2 or host1@host2)")->group(kDispatchGroup);
+  app.add_option("--exclude", d.exclude, "All hosts but these")->group(kDispatchGroup);
+  app.add_option("--ssh_opt", d.ssh_opts,
+                 "Options for ssh, e.g. \"-o UserKnownHostsFile=F\" or \"-i KEY\"; repeatable. Host keys are checked")
+      ->group(kDispatchGroup);
+  app.add_option("--job_dispatch_package", d.package,
+                 "Copy this directory to ROOT_DIR/JOB on every host (rsync, incremental) and run there")
+      ->group(kDispatchGroup);
+  app.add_option("--job_workspace", d.workspace, "Run in this directory, already on every host")->group(kDispatchGroup);
+  app.add_option("--root_dir", d.root_dir,
+                 "Where packages go on the hosts. Default: conf.py's ROOT_DIR, else paddle-jobs in the remote home")
+      ->group(kDispatchGroup);
+  app.add_option("--env", d.env, "NAME[=VALUE] for every process on every host (NAME alone: from here); repeatable")
+      ->group(kDispatchGroup);
+  app.add_flag("--fetch_logs", d.fetch_logs, "At the end, copy each host's log dir back to LOG_DIR/HOST/")
+      ->group(kDispatchGroup);
+  app.add_option("--remote_launcher", d.remote_launcher, "paddle-launch's path on the hosts")
+      ->capture_default_str()
+      ->group(kDispatchGroup);
+  app.add_option("--master_port", d.master_port,
+                 "The master's port on host 0. Default: PADDLE_PORT or --start_port less one, else a random one")
+      ->check(port)
+      ->group(kDispatchGroup);
+  app.add_option("--ssh_timeout", d.ssh_timeout, "Seconds ssh may take to connect")
+      ->check(CLI::Range(1.0, 600.0))
+      ->capture_default_str()
+      ->group(kDispatchGroup);
+}
+
 }  // namespace
 
 CommandLine parse_command_line(int argc, const char* const argv[]) {
@@ -35,7 +73,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                "on this node and supervise it.",
                "paddle-launch"};
   app.prefix_command();  // the first positional argument and everything after it is the script's
-  app.set_version_flag("--version", kVersion);
+  app.set_version_flag("--version", kLauncherVersion);
   app.get_formatter()->column_width(34);
 
   const auto port = CLI::Range(1, 65535);
@@ -96,6 +134,10 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                  "Seconds between SIGTERM and SIGKILL when stopping processes")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  add_dispatch_options(app, o.dispatch);
+  app.add_flag("--agent", o.agent,
+               "Run as one node of a job dispatched over SSH: read the environment from stdin (one JSON line), "
+               "write ./nodefile, and stop the job when stdin closes or falls silent. The dispatcher passes it");
   app.footer(
       "Examples:\n"
       "  paddle-launch --nproc_per_node=2 train                       # 2 CPU processes (Gloo)\n"
@@ -104,6 +146,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       "  paddle-launch --master=10.0.0.1:8090 --nnodes=2 train        # run on each node\n"
       "  paddle-launch --master=etcd://10.0.0.9:2379 --nnodes=2:4 train  # elastic, on each node\n"
       "  paddle-launch --server_num=1 --worker_num=2 train            # parameter-server mode\n"
+      "  paddle-launch --hostfile=hosts --job_dispatch_package=. --nproc_per_node=2 train  # over SSH, from here\n"
       "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
       "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
 
@@ -115,10 +158,15 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
     return result;
   } catch (const CLI::CallForVersion&) {
     result.action = CommandLine::Action::kVersion;
-    result.text = kVersion;
+    result.text = kLauncherVersion;
     return result;
   } catch (const CLI::ParseError& e) {
     throw common::UsageError(e.what());
+  }
+
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_group() == kDispatchGroup || option->count() == 0 || option->get_name() == "--help") continue;
+    for (const std::string& value : option->results()) o.given_flags.emplace_back(option->get_name(), value);
   }
 
   std::vector<std::string> rest = app.remaining();

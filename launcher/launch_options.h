@@ -9,6 +9,27 @@
 
 namespace paddle::launcher {
 
+inline constexpr const char* kLauncherVersion = "paddle-launch 0.1.0";  // what --version prints
+
+// Dispatch over SSH (dispatch/dispatcher.h): this launcher starts the job on other hosts.
+struct DispatchOptions {
+  std::optional<std::string> hostfile;      // --hostfile: DeepSpeed's `host slots=N` lines
+  std::optional<std::string> hosts;         // --hosts: user@host:port,...
+  std::optional<std::string> cluster_conf;  // --cluster_conf: cluster_train's conf.py
+  std::string include, exclude;             // host names, `,` or `@` separated
+  std::vector<std::string> ssh_opts;        // --ssh_opt, each split at spaces into ssh arguments
+  std::optional<std::string> package;       // --job_dispatch_package: a local dir copied to every host
+  std::optional<std::string> workspace;     // --job_workspace: a dir already on every host
+  std::optional<std::string> root_dir;      // --root_dir: where packages go on the hosts
+  std::vector<std::string> env;             // --env NAME[=VALUE]
+  bool fetch_logs = false;
+  std::string remote_launcher = "paddle-launch";  // --remote_launcher: the path on the hosts
+  std::optional<int> master_port;
+  double ssh_timeout = 10;  // seconds: ssh's ConnectTimeout
+
+  bool requested() const { return hostfile || hosts || cluster_conf; }
+};
+
 struct LaunchOptions {
   std::optional<std::string> gpus;  // --gpus / --devices, as typed
   std::optional<int> nproc_per_node;
@@ -35,6 +56,12 @@ struct LaunchOptions {
   double grace_period = 5.0;
   std::string training_script;
   std::vector<std::string> training_script_args;
+
+  DispatchOptions dispatch;
+  bool agent = false;  // --agent: one node of a dispatched job (dispatch/node_agent.h)
+  // Every flag given outside the dispatch group, as ("--name", value) in the order given: what
+  // a dispatched job passes on to each host's agent.
+  std::vector<std::pair<std::string, std::string>> given_flags;
 };
 
 struct CommandLine {

@@ -16,7 +16,7 @@ void LogEcho::poll() {
       partial_.append(buffer, n);
       size_t end = partial_.rfind('\n');
       if (end != std::string::npos) {
-        std::fwrite(partial_.data(), 1, end + 1, out_);
+        write_lines(std::string_view(partial_).substr(0, end + 1));
         partial_.erase(0, end + 1);
       }
     }
@@ -25,11 +25,24 @@ void LogEcho::poll() {
   std::fclose(in);
 }
 
+void LogEcho::write_lines(std::string_view lines) {
+  if (prefix_.empty()) {
+    std::fwrite(lines.data(), 1, lines.size(), out_);
+    return;
+  }
+  while (!lines.empty()) {
+    const size_t end = lines.find('\n') + 1;
+    std::fwrite(prefix_.data(), 1, prefix_.size(), out_);
+    std::fwrite(lines.data(), 1, end, out_);
+    lines.remove_prefix(end);
+  }
+}
+
 void LogEcho::finish() {
   poll();
   if (!partial_.empty()) {
     partial_ += '\n';
-    std::fwrite(partial_.data(), 1, partial_.size(), out_);
+    write_lines(partial_);
     std::fflush(out_);
     partial_.clear();
   }

@@ -5,12 +5,15 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace paddle::launcher {
 
 class LogEcho {
  public:
-  LogEcho(std::string path, std::FILE* out) : path_(std::move(path)), out_(out) {}
+  // Each line copied starts with `prefix` ("[host-a] "; empty: the lines as they are).
+  LogEcho(std::string path, std::FILE* out, std::string prefix = {})
+      : path_(std::move(path)), out_(out), prefix_(std::move(prefix)) {}
 
   // Copies every complete line written since the last call.
   void poll();
@@ -18,8 +21,11 @@ class LogEcho {
   void finish();
 
  private:
+  void write_lines(std::string_view lines);  // whole lines, each ending in '\n'
+
   std::string path_;
   std::FILE* out_;
+  std::string prefix_;
   long offset_ = 0;
   std::string partial_;
 };

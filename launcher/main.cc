@@ -7,11 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
+#include <optional>
+#include <random>
 #include <thread>
 
 #include "common/error.h"
 #include "launcher/address.h"
 #include "launcher/cluster_peers.h"
+#include "launcher/dispatch/dispatch_plan.h"
+#include "launcher/dispatch/dispatcher.h"
+#include "launcher/dispatch/node_agent.h"
 #include "launcher/gpu_devices.h"
 #include "launcher/launch_log.h"
 #include "launcher/launch_options.h"
@@ -40,16 +45,36 @@ void prepare_log_dir(const std::string& dir) {
   fs::remove(probe, ec);
 }
 
+// A port for a dispatched job's master on host 0, below Linux's ephemeral range, so that two jobs
+// dispatched to the same hosts at once do not meet.
+int random_master_port() {
+  std::random_device random;
+  return 20000 + static_cast<int>(random() % 12000);
+}
+
 int run(int argc, const char* const argv[]) {
   CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.action != CommandLine::Action::kRun) {
     fmt::print("{}\n", command_line.text);
     return 0;
   }
-  const LaunchOptions& options = command_line.options;
+  LaunchOptions& options = command_line.options;
+  SupervisorOptions supervision;
+  supervision.max_restarts = options.max_restarts;
+  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
 
   HostFacts host;
   host.env = common::current_environment();
+  if (options.dispatch.requested()) {
+    const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port());
+    prepare_log_dir(options.log_dir + "/dispatch");
+    LaunchLog log;
+    log.attach_file(options.log_dir + "/dispatch/launch.log");
+    log.print(configuration_block(options));
+    return dispatch_job(plan, supervision.grace_period, log);
+  }
+  std::optional<NodeAgent> agent;
+  if (options.agent) agent.emplace(options, host.env);
   host.interfaces = local_ipv4_interfaces();
   host.local_addresses = local_ipv4_addresses();
   host.gpu_count = visible_gpu_count(host.env);
@@ -58,9 +83,6 @@ int run(int argc, const char* const argv[]) {
   std::vector<std::string> command =
       resolve_training_command(options.training_script, options.training_script_args, host.env);
   PortReservation ports(default_port_lock_dir(get_env(host.env, "TMPDIR").value_or("")));
-  SupervisorOptions supervision;
-  supervision.max_restarts = options.max_restarts;
-  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
 
   if (auto cluster = cluster_settings(options, host)) {
     if (options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
@@ -68,6 +90,7 @@ int run(int argc, const char* const argv[]) {
     LaunchLog log;
     log.attach_file(options.log_dir + "/launch.log");
     log.print(configuration_block(options));
+    if (agent) agent->watch_dispatcher(log);
     ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
     return supervise(peers, host.env, supervision, log);
   }
