@@ -38,6 +38,7 @@ void add_dispatch_options(CLI::App& app, DispatchOptions& d) {
   app.add_option("--exclude", d.exclude, "All hosts but these")->group(kDispatchGroup);
   app.add_option("--ssh_opt", d.ssh_opts,
                  "Options for ssh, e.g. \"-o UserKnownHostsFile=F\" or \"-i KEY\"; repeatable. Host keys are checked")
+      ->allow_extra_args(false)  // one value per use, so the script after it stays the script
       ->group(kDispatchGroup);
   app.add_option("--job_dispatch_package", d.package,
                  "Copy this directory to ROOT_DIR/JOB on every host (rsync, incremental) and run there")
@@ -47,6 +48,7 @@ void add_dispatch_options(CLI::App& app, DispatchOptions& d) {
                  "Where packages go on the hosts. Default: conf.py's ROOT_DIR, else paddle-jobs in the remote home")
       ->group(kDispatchGroup);
   app.add_option("--env", d.env, "NAME[=VALUE] for every process on every host (NAME alone: from here); repeatable")
+      ->allow_extra_args(false)
       ->group(kDispatchGroup);
   app.add_flag("--fetch_logs", d.fetch_logs, "At the end, copy each host's log dir back to LOG_DIR/HOST/")
       ->group(kDispatchGroup);

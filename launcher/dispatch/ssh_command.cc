@@ -5,15 +5,25 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/error.h"
+
 namespace paddle::launcher {
 namespace {
 
-// rsync's -e takes one string that it splits itself, honouring quotes.
+// rsync's -e takes one string that it splits itself at spaces, honouring single and double
+// quotes but not backslashes.
+std::string rsync_quote(const std::string& word) {
+  if (shell_quote(word) == word) return word;
+  if (word.find('\'') == std::string::npos) return "'" + word + "'";
+  if (word.find('"') == std::string::npos) return "\"" + word + "\"";
+  throw common::UsageError(fmt::format("--ssh_opt: rsync cannot be given '{}', which holds both kinds of quote", word));
+}
+
 std::string rsync_remote_shell(const RemoteHost& host, const SshSettings& ssh) {
-  std::vector<std::string> words = {"ssh"};
+  std::string line = "ssh";
   const std::vector<std::string> args = ssh_arguments(host, ssh);
-  words.insert(words.end(), args.begin(), args.end() - 1);  // rsync names the destination itself
-  return shell_command(words);
+  for (auto arg = args.begin(); arg + 1 != args.end(); ++arg) line += " " + rsync_quote(*arg);  // rsync adds the destination
+  return line;
 }
 
 std::string rsync_destination(const RemoteHost& host, const std::string& path) {

@@ -16,7 +16,8 @@ struct SshSettings {
   int connect_timeout_s = 10;
 };
 
-// --ssh_opt values as ssh arguments: each value is split at spaces ("-o A=B" -> "-o", "A=B").
+// --ssh_opt values as ssh arguments: each value is split at spaces ("-o A=B" -> "-o", "A=B");
+// an option whose value holds spaces belongs in an ssh config file (-F FILE).
 std::vector<std::string> split_ssh_options(const std::vector<std::string>& values);
 
 // `text` quoted for a POSIX shell: as it is when it needs no quoting, else in single quotes.

@@ -176,6 +176,15 @@ class SshHosts:
                 f.write(d + ("" if slots is None else f" slots={slots}") + "\n")
         return path
 
+    def name_links(self, name):
+        """Gives every host's link the interface name `name`, as a cluster whose conf.py names one
+        NIC for all hosts has it."""
+        ns = self._netns
+        for i, n in enumerate(ns.names):
+            for step in (["down"], ["name", name], ["up"]):
+                subprocess.run(["ip", "-n", n, "link", "set", "dev", f"{ns.tag}e{i}" if step != ["up"] else name, *step],
+                               check=True, capture_output=True)
+
     def popen(self, i, cmd, cwd=None, env=None, **kw):
         """NamespaceHosts.popen: runs `cmd` inside host i (it does not see host i's `remote_root`)."""
         return self._netns.popen(i, cmd, cwd, env, **kw)
