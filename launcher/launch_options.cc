@@ -209,6 +209,19 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"worker_num", or_none(o.worker_num)},
       {"workers", or_none(o.workers)},
   };
+  if (o.dispatch.requested()) {
+    const DispatchOptions& d = o.dispatch;
+    rows.insert(rows.end(), {{"cluster_conf", or_none(d.cluster_conf)},
+                             {"exclude", d.exclude},
+                             {"fetch_logs", d.fetch_logs ? "True" : "False"},
+                             {"hostfile", or_none(d.hostfile)},
+                             {"hosts", or_none(d.hosts)},
+                             {"include", d.include},
+                             {"job_dispatch_package", or_none(d.package)},
+                             {"job_workspace", or_none(d.workspace)},
+                             {"remote_launcher", d.remote_launcher},
+                             {"root_dir", or_none(d.root_dir)}});
+  }
   std::sort(rows.begin(), rows.end());
   return rows;
 }
