@@ -31,7 +31,9 @@ bp::environment to_bp_environment(const EnvMap& env) {
 // Runs in the child between fork and exec: only async-signal-safe calls.
 struct ChildSetup {
   pid_t launcher_pid;
+  int join_cgroup_fd;
   void operator()(auto& /*executor*/) const {
+    if (join_cgroup_fd >= 0 && ::write(join_cgroup_fd, "0", 1) != 1) ::_exit(126);  // unguarded: do not run
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher_pid) ::_exit(128 + SIGKILL);  // the launcher died before prctl
@@ -45,7 +47,7 @@ struct ChildSetup {
 }  // namespace
 
 ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
-                           const std::string& log_file, ExitHandler on_exit, Stdin stdin_from) {
+                           const std::string& log_file, ExitHandler on_exit, Stdin stdin_from, int join_cgroup_fd) {
   std::FILE* log = std::fopen(log_file.c_str(), "we");
   if (log == nullptr)
     throw std::runtime_error(fmt::format("cannot open log file {}: {}", log_file, std::strerror(errno)));
@@ -67,7 +69,7 @@ ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::s
             exited_ = true;
             on_exit(child_.native_exit_code());
           },
-      bp::extend::on_exec_setup = ChildSetup{::getpid()},
+      bp::extend::on_exec_setup = ChildSetup{::getpid(), join_cgroup_fd},
       bp::extend::on_success = [](auto& executor) { ::setpgid(executor.pid, executor.pid); }, ec);
   std::fclose(log);
   std::fclose(input);

@@ -24,8 +24,11 @@ class ChildProcess {
   enum class Stdin { kNull, kPipe };
 
   // Starts the process; throws std::runtime_error naming the command and log file when it can't.
+  // `join_cgroup_fd`: an open cgroup.procs the child moves itself into before it execs
+  // (orphan_guard.h), or -1.
   ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
-               const std::string& log_file, ExitHandler on_exit, Stdin stdin_from = Stdin::kNull);
+               const std::string& log_file, ExitHandler on_exit, Stdin stdin_from = Stdin::kNull,
+               int join_cgroup_fd = -1);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

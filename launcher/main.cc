@@ -21,6 +21,7 @@
 #include "launcher/launch_log.h"
 #include "launcher/launch_options.h"
 #include "launcher/launch_plan.h"
+#include "launcher/orphan_guard.h"
 #include "launcher/plan_report.h"
 #include "launcher/scheduler_env.h"
 #include "launcher/port_reservation.h"
@@ -43,6 +44,14 @@ void prepare_log_dir(const std::string& dir) {
   if (!test) throw common::UsageError(fmt::format("--log_dir: directory '{}' is not writable", dir));
   test.close();
   fs::remove(probe, ec);
+}
+
+// Runs the job with every process it starts marked, so that none outlives it.
+int supervise_guarded(JobPeers& peers, const EnvMap& env, SupervisorOptions supervision, LaunchLog& log) {
+  OrphanGuard guard(env);
+  log.info(fmt::format("orphan guard: {}", guard.describe()));
+  supervision.orphan_guard = &guard;
+  return supervise(peers, env, supervision, log);
 }
 
 // A port for a dispatched job's master on host 0, below Linux's ephemeral range, so that two jobs
@@ -92,7 +101,7 @@ int run(int argc, const char* const argv[]) {
     log.print(configuration_block(options));
     if (agent) agent->watch_dispatcher(log);
     ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
-    return supervise(peers, host.env, supervision, log);
+    return supervise_guarded(peers, host.env, supervision, log);
   }
 
   LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
@@ -115,20 +124,22 @@ int run(int argc, const char* const argv[]) {
     std::vector<std::string> mine;
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);
     ClusterPeers peers(options, plan.command, host, ports, ips_cluster_settings(options, plan), log, std::move(mine));
-    return supervise(peers, host.env, supervision, log);
+    return supervise_guarded(peers, host.env, supervision, log);
   }
   write_endpoints_log(plan);
   announce_plan(plan, log);
 
   ports.release_sockets();
   SingleNode peers(plan);
-  return supervise(peers, host.env, supervision, log);
+  return supervise_guarded(peers, host.env, supervision, log);
 }
 
 }  // namespace
 }  // namespace paddle::launcher
 
 int main(int argc, char* argv[]) {
+  if (argc > 1 && std::string_view(argv[1]) == "--orphan-watchdog")  // started by OrphanGuard, not by users
+    return paddle::launcher::run_orphan_watchdog(argc, argv);
   // A closed console (`paddle-launch ... | head`) must not kill the launcher and, through the
   // parent-death signal, the whole job. Children get the default disposition back.
   std::signal(SIGPIPE, SIG_IGN);

@@ -15,6 +15,7 @@
 #include "launcher/address.h"
 #include "launcher/child_process.h"
 #include "launcher/log_echo.h"
+#include "launcher/orphan_guard.h"
 
 namespace paddle::launcher {
 namespace {
@@ -106,8 +107,12 @@ class Job {
       Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
       const size_t index = slots_.size() - 1;
       try {
-        slot.child = std::make_unique<ChildProcess>(io_, plan_->command, child_environment(env_, spec, attempt),
-                                                    spec.log_file, [this, index](int status) { on_exit(index, status); });
+        EnvMap env = child_environment(env_, spec, attempt);
+        const OrphanGuard* guard = options_.orphan_guard;
+        if (guard) env.insert_or_assign(guard->child_variable().first, guard->child_variable().second);
+        slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,
+                                                    [this, index](int status) { on_exit(index, status); },
+                                                    ChildProcess::Stdin::kNull, guard ? guard->cgroup_procs_fd() : -1);
       } catch (const std::exception& e) {
         log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
         slot.status = W_EXITCODE(127, 0);
@@ -129,9 +134,13 @@ class Job {
     workers_timer_.cancel();
     echo_timer_.cancel();
     peer_timer_.cancel();
-    // Whatever the processes left behind in their groups goes with them.
+    // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
       if (s.child) s.child->signal_group(SIGKILL);
+    if (options_.orphan_guard) {
+      if (int left = options_.orphan_guard->signal_all(SIGKILL); left > 0)
+        log_.warning(fmt::format("killed {} process(es) the job's processes left behind outside their groups", left));
+    }
     if (failed_) report_failure(slots_[*failed_]);
   }
 
@@ -217,6 +226,7 @@ class Job {
       s.child->signal_group(SIGTERM);
       names.push_back(name(s));
     }
+    if (!role && options_.orphan_guard) options_.orphan_guard->signal_all(SIGTERM);  // escapees of the groups too
     if (names.empty()) return;
     log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL",
                           fmt::join(names, ", "), options_.grace_period.count() / 1000.0));
@@ -232,6 +242,7 @@ class Job {
       log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
       s.child->signal_group(SIGKILL);
     }
+    if (options_.orphan_guard) options_.orphan_guard->signal_all(SIGKILL);
   }
 
   void wait_for_signal() {

@@ -24,7 +24,10 @@
 
 namespace paddle::launcher {
 
+class OrphanGuard;
+
 struct SupervisorOptions {
+  const OrphanGuard* orphan_guard = nullptr;  // marks the processes; stops what they leave behind
   int max_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
   std::chrono::milliseconds echo_interval{100};

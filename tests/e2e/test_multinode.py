@@ -63,7 +63,16 @@ class Node:
             return f.read()
 
     def children(self):
-        return children_of(self.proc.pid)
+        """The launcher's processes (its orphan watchdog, in a session of its own, left out)."""
+        sid = os.getsid(self.proc.pid)
+        return [p for p in children_of(self.proc.pid) if _session_of(p) == sid]
+
+
+def _session_of(pid):
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
 
 
 def start_nodes(count, args, launch_args=(), hosts=None):

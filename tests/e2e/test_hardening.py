@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the orphan guard (launcher/orphan_guard.h): whatever shape of process tree
+a training script makes, nothing of it survives the launcher, however the launcher ends. Each
+script records the pids of what it starts; the tests check those pids (never names)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, child_env, main, process_stats, pid_alive, scratch, wait_for  # noqa: E402
+
+LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
+
+# Each shape appends the pids it leaves running to $PIDS_DIR/$PADDLE_TRAINER_ID.<shape>.
+SHAPES = {
+    "grandchild": "sleep 300 & echo $! >> \"$OUT\"; wait",
+    "double_fork": "(sleep 301 & echo $! >> \"$OUT\") ; sleep 300",
+    "setsid": "setsid sh -c 'echo $$ >> \"$OUT\"; exec sleep 302' & sleep 300",
+    "new_group": "python3 -c 'import os, time; os.setpgid(0, 0); open(os.environ[\"OUT\"], \"a\").write(f\"{os.getpid()}\\n\"); "
+                 "time.sleep(300)' & sleep 300",
+    "multiprocessing": "python3 -c '\n"
+                       "import multiprocessing as mp, os, time\n"
+                       "def work(out):\n"
+                       "    open(out, \"a\").write(f\"{os.getpid()}\\n\"); time.sleep(300)\n"
+                       "if __name__ == \"__main__\":\n"
+                       "    ps = [mp.Process(target=work, args=(os.environ[\"OUT\"],)) for _ in range(2)]\n"
+                       "    [p.start() for p in ps]; [p.join() for p in ps]\n'",
+}
+EXPECTED = {"grandchild": 1, "double_fork": 1, "setsid": 1, "new_group": 1, "multiprocessing": 2}
+
+
+def start_job(shapes, workdir, env=None, nproc=2):
+    """paddle-launch running a script that makes every shape in `shapes` on each of `nproc` ranks."""
+    script = os.path.join(workdir, "shapes.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n")
+        for shape in shapes:
+            f.write(f"( OUT=\"$PIDS_DIR/$PADDLE_TRAINER_ID.{shape}\"; export OUT; {SHAPES[shape]} ) &\n")
+        f.write("wait\n")
+    os.chmod(script, 0o755)
+    pids_dir = os.path.join(workdir, "pids")
+    os.makedirs(pids_dir)
+    proc = subprocess.Popen([LAUNCH, f"--nproc_per_node={nproc}", "--grace_period=1", script], cwd=workdir,
+                            env=child_env({"PIDS_DIR": pids_dir, **(env or {})}), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return proc, pids_dir
+
+
+def recorded_pids(pids_dir, shapes, nproc=2):
+    """Waits until every shape on every rank has written its pids; returns them all."""
+    def complete():
+        pids = []
+        for rank in range(nproc):
+            for shape in shapes:
+                try:
+                    with open(os.path.join(pids_dir, f"{rank}.{shape}")) as f:
+                        found = [int(x) for x in f.read().split()]
+                except OSError:
+                    return None
+                if len(found) < EXPECTED[shape]:
+                    return None
+                pids += found
+        return pids
+    return wait_for(complete, 20, f"the pids of {shapes} on {nproc} ranks")
+
+
+def assert_gone_within(pids, seconds, what):
+    started = time.monotonic()
+    try:
+        wait_for(lambda: not any(pid_alive(p) for p in pids), seconds, what)
+    finally:
+        for p in pids:  # a failed check leaves nothing behind either
+            if pid_alive(p):
+                os.kill(p, signal.SIGKILL)
+    return time.monotonic() - started
+
+
+def sigkill_leaves_nothing(shapes, env=None):
+    workdir = scratch()
+    proc, pids_dir = start_job(shapes, workdir, env)
+    try:
+        pids = recorded_pids(pids_dir, shapes)
+        check(all(pid_alive(p) for p in pids), "every escapee runs before the kill")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    took = assert_gone_within(pids, 2.0, f"{len(pids)} processes of shapes {shapes} to die with the launcher")
+    return took, open(os.path.join(workdir, "log", "launch.log")).read()
+
+
+def test_a_sigkilled_launcher_takes_grandchildren_and_double_forks_with_it():
+    sigkill_leaves_nothing(["grandchild", "double_fork"])
+
+
+def test_a_sigkilled_launcher_takes_setsid_and_new_group_escapees_with_it():
+    sigkill_leaves_nothing(["setsid", "new_group"])
+
+
+def test_a_sigkilled_launcher_takes_python_multiprocessing_workers_with_it():
+    sigkill_leaves_nothing(["multiprocessing"])
+
+
+def test_without_a_cgroup_the_environment_key_finds_every_shape():
+    _, log = sigkill_leaves_nothing(list(SHAPES), env={"PADDLE_ORPHAN_GUARD": "environment"})
+    check("orphan guard: the environment" in log, f"the launch log says which guard is in use:\n{log}")
+
+
+def test_sigterm_and_a_failure_reach_the_whole_tree():
+    for stop in ("sigterm", "failure"):
+        workdir = scratch()
+        proc, pids_dir = start_job(["setsid", "double_fork"], workdir)
+        pids = recorded_pids(pids_dir, ["setsid", "double_fork"])
+        if stop == "sigterm":
+            proc.send_signal(signal.SIGTERM)
+            expected = 143
+        else:
+            # A trainer dies (the launcher's other child, the watchdog, has a session of its own).
+            trainer = next(p for p, _, ppid, _, sid in process_stats() if ppid == proc.pid and sid == proc.pid)
+            os.kill(trainer, signal.SIGKILL)
+            expected = 128 + signal.SIGKILL
+        out, err = proc.communicate(timeout=20)
+        check(proc.returncode == expected, f"{stop}: exit {proc.returncode}\n{err[-2000:]}")
+        assert_gone_within(pids, 0.5, f"{stop}: the escapees to be gone when the launcher has exited")
+
+
+def test_a_successful_job_leaves_no_daemon_behind():
+    workdir = scratch()
+    pids_dir = os.path.join(workdir, "pids")
+    os.makedirs(pids_dir)
+    script = "setsid sh -c 'echo $$ >> \"$PIDS_DIR/$PADDLE_TRAINER_ID\"; exec sleep 300' & sleep 0.5"
+    r = subprocess.run([LAUNCH, "--nproc_per_node=2", "sh", "-c", script], cwd=workdir, capture_output=True, text=True,
+                       env=child_env({"PIDS_DIR": pids_dir}), timeout=30)
+    check(r.returncode == 0, f"exit 0\n{r.stderr[-2000:]}")
+    pids = [int(x) for rank in range(2) for x in open(os.path.join(pids_dir, str(rank))).read().split()]
+    assert_gone_within(pids, 0.5, "the daemons the job left to be gone")
+    check("left behind outside their groups" in r.stderr, f"the launcher says it killed them\n{r.stderr[-2000:]}")
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
