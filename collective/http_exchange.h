@@ -7,7 +7,10 @@
 #include <string>
 #include <utility>
 
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
+
+#include "common/job_token.h"
 
 namespace paddle::collective {
 
@@ -16,11 +19,23 @@ struct HttpAnswer {
   std::string body;
 };
 
+// The socket kind a store's proofs are for (common/job_token.h).
+inline constexpr std::string_view kStoreProofPurpose = "paddle-store";
+// The header a request proves the job token with, after GET /auth/challenge on its connection.
+inline constexpr const char* kProofHeader = "X-Paddle-Proof";
+
 // `target` is the request path ("/kv/KEY"); nothing when the server can't be reached or the
-// exchange fails within `timeout`.
+// exchange fails within `timeout`. With a token, the request first answers the server's
+// challenge on the same connection.
 std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, boost::beast::http::verb verb,
                                         const std::string& target, const std::string& body,
-                                        std::chrono::milliseconds timeout);
+                                        std::chrono::milliseconds timeout,
+                                        const std::optional<common::JobToken>& token = std::nullopt);
+
+// On a connected stream: asks for a challenge and returns the proof to send with the next
+// request (empty without a token); nothing when the exchange fails.
+std::optional<std::string> answer_challenge(boost::beast::tcp_stream& stream, const std::string& host,
+                                            const std::optional<common::JobToken>& token);
 
 // Percent-encodes everything but [A-Za-z0-9_.-], so that any key is one path segment.
 std::string encode_key(const std::string& key);

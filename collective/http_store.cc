@@ -16,11 +16,12 @@ constexpr auto kRetryInterval = std::chrono::milliseconds(20);
 
 }  // namespace
 
-HttpStore::HttpStore(std::string ip, int port, std::chrono::milliseconds timeout, std::chrono::milliseconds request_timeout)
-    : ip_(std::move(ip)), port_(port), timeout_(timeout), request_timeout_(request_timeout) {}
+HttpStore::HttpStore(std::string ip, int port, std::chrono::milliseconds timeout, std::chrono::milliseconds request_timeout,
+                     std::optional<common::JobToken> token)
+    : ip_(std::move(ip)), port_(port), timeout_(timeout), request_timeout_(request_timeout), token_(std::move(token)) {}
 
 bool HttpStore::try_put(const std::string& key, const std::string& value) {
-  auto answer = http_exchange(ip_, port_, http::verb::put, "/kv/" + encode_key(key), value, request_timeout_);
+  auto answer = http_exchange(ip_, port_, http::verb::put, "/kv/" + encode_key(key), value, request_timeout_, token_);
   if (!answer) return false;
   if (answer->status != 200)
     throw common::PeerError(fmt::format("key-value store {}: PUT {} answered {}", endpoint(), key, answer->status));
@@ -28,7 +29,7 @@ bool HttpStore::try_put(const std::string& key, const std::string& value) {
 }
 
 std::optional<std::string> HttpStore::try_get(const std::string& key) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_);
+  auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_, token_);
   if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
   if (answer->status == 404) return std::nullopt;
   if (answer->status != 200)
@@ -37,7 +38,7 @@ std::optional<std::string> HttpStore::try_get(const std::string& key) {
 }
 
 std::string HttpStore::add_if_absent(const std::string& key, const std::string& value) {
-  auto answer = http_exchange(ip_, port_, http::verb::post, "/kv/" + encode_key(key), value, request_timeout_);
+  auto answer = http_exchange(ip_, port_, http::verb::post, "/kv/" + encode_key(key), value, request_timeout_, token_);
   if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
   if (answer->status == 201) return value;
   if (answer->status == 409) return std::move(answer->body);
@@ -45,14 +46,14 @@ std::string HttpStore::add_if_absent(const std::string& key, const std::string& 
 }
 
 std::optional<std::chrono::milliseconds> HttpStore::age(const std::string& key) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/age/" + encode_key(key), "", request_timeout_);
+  auto answer = http_exchange(ip_, port_, http::verb::get, "/age/" + encode_key(key), "", request_timeout_, token_);
   if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
   if (answer->status == 404) return std::nullopt;
   return std::chrono::milliseconds(common::to_int(answer->body).value_or(0));
 }
 
 std::vector<std::string> HttpStore::keys(const std::string& prefix) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/keys/" + encode_key(prefix), "", request_timeout_);
+  auto answer = http_exchange(ip_, port_, http::verb::get, "/keys/" + encode_key(prefix), "", request_timeout_, token_);
   if (!answer || answer->status != 200)
     throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
   std::vector<std::string> keys;
@@ -85,7 +86,7 @@ void HttpStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_
 void HttpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   for (const auto& key : keys) {
     auto present = [&] {
-      auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_);
+      auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_, token_);
       return answer && answer->status == 200;
     };
     if (!common::wait_until(timeout, present, kRetryInterval))

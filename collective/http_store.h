@@ -12,13 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "common/job_token.h"
+
 namespace paddle::collective {
 
 class HttpStore : public gloo::rendezvous::Store {
  public:
-  // `timeout` bounds the blocking calls; `request_timeout` each single request.
+  // `timeout` bounds the blocking calls; `request_timeout` each single request. `token`: the
+  // job's, proved on every connection (none for a store started without one).
   HttpStore(std::string ip, int port, std::chrono::milliseconds timeout,
-            std::chrono::milliseconds request_timeout = std::chrono::seconds(10));
+            std::chrono::milliseconds request_timeout = std::chrono::seconds(10),
+            std::optional<common::JobToken> token = std::nullopt);
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
@@ -46,6 +50,7 @@ class HttpStore : public gloo::rendezvous::Store {
   int port_;
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds request_timeout_;
+  std::optional<common::JobToken> token_;
 };
 
 }  // namespace paddle::collective

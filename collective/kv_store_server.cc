@@ -5,6 +5,8 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 #include <memory>
+
+#include "collective/http_exchange.h"
 #include <optional>
 
 namespace paddle::collective {
@@ -24,8 +26,9 @@ constexpr size_t kMaxBody = 64 << 20;
 // One connection: requests are answered in turn until the client closes.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::mutex& mutex, std::map<std::string, StoredValue>& values)
-      : stream_(std::move(socket)), mutex_(mutex), values_(values) {}
+  Session(tcp::socket socket, std::mutex& mutex, std::map<std::string, StoredValue>& values,
+          const std::optional<common::JobToken>& token)
+      : stream_(std::move(socket)), mutex_(mutex), values_(values), token_(token), proven_(!token) {}
 
   void read() {
     parser_.emplace();
@@ -47,7 +50,15 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.version(request.version());
     response_.keep_alive(request.keep_alive());
     std::string_view target(request.target().data(), request.target().size());
-    if (target.starts_with(kPresence) && request.method() == http::verb::put) {
+    if (target == "/auth/challenge") {
+      challenge_ = common::make_challenge();
+      response_.body() = challenge_;
+      response_.keep_alive(true);
+      response_.result(http::status::ok);
+    } else if (!proven_ && !prove(request)) {
+      response_.keep_alive(false);
+      response_.result(http::status::unauthorized);
+    } else if (target.starts_with(kPresence) && request.method() == http::verb::put) {
       presence_ = std::string(target.substr(kPresence.size()));
       response_.keep_alive(true);
       response_.result(http::status::ok);
@@ -73,6 +84,20 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (!ec && self->response_.keep_alive()) self->read();
     });
+  }
+
+  // Whether the request carries the proof for this connection's challenge; prints a refusal.
+  bool prove(const http::request<http::string_body>& request) {
+    const auto proof = request[kProofHeader];
+    proven_ = !challenge_.empty() &&
+              token_->verify(kStoreProofPurpose, challenge_, std::string_view(proof.data(), proof.size()));
+    if (!proven_) {
+      beast::error_code ec;
+      const auto peer = stream_.socket().remote_endpoint(ec);
+      fmt::print(stderr, "key-value store: refused {}:{}: {}\n", ec ? "?" : peer.address().to_string(), ec ? 0 : peer.port(),
+                 proof.empty() ? "no job token proof (PADDLE_JOB_TOKEN)" : "a wrong job token proof");
+    }
+    return proven_;
   }
 
   void answer_key(const std::string& key, const http::request<http::string_body>& request) {
@@ -109,11 +134,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::mutex& mutex_;
   std::map<std::string, StoredValue>& values_;
   std::string presence_;  // set when this connection is a rank's presence
+  const std::optional<common::JobToken>& token_;
+  bool proven_;
+  std::string challenge_;
 };
 
 }  // namespace
 
-KvStoreServer::KvStoreServer(const std::string& ip, int port) : acceptor_(io_) {
+KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<common::JobToken> token)
+    : acceptor_(io_), token_(std::move(token)) {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(ip, ec);
   if (ec) throw std::runtime_error(fmt::format("key-value store: '{}' is not an IP address", ip));
@@ -124,6 +153,9 @@ KvStoreServer::KvStoreServer(const std::string& ip, int port) : acceptor_(io_) {
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
   port_ = acceptor_.local_endpoint().port();
+  if (!token_)
+    fmt::print(stderr, "key-value store on {}:{}: no PADDLE_JOB_TOKEN, so any peer that reaches it is served "
+               "(PADDLE_REQUIRE_TOKEN=1 refuses to run so)\n", ip, port_);
   accept();
   thread_ = std::thread([this] { io_.run(); });
 }
@@ -138,7 +170,7 @@ void KvStoreServer::accept() {
     if (ec == asio::error::operation_aborted) return;  // the server is shutting down
     // A client that vanished before its connection was accepted (ECONNABORTED) must not stop
     // the store from accepting the others.
-    if (!ec) std::make_shared<Session>(std::move(socket), mutex_, values_)->read();
+    if (!ec) std::make_shared<Session>(std::move(socket), mutex_, values_, token_)->read();
     accept();
   });
 }

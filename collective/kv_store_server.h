@@ -12,6 +12,12 @@
 // GET /age/KEY gives the milliseconds since KEY was last written, on this server's monotonic
 // clock, so liveness is judged without comparing two machines' clocks; GET /keys/PREFIX lists
 // the keys starting with PREFIX, one per line.
+//
+// With the job's token (common/job_token.h), a connection is served once it proves it:
+// GET /auth/challenge gives a challenge for this connection, and the next request carries the
+// proof in X-Paddle-Proof. Any other first request, or a wrong proof, gets 401, the connection
+// is closed, and the refusal is printed with the peer's address. GET /auth/challenge is always
+// answered, so clients need not know whether the server has a token.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +26,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "common/job_token.h"
 
 namespace paddle::collective {
 
@@ -31,8 +39,9 @@ struct StoredValue {
 class KvStoreServer {
  public:
   // Binds ip:port at once (throws std::runtime_error naming the endpoint when it can't) and
-  // serves from a background thread until destroyed.
-  KvStoreServer(const std::string& ip, int port);
+  // serves from a background thread until destroyed. Without a token it serves anyone, and
+  // says so once on stderr.
+  KvStoreServer(const std::string& ip, int port, std::optional<common::JobToken> token = std::nullopt);
   ~KvStoreServer();
   KvStoreServer(const KvStoreServer&) = delete;
   KvStoreServer& operator=(const KvStoreServer&) = delete;
@@ -45,6 +54,7 @@ class KvStoreServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;
+  std::optional<common::JobToken> token_;
   std::mutex mutex_;
   std::map<std::string, StoredValue> values_;  // keys, "lost/NAME" included
   std::thread thread_;

@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "common/job_token.h"
+
 namespace paddle::collective {
 
 class Liveness {
  public:
-  Liveness(std::string ip, int port) : ip_(std::move(ip)), port_(port) {}
+  Liveness(std::string ip, int port, std::optional<common::JobToken> token = std::nullopt)
+      : ip_(std::move(ip)), port_(port), token_(std::move(token)) {}
 
   // Present while the returned object lives. Throws PeerError when the store can't be reached.
   class Presence {
@@ -30,6 +33,7 @@ class Liveness {
  private:
   std::string ip_;
   int port_;
+  std::optional<common::JobToken> token_;
 };
 
 }  // namespace paddle::collective

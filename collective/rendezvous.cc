@@ -41,13 +41,13 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
   auto [host, port] = common::parse_endpoint(config.endpoints.at(0), "rank 0's endpoint (PADDLE_TRAINER_ENDPOINTS)");
   if (config.rank == 0) {
     try {
-      server_ = std::make_unique<KvStoreServer>(host, port);
+      server_ = std::make_unique<KvStoreServer>(host, port, config.token);
     } catch (const std::exception& e) {
       throw CollectiveError(fmt::format("rank 0 cannot host the rendezvous store: {}", e.what()));
     }
   }
-  store_ = std::make_unique<HttpStore>(host, port, config.timeout);
-  liveness_ = std::make_unique<Liveness>(host, port);
+  store_ = std::make_unique<HttpStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
+  liveness_ = std::make_unique<Liveness>(host, port, config.token);
 
   common::WaitOptions wait;
   wait.timeout = config.timeout;

@@ -15,6 +15,7 @@
 #include "collective/kv_store_server.h"
 #include "collective/liveness.h"
 #include "common/environment.h"
+#include "common/job_token.h"
 
 namespace paddle::collective {
 
@@ -24,6 +25,7 @@ struct RendezvousConfig {
   std::chrono::milliseconds timeout{300000};
   std::chrono::milliseconds report_interval{3000};
   std::FILE* report_to = stderr;
+  std::optional<common::JobToken> token;  // PADDLE_JOB_TOKEN: rank 0's store asks every peer for it
 };
 
 class Rendezvous {

@@ -32,7 +32,7 @@ std::unique_ptr<ControlStore> open_store(const ClusterSettings& s) {
     }
   }
   try {
-    return std::make_unique<MasterStore>(s.master_ip, s.master_port, s.host_master, s.job_id, s.node_ip, s.dead_after);
+    return std::make_unique<MasterStore>(s.master_ip, s.master_port, s.host_master, s.job_id, s.node_ip, s.dead_after, s.token);
   } catch (const common::PeerError&) {
     throw;
   } catch (const std::exception& e) {

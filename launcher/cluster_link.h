@@ -40,6 +40,7 @@
 
 #include "collective/etcd_client.h"
 #include "common/error.h"
+#include "common/job_token.h"
 #include "launcher/control_store.h"
 #include "launcher/job_failure.h"
 #include "launcher/launch_log.h"
@@ -72,6 +73,7 @@ struct ClusterSettings {
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds dead_after{5000};
   std::chrono::milliseconds settle_time{1500};
+  std::optional<common::JobToken> token;  // PADDLE_JOB_TOKEN, shared by every node of the job
 
   bool elastic() const { return min_nodes < nnodes; }
   // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".

@@ -171,6 +171,7 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
     for (const auto& name : scheduler->nodes)
       if (auto ip = resolve_ipv4(name)) s.ips_order.push_back(*ip);
   s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
+  s.token = common::JobToken::from_environment(host.env, "the master store");
   return s;
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/job_token.h"
 #include "launcher/address.h"
 #include "launcher/cluster_peers.h"
 #include "launcher/dispatch/dispatch_plan.h"
@@ -123,9 +124,13 @@ int run(int argc, const char* const argv[]) {
   if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {
     std::vector<std::string> mine;
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);
-    ClusterPeers peers(options, plan.command, host, ports, ips_cluster_settings(options, plan), log, std::move(mine));
+    ClusterSettings settings = ips_cluster_settings(options, plan);
+    settings.token = common::JobToken::from_environment(host.env, "the master store");
+    ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
     return supervise_guarded(peers, host.env, supervision, log);
   }
+  // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
+  if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
   write_endpoints_log(plan);
   announce_plan(plan, log);
 

@@ -16,14 +16,15 @@ std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s
 }  // namespace
 
 MasterStore::MasterStore(std::string master_ip, int master_port, bool host, std::string job_id, std::string node_ip,
-                         std::chrono::milliseconds dead_after)
+                         std::chrono::milliseconds dead_after, std::optional<common::JobToken> token)
     : master_ip_(std::move(master_ip)),
       master_port_(master_port),
       job_id_(std::move(job_id)),
       node_ip_(std::move(node_ip)),
       dead_after_(dead_after),
-      server_(host ? std::make_unique<collective::KvStoreServer>(master_ip_, master_port_) : nullptr),
-      client_(master_ip_, master_port_, dead_after_, kRequestTimeout) {}
+      token_(std::move(token)),
+      server_(host ? std::make_unique<collective::KvStoreServer>(master_ip_, master_port_, token_) : nullptr),
+      client_(master_ip_, master_port_, dead_after_, kRequestTimeout, token_) {}
 
 void MasterStore::put(const std::string& key, const std::string& value) {
   if (!client_.try_put(key, value)) throw common::PeerError(describe() + " is unreachable");
@@ -42,14 +43,14 @@ std::vector<ControlStore::Entry> MasterStore::range(const std::string& prefix) {
 void MasterStore::heartbeat() {
   {
     std::lock_guard lock(presence_mutex_);
-    if (!presence_ && !server_) presence_ = collective::Liveness(master_ip_, master_port_).announce(heartbeat_key(node_ip_));
+    if (!presence_ && !server_) presence_ = collective::Liveness(master_ip_, master_port_, token_).announce(heartbeat_key(node_ip_));
   }
   put(heartbeat_key(node_ip_), "1");
 }
 
 std::optional<std::string> MasterStore::gone(const std::string& ip) {
   if (ip == node_ip_) return std::nullopt;
-  if (auto lost = collective::Liveness(master_ip_, master_port_).lost())
+  if (auto lost = collective::Liveness(master_ip_, master_port_, token_).lost())
     if (std::find(lost->begin(), lost->end(), heartbeat_key(ip)) != lost->end())
       return "its launcher is gone (its connection to the master closed)";
   if (auto age = client_.age(heartbeat_key(ip)); age && *age > dead_after_)

@@ -19,8 +19,9 @@ namespace paddle::launcher {
 class MasterStore : public ControlStore {
  public:
   // Hosts the store when `host` (throws the server's error when it cannot bind).
+  // `token`: the job's, which the store asks of every connection and the client proves.
   MasterStore(std::string master_ip, int master_port, bool host, std::string job_id, std::string node_ip,
-              std::chrono::milliseconds dead_after);
+              std::chrono::milliseconds dead_after, std::optional<common::JobToken> token);
 
   void put(const std::string& key, const std::string& value) override;
   void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
@@ -48,6 +49,7 @@ class MasterStore : public ControlStore {
   int master_port_;
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
+  std::optional<common::JobToken> token_;
   std::unique_ptr<collective::KvStoreServer> server_;
   collective::HttpStore client_;
   std::mutex presence_mutex_;

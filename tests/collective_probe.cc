@@ -33,10 +33,12 @@ void expect(bool ok, const std::string& what) {
 int main(int argc, char** argv) {
   int die_rank = -1;
   double die_after = 0;
+  double linger = 0;  // seconds to stay after the checks, holding rank 0's store open
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--die-rank") die_rank = std::atoi(argv[i + 1]);
     else if (a == "--die-after") die_after = std::atof(argv[i + 1]);
+    else if (a == "--linger") linger = std::atof(argv[i + 1]);
   }
   try {
     runtime::Topology topo = runtime::topology_from_environment(runtime::current_environment());
@@ -72,6 +74,8 @@ int main(int argc, char** argv) {
 
     comm.barrier();
     fmt::print("rank {}: allreduce, broadcast, allgather and barrier agree\n", rank);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::duration<double>(linger));
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "collective_probe: {}\n", e.what());

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/job_token.h"
 #include "launcher/dispatch/cluster_conf.h"
 
 namespace paddle::launcher {
@@ -51,7 +52,8 @@ nlohmann::json agent_environment(const DispatchOptions& d, const std::optional<C
   nlohmann::json out = nlohmann::json::object();
   if (conf && !conf->ld_library_path.empty()) out["LD_LIBRARY_PATH"] = conf->ld_library_path;
   if (conf && !conf->nic.empty()) out["PADDLE_NIC"] = conf->nic;
-  if (auto token = get_env(env, "PADDLE_JOB_TOKEN")) out["PADDLE_JOB_TOKEN"] = *token;
+  // Every node of the job shares one token: the one given here, else a new one.
+  out["PADDLE_JOB_TOKEN"] = get_env(env, "PADDLE_JOB_TOKEN").value_or(common::JobToken::generate().secret());
   for (const std::string& item : d.env) {
     const size_t eq = item.find('=');
     const std::string name = item.substr(0, eq);

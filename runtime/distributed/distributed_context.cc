@@ -31,6 +31,7 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
   config.rank = ctx->topology_.trainer_id;
   config.endpoints = ctx->topology_.trainer_endpoints;
   config.timeout = collective::collective_timeout_from(env);
+  config.token = common::JobToken::from_environment(env, fmt::format("rank {}", config.rank));
   ctx->rendezvous_ = std::make_unique<collective::Rendezvous>(config);
   auto [ip, port] = common::parse_endpoint(ctx->topology_.current_endpoint, "PADDLE_CURRENT_ENDPOINT");
   auto* rendezvous = ctx->rendezvous_.get();

@@ -16,8 +16,8 @@ COLLECTIVE_PROBE = os.environ.get("COLLECTIVE_PROBE", "collective_probe")
 
 
 
-def by_hand(rank, endpoints, timeout_s=10, args=()):
-    env = dict(os.environ, PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(len(endpoints)),
+def by_hand(rank, endpoints, timeout_s=10, args=(), env=None):
+    env = dict(os.environ, **(env or {}), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(len(endpoints)),
                PADDLE_TRAINER_ENDPOINTS=",".join(endpoints), PADDLE_CURRENT_ENDPOINT=endpoints[rank],
                PADDLE_COLLECTIVE_TIMEOUT=str(timeout_s))
     return subprocess.Popen([COLLECTIVE_PROBE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -40,6 +40,21 @@ def test_started_by_hand_in_any_order():
     for proc in (root, late_root):
         out, err = proc.communicate(timeout=30)
         check(proc.returncode == 0, f"exit 0\nstdout:{out}\nstderr:{err}")
+        if proc is root:
+            check(err.count("no PADDLE_JOB_TOKEN") == 1, f"rank 0's store warns once that it serves anyone\n{err}")
+
+
+def test_by_hand_a_shared_token_works_and_a_required_one_must_be_given():
+    endpoints = [f"127.0.0.1:{p}" for p in free_ports(2)]
+    token = {"PADDLE_JOB_TOKEN": "shared-by-hand"}
+    procs = [by_hand(r, endpoints, env=token) for r in range(2)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=30)
+        check(proc.returncode == 0 and "no PADDLE_JOB_TOKEN" not in err, f"exit 0, no warning\nstderr:{err}")
+    required = by_hand(0, endpoints, env={"PADDLE_REQUIRE_TOKEN": "1"})
+    out, err = required.communicate(timeout=30)
+    check(required.returncode != 0 and "PADDLE_REQUIRE_TOKEN=1 but PADDLE_JOB_TOKEN is not set" in err,
+          f"PADDLE_REQUIRE_TOKEN=1 without a token is an error at start\n{err}")
 
 
 def test_missing_rank_times_out_naming_it():

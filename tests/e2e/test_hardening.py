@@ -5,6 +5,7 @@ script records the pids of what it starts; the tests check those pids (never nam
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -137,6 +138,35 @@ def test_a_successful_job_leaves_no_daemon_behind():
     pids = [int(x) for rank in range(2) for x in open(os.path.join(pids_dir, str(rank))).read().split()]
     assert_gone_within(pids, 0.5, "the daemons the job left to be gone")
     check("left behind outside their groups" in r.stderr, f"the launcher says it killed them\n{r.stderr[-2000:]}")
+
+
+def test_a_raw_client_is_refused_by_the_jobs_store_and_named():
+    """Rank 0's rendezvous store asks for the job's token (PADDLE_JOB_TOKEN, set by the launcher)."""
+    workdir = scratch()
+    probe = os.environ.get("COLLECTIVE_PROBE", "collective_probe")
+    proc = subprocess.Popen([LAUNCH, "--nproc_per_node=2", probe, "--linger", "30"], cwd=workdir, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        log = os.path.join(workdir, "log", "workerlog.0")
+        wait_for(lambda: os.path.exists(log) and "agree" in open(log).read(), 30, "the ranks to meet at the store")
+        with open(os.path.join(workdir, "log", "endpoints.log")) as f:
+            host, port = f.read().split()[1].rsplit(":", 1)
+        answers = []
+        for proof in (None, "0" * 40):
+            with socket.create_connection((host, int(port)), timeout=5) as s:
+                if proof:
+                    s.sendall(b"GET /auth/challenge HTTP/1.1\r\nHost: x\r\n\r\n")
+                    s.recv(4096)
+                s.sendall(f"GET /kv/anything HTTP/1.1\r\nHost: x\r\n{'X-Paddle-Proof: ' + proof if proof else ''}"
+                          "\r\n\r\n".encode())
+                answers.append((s.recv(4096).decode().split("\r\n")[0], s.getsockname()[1]))
+        for status, client_port in answers:
+            check(" 401 " in status, f"refused: {status}")
+            wait_for(lambda: f"refused 127.0.0.1:{client_port}" in open(log).read(), 5,
+                     f"rank 0 to log the refusal of 127.0.0.1:{client_port}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
+#include "collective/liveness.h"
 #include "common/error.h"
 
 using namespace paddle::collective;
@@ -63,4 +64,24 @@ TEST_CASE("add-if-absent keeps the first value; ages come from the server's cloc
   store.try_put("job.g1.node.10.0.0.1", "c");
   CHECK(store.keys("job.g0.node.") == std::vector<std::string>{"job.g0.node.10.0.0.1", "job.g0.node.10.0.0.2"});
   CHECK(store.keys("other.").empty());
+}
+
+TEST_CASE("a store with the job's token serves only peers that prove it") {
+  const paddle::common::JobToken token("secret-of-the-job");
+  KvStoreServer server("127.0.0.1", 0, token);
+  HttpStore member("127.0.0.1", server.port(), 5s, 5s, token);
+  CHECK(member.try_put("k", "v"));
+  CHECK(member.try_get("k") == "v");
+  Liveness liveness("127.0.0.1", server.port(), token);
+  auto presence = liveness.announce("0");
+  CHECK(liveness.lost() == std::vector<std::string>{});
+
+  HttpStore stranger("127.0.0.1", server.port(), 5s, 5s);
+  CHECK_THROWS_WITH_AS(stranger.try_get("k"), doctest::Contains("refused this process: it has no job token"),
+                       paddle::common::PeerError);
+  HttpStore impostor("127.0.0.1", server.port(), 5s, 5s, paddle::common::JobToken("guess"));
+  CHECK_THROWS_WITH_AS(impostor.try_put("k", "x"), doctest::Contains("its job token is not the job's"),
+                       paddle::common::PeerError);
+  CHECK_THROWS_AS(Liveness("127.0.0.1", server.port()).announce("1"), paddle::common::PeerError);
+  CHECK(member.try_get("k") == "v");  // nothing the strangers sent reached the store
 }
