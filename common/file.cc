@@ -7,14 +7,43 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "common/error.h"
 
 namespace paddle::common {
 namespace {
 
-[[noreturn]] void fail(const std::filesystem::path& path, const char* doing, int error) {
+[[noreturn]] void fail(const std::filesystem::path& path, std::string_view doing, int error) {
   throw DataError(fmt::format("{}: cannot {}: {}", path.string(), doing, std::strerror(error)));
+}
+
+// The step that failed and its errno; error 0 when none did.
+struct Failure {
+  const char* doing = "";
+  int error = 0;
+};
+
+Failure write_and_sync(int fd, std::string_view contents) {
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return {"write", errno};
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return {"sync", errno};
+  return {};
+}
+
+void sync_directory(const std::filesystem::path& path) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail(dir, "open to sync the rename of " + path.filename().string(), errno);
+  // EINVAL: a file system that cannot sync directories, where the rename is as durable as it gets.
+  const int error = ::fsync(fd) != 0 && errno != EINVAL ? errno : 0;
+  ::close(fd);
+  if (error != 0) fail(dir, "sync", error);
 }
 
 }  // namespace
@@ -25,25 +54,15 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   if (ec) fail(path, "create its directory", ec.value());
   const std::string tmp = path.string() + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(tmp, "open", errno);
-  size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      fail(tmp, "write", error);
-    }
-    written += static_cast<size_t>(n);
+  if (fd < 0) fail(path, "create its temporary file", errno);
+  Failure failed = write_and_sync(fd, contents);
+  if (::close(fd) != 0 && failed.error == 0) failed = {"close", errno};
+  if (failed.error == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) failed = {"replace", errno};
+  if (failed.error != 0) {
+    ::unlink(tmp.c_str());  // a full disk gets its space back
+    fail(path, failed.doing, failed.error);
   }
-  if (::fsync(fd) != 0) {
-    const int error = errno;
-    ::close(fd);
-    fail(tmp, "sync", error);
-  }
-  if (::close(fd) != 0) fail(tmp, "close", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "replace", errno);
+  sync_directory(path);
 }
 
 }  // namespace paddle::common

@@ -1,8 +1,11 @@
 #pragma once
 // Result files written so that a reader never sees half of one: the contents go to a
-// temporary file beside the target, are synced, and replace the target by rename. A crash
-// leaves the old file or the new one. Every failure throws DataError naming the path and the
-// system's reason.
+// temporary file beside the target (TARGET.tmp), are synced, replace the target by rename, and
+// the directory is synced so that the rename itself survives a power loss. A crash or a full
+// disk leaves the old file or the new one, never a mix. A failed write removes its temporary
+// file and throws DataError naming the target, the step that failed and the system's reason
+// ("out/checkpoint-3.bin: cannot write: No space left on device"); a temporary left by a
+// killed process is overwritten by the next write.
 
 #include <filesystem>
 #include <string_view>

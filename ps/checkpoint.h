@@ -2,7 +2,14 @@
 // A checkpoint of one server's share of the tables, as PROTOCOL.md's SAVE writes it and LOAD
 // (or a server's init_server(dir)) reads it back: DIR/ps-server-I.json, a manifest with the
 // server's index, the job's server count, every dense table's size and every sparse table's dim
-// and row count; and DIR/ps-server-I.bin, the tables' values in table order, dense tables first.
+// and row count, and "format": 2; and DIR/ps-server-I.bin, the tables' values in table order,
+// dense tables first, then 4 bytes: the CRC-32 (common/checksum.h) of every byte before them,
+// little-endian. A manifest without "format" (written before the checksum) names a .bin without
+// it, which still loads.
+//
+// Each file is replaced whole (common/file.h), the .bin first, and the .bin checks itself, so a
+// server killed between the two leaves a pair that loads: the manifest's sizes and dims are the
+// model's, the same in both. A truncated or bit-flipped .bin is refused before a value is used.
 //
 // A share only fits the same cut, so loading checks the server count and every size and dim
 // before it reads a value. LocalParameterStore, the tables of a single process, reads and writes
@@ -18,7 +25,8 @@ namespace paddle::ps {
 // cannot write.
 void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count);
 
-// Throws std::runtime_error naming the file for a missing, truncated or mismatched checkpoint.
+// Throws common::DataError naming the file for a missing, truncated, corrupted or mismatched
+// checkpoint.
 void load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count);
 
 }  // namespace paddle::ps

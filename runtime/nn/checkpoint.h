@@ -3,17 +3,27 @@
 // end of each epoch and loaded to resume.
 //
 // File format (OUTPUT_DIR/checkpoint-EPOCH.bin, OUTPUT_DIR/latest names the newest):
-//   line 1: "PADDLE-LAUNCH-CHECKPOINT 1"
+//   line 1: "PADDLE-LAUNCH-CHECKPOINT 2"
 //   line 2: JSON header {"epoch": completed epochs, "step": global step, "tensors":
 //           [{"name": ..., "count": floats}, ...]}
-//   then the tensors' float32 values, little-endian, in header order.
+//   then the tensors' float32 values, little-endian, in header order;
+//   then 4 bytes: the CRC-32 (common/checksum.h) of every byte before them, little-endian.
+// Version 1, written before the checksum, is the same without its last 4 bytes and still loads.
 // Parameters are named by the model ("conv1.w"), buffers likewise ("bn1.mean"), optimizer state
 // "KIND/PARAM" ("velocity/conv1.w").
+//
+// A checkpoint is written whole or not at all (common/file.h), and `latest` is replaced only
+// after it, so a process killed mid-write or a full disk leaves `latest` naming the previous,
+// complete checkpoint. Reading trusts nothing in the file: every count is checked against the
+// bytes really there before anything is allocated, and the checksum before any value is used.
 
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "runtime/nn/optimizer.h"
@@ -36,8 +46,19 @@ struct CheckpointPosition {
 void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at, Sequential& model,
                      Optimizer& optimizer, std::string file_name = "", bool update_latest = true);
 
+// What a checkpoint file holds, in file order.
+struct CheckpointContents {
+  CheckpointPosition at;
+  std::vector<std::pair<std::string, std::vector<float>>> tensors;
+};
+
+// Decodes the bytes of the checkpoint FILE (named in errors only). Throws a one-line
+// CheckpointError naming FILE and what is wrong for anything but a well-formed file whose
+// checksum matches; never allocates more than the bytes given.
+CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& file);
+
 // Loads OUTPUT_DIR/latest into the model and optimizer; nothing when there is no checkpoint.
-// Throws CheckpointError naming the file for a truncated or mismatched one.
+// Throws CheckpointError naming the file for a truncated, corrupted or mismatched one.
 std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
                                                          Optimizer& optimizer);
 

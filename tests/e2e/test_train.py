@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import time
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, check, child_env, finish, launch, main, scratch, start, wait_for  # noqa: E402
@@ -36,15 +37,21 @@ def metrics(r):
 
 
 def read_checkpoint(path):
-    """{name: [floats]} from the checkpoint format documented in runtime/checkpoint.h."""
+    """(header, {name: [floats]}) from the checkpoint format documented in runtime/nn/checkpoint.h;
+    a version-2 file's CRC-32 must match and every byte must belong to a tensor."""
     with open(path, "rb") as f:
-        magic = f.readline().decode().strip()
-        check(magic == "PADDLE-LAUNCH-CHECKPOINT 1", f"magic {magic!r}")
-        header = json.loads(f.readline())
-        tensors = {}
-        for t in header["tensors"]:
-            data = f.read(4 * t["count"])
-            tensors[t["name"]] = struct.unpack(f"<{t['count']}f", data)
+        data = f.read()
+    magic, header_line, values = data.split(b"\n", 2)
+    check(magic in (b"PADDLE-LAUNCH-CHECKPOINT 1", b"PADDLE-LAUNCH-CHECKPOINT 2"), f"{path}: magic {magic!r}")
+    if magic.endswith(b"2"):
+        values, stored = values[:-4], struct.unpack("<I", data[-4:])[0]
+        check(zlib.crc32(data[:-4]) == stored, f"{path}: checksum {stored:08x} matches the bytes")
+    header = json.loads(header_line)
+    tensors, offset = {}, 0
+    for t in header["tensors"]:
+        tensors[t["name"]] = struct.unpack_from(f"<{t['count']}f", values, offset)
+        offset += 4 * t["count"]
+    check(offset == len(values), f"{path}: the header's tensors fill the file")
     return header, tensors
 
 

@@ -44,3 +44,16 @@ TEST_CASE("a write that cannot happen names the path and the reason") {
                        doctest::Contains(blocked.c_str()), DataError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a failed replace names the target and removes its temporary; a stale temporary is overwritten") {
+  const fs::path dir = fs::temp_directory_path() / ("atomic-fail-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "latest" / "inside");
+  const std::string named = (dir / "latest").string() + ": cannot replace: ";
+  CHECK_THROWS_WITH_AS(write_file_atomically(dir / "latest", "x"), doctest::Contains(named.c_str()), DataError);
+  CHECK_FALSE(fs::exists(dir / "latest.tmp"));
+  std::ofstream(dir / "metrics.json.tmp") << "half of a killed writer's file";
+  write_file_atomically(dir / "metrics.json", "{}");
+  CHECK(slurp(dir / "metrics.json") == "{}");
+  CHECK_FALSE(fs::exists(dir / "metrics.json.tmp"));
+  fs::remove_all(dir);
+}

@@ -4,6 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
+
+#include "common/checksum.h"
 
 #include "runtime/nn/checkpoint.h"
 #include "runtime/nn/layers.h"
@@ -39,8 +43,135 @@ TEST_CASE("checkpoints round-trip and reject mismatches") {
   c.add(std::make_unique<Linear>(4, 2, other, "fc")).add(std::make_unique<BatchNorm2D>(2, "bn"));
   CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), c, *opt_b), doctest::Contains("tensor 'fc.w' has 6 values"),
                        CheckpointError);
-  fs::resize_file(dir / "checkpoint-3.bin", fs::file_size(dir / "checkpoint-3.bin") - 8);
+  fs::resize_file(dir / "checkpoint-3.bin", fs::file_size(dir / "checkpoint-3.bin") - 12);
   CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), b, *opt_b), doctest::Contains("truncated"), CheckpointError);
   CHECK_FALSE(load_latest_checkpoint((dir / "empty").string(), b, *opt_b));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+const std::string kFile = "out/checkpoint-1.bin";
+
+// A version-2 file around HEADER and DATA with a checksum that matches.
+std::string checked_file(const std::string& header, const std::string& data) {
+  std::string bytes = "PADDLE-LAUNCH-CHECKPOINT 2\n" + header + "\n" + data;
+  const uint32_t crc = paddle::common::crc32(bytes);
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xFF));
+  return bytes;
+}
+
+std::string floats(std::vector<float> values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+// The one-line CheckpointError parsing BYTES gives; fails the test when there is none.
+std::string error_of(const std::string& bytes) {
+  try {
+    parse_checkpoint(bytes, kFile);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  FAIL("no CheckpointError");
+  return "";
+}
+
+void check_refused(const std::string& bytes, const std::string& what) {
+  const std::string message = error_of(bytes);
+  CAPTURE(message);
+  CHECK(message.starts_with(kFile + ": "));
+  CHECK(message.find(what) != std::string::npos);
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed checkpoint parses; version 1, without a checksum, still does") {
+  const std::string header = R"({"epoch": 2, "step": 7, "tensors": [{"name": "a", "count": 2}, {"name": "b", "count": 0}]})";
+  const auto contents = parse_checkpoint(checked_file(header, floats({1.5f, -2})), kFile);
+  CHECK(contents.at.epoch == 2);
+  CHECK(contents.at.step == 7);
+  REQUIRE(contents.tensors.size() == 2);
+  CHECK(contents.tensors[0].second == std::vector<float>{1.5f, -2});
+  CHECK(contents.tensors[1].second.empty());
+  const auto v1 = parse_checkpoint("PADDLE-LAUNCH-CHECKPOINT 1\n" + header + "\n" + floats({3, 4}), kFile);
+  CHECK(v1.tensors[0].second == std::vector<float>{3, 4});
+}
+
+TEST_CASE("truncated, bit-flipped and hostile checkpoints are one-line errors naming the file") {
+  const std::string header = R"({"epoch": 1, "step": 5, "tensors": [{"name": "w", "count": 4}]})";
+  const std::string good = checked_file(header, floats({1, 2, 3, 4}));
+  for (size_t cut : {size_t{0}, size_t{10}, size_t{30}, good.size() - 20, good.size() - 5, good.size() - 1}) {
+    CAPTURE(cut);
+    const std::string message = error_of(good.substr(0, cut));
+    CHECK(message.starts_with(kFile + ": "));
+    CHECK(message.find('\n') == std::string::npos);
+  }
+  check_refused(good.substr(0, good.size() - 8), "truncated in tensor 'w'");
+  for (size_t at = 0; at < good.size(); ++at) {  // every single-bit flip, none loads
+    std::string flipped = good;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    CAPTURE(at);
+    CHECK(error_of(flipped).starts_with(kFile + ": "));
+  }
+  std::string flipped_value = good;
+  flipped_value[good.size() - 6] ^= 0x01;
+  check_refused(flipped_value, "checksum mismatch");
+  check_refused("PADDLE-LAUNCH-CHECKPOINT 9\n{}\n", "not a paddle-launch checkpoint");
+  check_refused(checked_file("{\"epoch\": 1, ", ""), "bad header");
+  check_refused(checked_file("[1, 2]", ""), "bad header");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1})", ""), "no tensor list");
+  check_refused(checked_file(R"({"epoch": -1, "step": 1, "tensors": []})", ""), "epoch is -1");
+  check_refused(checked_file(R"({"epoch": 1, "step": "x", "tensors": []})", ""), "step is \"x\"");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "w", "count": -4}]})", floats({1})),
+                "the count of 'w' is -4");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "w", "count": 1.5}]})", floats({1})),
+                "not a count");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"count": 1}]})", floats({1})),
+                "lacks a name or count");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "w", "count": 4611686018427387904}]})",
+                             floats({1})),
+                "truncated in tensor 'w': it needs 4611686018427387904 values");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "w", "count": 18446744073709551615}]})",
+                             floats({1})),
+                "not a count");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "a", "count": 2305843009213693952},)"
+                             R"( {"name": "b", "count": 2305843009213693952}]})", floats({1})),
+                "truncated in tensor 'a'");
+  check_refused(checked_file(R"({"epoch": 1, "step": 1, "tensors": [{"name": "w", "count": 1}]})", floats({1, 2})),
+                "4 bytes after the last tensor");
+}
+
+TEST_CASE("loading a damaged checkpoint through latest names the checkpoint file") {
+  const fs::path dir = fs::temp_directory_path() / ("ckpt-damaged-" + std::to_string(::getpid()));
+  std::mt19937 rng(1);
+  Sequential model;
+  model.add(std::make_unique<Linear>(3, 2, rng, "fc"));
+  auto opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
+  save_checkpoint(dir.string(), {1, 4}, model, *opt);
+  const fs::path file = dir / "checkpoint-1.bin";
+  const std::string good = slurp(file);
+  CHECK(good.starts_with("PADDLE-LAUNCH-CHECKPOINT 2\n"));
+  CHECK_FALSE(fs::exists(dir / "checkpoint-1.bin.tmp"));
+  std::string flipped = good;
+  flipped[good.size() - 10] ^= 0x40;
+  std::ofstream(file, std::ios::binary) << flipped;
+  const std::string named = file.string() + ": checksum mismatch";
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *opt), doctest::Contains(named.c_str()),
+                       CheckpointError);
+  fs::remove(file);
+  const std::string missing = file.string() + ": named by";
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *opt), doctest::Contains(missing.c_str()),
+                       CheckpointError);
+  std::ofstream(dir / "latest") << "\n";
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *opt), doctest::Contains("names no checkpoint file"),
+                       CheckpointError);
   fs::remove_all(dir);
 }

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""End-to-end tests of crash-safe results: `train` (one process, no launcher) writing checkpoints
+onto a full disk, killed while it checkpoints, and resuming from a damaged checkpoint. Each ends
+with `latest` naming a checkpoint that loads, or with one line naming the file at fault."""
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, check, child_env, main, scratch  # noqa: E402
+from test_train import FASHION, SMALL_CNN, TRAIN, need, read_checkpoint  # noqa: E402
+
+# A few steps per epoch, so that a checkpoint follows every fraction of a second.
+QUICK = ["--set", "train_samples=128", "--set", "test_samples=64", "--set", "batch_size=32",
+         "--set", "log_every=1000"]
+
+
+class Run:
+    def __init__(self, proc, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = proc.returncode, stdout, stderr
+
+
+def run_train(workdir, output_dir, epochs, extra=(), timeout=60):
+    args = [TRAIN, *QUICK, "--set", f"output_dir={output_dir}", "--set", f"epochs={epochs}", *extra]
+    proc = subprocess.Popen(args, cwd=workdir, env=child_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        raise AssertionError(f"train did not finish in {timeout}s\nstderr:\n{stderr}")
+    return Run(proc, stdout, stderr)
+
+
+def latest_checkpoint(output_dir):
+    """The checkpoint `latest` names, parsed and its checksum verified: (name, header)."""
+    with open(os.path.join(output_dir, "latest")) as f:
+        name = f.read().strip()
+    return name, read_checkpoint(os.path.join(output_dir, name))[0]
+
+
+def one_line_error(r, *parts):
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    check(r.returncode > 0, "a non-zero exit, not a signal", r)
+    check(len(lines) == 1 and all(p in lines[0] for p in parts), f"one line naming {parts}", r)
+
+
+def mount_tmpfs(path, size):
+    if os.geteuid() != 0:
+        raise Skip("mounting a small tmpfs to fill up needs root")
+    os.makedirs(path)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+
+
+def fill_up_to(path, leave):
+    """Fills the file system of PATH with one file until LEAVE bytes are free."""
+    st = os.statvfs(path)
+    with open(os.path.join(path, "filler"), "wb") as f:
+        f.write(b"\0" * (st.f_bavail * st.f_frsize - leave))
+
+
+def test_a_full_disk_keeps_the_previous_checkpoint():
+    need(FASHION)
+    workdir = scratch()
+    out = os.path.join(workdir, "full")
+    mount_tmpfs(out, "2m")
+    try:
+        r = run_train(workdir, out, 2, SMALL_CNN)
+        check(r.returncode == 0, "the first run fits", r)
+        size = os.path.getsize(os.path.join(out, "checkpoint-2.bin"))
+        check(size > 3 * 4096, f"a checkpoint of several pages: {size} bytes")
+        fill_up_to(out, 8192)
+        r = run_train(workdir, out, 4, [*SMALL_CNN, "--set", "resume=true"])
+        one_line_error(r, os.path.join(out, "checkpoint-3.bin"), "No space left on device")
+        check(not [n for n in os.listdir(out) if n.endswith(".tmp")], f"no temporary left: {os.listdir(out)}")
+        name, header = latest_checkpoint(out)
+        check(name == "checkpoint-2.bin" and header["epoch"] == 2, f"latest still names epoch 2: {name}")
+        os.remove(os.path.join(out, "filler"))
+        r = run_train(workdir, out, 4, [*SMALL_CNN, "--set", "resume=true"])
+        check(r.returncode == 0, "with space again the run resumes and finishes", r)
+        check(latest_checkpoint(out)[1]["epoch"] == 4, "and checkpoints epoch 4")
+    finally:
+        subprocess.run(["umount", out])
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def latest_epoch(output_dir):
+    try:
+        with open(os.path.join(output_dir, "latest")) as f:
+            return int(f.read().strip().removeprefix("checkpoint-").removesuffix(".bin"))
+    except (OSError, ValueError):
+        return -1
+
+
+def test_killed_while_checkpointing_latest_always_loads():
+    need(FASHION)
+    workdir = scratch()
+    out = os.path.join(workdir, "output")
+    rng = random.Random(os.getpid())
+    # The full-size CNN: a checkpoint of about 1 MB written every few steps, so that a kill at a
+    # random moment of the steady loop often lands inside a write.
+    args = [TRAIN, *QUICK, "--set", f"output_dir={out}", "--set", "epochs=100000", "--set", "resume=true"]
+    epochs = []
+    for attempt in range(6):
+        before = latest_epoch(out)
+        proc = subprocess.Popen(args, cwd=workdir, env=child_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 20
+            while latest_epoch(out) <= before and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.01)
+            check(latest_epoch(out) > before, f"attempt {attempt}: a new checkpoint within 20 s")
+            time.sleep(rng.uniform(0, 0.3))
+            os.killpg(proc.pid, signal.SIGKILL)
+            stderr = proc.communicate(timeout=10)[1]
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        check(proc.returncode == -signal.SIGKILL, f"attempt {attempt}: killed mid-training\nstderr:\n{stderr}")
+        name, header = latest_checkpoint(out)
+        epochs.append(header["epoch"])
+        torn = [n for n in os.listdir(out) if n.endswith(".tmp")]
+        print(f"attempt {attempt}: killed after epoch {header['epoch']}; latest {name} verifies; "
+              f"half-written: {torn or 'none'}")
+    check(epochs == sorted(epochs) and epochs[-1] > epochs[0], f"every run resumed and went on: {epochs}")
+    r = run_train(workdir, out, epochs[-1] + 1, ["--set", "resume=true"])
+    check(r.returncode == 0, "the last checkpoint resumes", r)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_damaged_checkpoint_is_named_on_resume():
+    need(FASHION)
+    workdir = scratch()
+    out = os.path.join(workdir, "output")
+    r = run_train(workdir, out, 2, SMALL_CNN)
+    check(r.returncode == 0, "the first run", r)
+    path = os.path.join(out, "checkpoint-2.bin")
+    with open(path, "rb") as f:
+        good = f.read()
+    resume = [*SMALL_CNN, "--set", "resume=true"]
+    for damaged, cause in ((good[:-100], "truncated"),
+                           (good[:-50] + bytes([good[-50] ^ 0x04]) + good[-49:], "checksum mismatch"),
+                           (good.replace(b'"count":', b'"count":-', 1), "not a count")):
+        with open(path, "wb") as f:
+            f.write(damaged)
+        r = run_train(workdir, out, 3, resume)
+        one_line_error(r, path, cause)
+        check(r.returncode == 1, f"exit 1 for a damaged file: {r.returncode}", r)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
