@@ -30,7 +30,26 @@ struct PsClient::Connection {
 
 namespace {
 
-bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout) {
+// The handshake (PROTOCOL.md): the server's challenge in, the proof of the job token out, its
+// verdict in. Throws PeerError when the server refuses the proof.
+void prove_token(PsClient::Connection& c, const std::optional<common::JobToken>& token) {
+  std::array<char, kGreetingBytes> greeting{};
+  boost::system::error_code ec;
+  asio::read(c.socket, asio::buffer(greeting), ec);
+  if (ec || !std::equal(std::begin(kGreetingMagic), std::end(kGreetingMagic), greeting.begin()))
+    throw common::PeerError(fmt::format("parameter server {}: no greeting ({}): not a parameter server of this version",
+                                        c.endpoint, ec ? ec.message() : "wrong magic"));
+  const std::string_view challenge(greeting.data() + sizeof kGreetingMagic, common::kChallengeSize);
+  const std::string proof = token ? token->prove(kProofPurpose, challenge) : std::string(kProofBytes, '0');
+  char verdict = 0;
+  asio::write(c.socket, asio::buffer(proof), ec);
+  if (!ec) asio::read(c.socket, asio::buffer(&verdict, 1), ec);
+  if (ec || verdict != kProofAccepted)
+    throw common::PeerError(fmt::format("parameter server {} refused this worker: {} (PADDLE_JOB_TOKEN)", c.endpoint,
+                                        token ? "its job token is not the job's" : "it has no job token"));
+}
+
+bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout, const std::optional<common::JobToken>& token) {
   const auto [host, port] = common::parse_endpoint(c.endpoint, "parameter server endpoint");
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
@@ -44,6 +63,7 @@ bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout) {
   tv.tv_usec = (timeout.count() % 1000) * 1000;
   ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  prove_token(c, token);
   return true;
 }
 
@@ -67,7 +87,7 @@ PsClient::PsClient(std::vector<std::string> endpoints, TableSpecs tables, Client
       [&] {
         std::vector<std::string> missing;
         for (size_t i = 0; i < connections_.size(); ++i) {
-          if (!connected[i]) connected[i] = try_connect(*connections_[i], options_.request_timeout);
+          if (!connected[i]) connected[i] = try_connect(*connections_[i], options_.request_timeout, options_.token);
           if (!connected[i]) missing.push_back(connections_[i]->endpoint);
         }
         return missing;

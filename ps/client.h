@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/error.h"
+#include "common/job_token.h"
 #include "ps/parameter_store.h"
 #include "ps/protocol.h"
 #include "ps/server_control.h"
@@ -33,6 +35,7 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{300000};
   std::chrono::milliseconds report_interval{3000};
   std::FILE* log = stderr;
+  std::optional<common::JobToken> token;  // the job's (PADDLE_JOB_TOKEN), proved to every server
 };
 
 class PsClient : public ParameterStore, public ServerControl {

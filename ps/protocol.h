@@ -7,9 +7,11 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
+#include "common/job_token.h"
 #include "ps/coding.h"
 
 namespace paddle::ps {
@@ -18,6 +20,14 @@ inline constexpr uint32_t kMagic = 0x56525350;  // "PSRV" on the wire
 inline constexpr uint16_t kVersion = 1;
 inline constexpr size_t kHeaderBytes = 24;
 inline constexpr uint32_t kDefaultMaxBody = 256u << 20;
+
+// The handshake before the first frame (PROTOCOL.md): the server greets each connection with
+// kGreetingMagic and a challenge; the client answers with a proof of the job token.
+inline constexpr char kGreetingMagic[4] = {'P', 'S', 'A', 'U'};
+inline constexpr size_t kGreetingBytes = 4 + common::kChallengeSize;
+inline constexpr size_t kProofBytes = common::kProofSize;
+inline constexpr std::string_view kProofPurpose = "paddle-ps";
+inline constexpr char kProofAccepted = '+', kProofRefused = '-';  // the server's one-byte verdict
 
 enum class Command : uint16_t {
   kPullDense = 1,

@@ -21,6 +21,19 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, ParameterServer& server) : socket_(std::move(socket)), server_(server) {}
 
+  // The handshake (PROTOCOL.md): a challenge out, the proof of the job token back.
+  void greet() {
+    const std::string challenge = common::make_challenge();
+    std::copy(std::begin(kGreetingMagic), std::end(kGreetingMagic), greeting_.begin());
+    std::copy(challenge.begin(), challenge.end(), greeting_.begin() + sizeof kGreetingMagic);
+    asio::async_write(socket_, asio::buffer(greeting_), [self = shared_from_this()](auto ec, size_t) {
+      if (ec) return;
+      asio::async_read(self->socket_, asio::buffer(self->proof_), [self](auto ec, size_t) {
+        if (!ec) self->on_proof();
+      });
+    });
+  }
+
   void read_header() {
     asio::async_read(socket_, asio::buffer(header_bytes_), [self = shared_from_this()](auto ec, size_t) {
       if (!ec) self->on_header();
@@ -53,6 +66,27 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  void on_proof() {
+    const auto& token = server_.options_.token;
+    const std::string_view challenge(greeting_.data() + sizeof kGreetingMagic, common::kChallengeSize);
+    if (token && !token->verify(kProofPurpose, challenge, std::string_view(proof_.data(), proof_.size()))) {
+      boost::system::error_code ec;
+      const auto peer = socket_.remote_endpoint(ec);
+      fmt::print(server_.options_.log, "parameter server: refused {}:{}: {}\n", ec ? "?" : peer.address().to_string(),
+                 ec ? 0 : peer.port(), "no proof of the job token (PADDLE_JOB_TOKEN)");
+      std::fflush(server_.options_.log);
+      verdict_ = kProofRefused;
+      asio::async_write(socket_, asio::buffer(&verdict_, 1), [self = shared_from_this()](auto, size_t) {
+        boost::system::error_code ignored;
+        self->socket_.close(ignored);
+      });
+      return;
+    }
+    asio::async_write(socket_, asio::buffer(&verdict_, 1), [self = shared_from_this()](auto ec, size_t) {
+      if (!ec) self->read_header();
+    });
+  }
+
   void on_header() {
     header_ = decode_header(header_bytes_.data());
     if (header_.magic != kMagic || header_.body_bytes > server_.options_.max_body) {
@@ -87,6 +121,9 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
 
   tcp::socket socket_;
   ParameterServer& server_;
+  std::array<char, kGreetingBytes> greeting_{};
+  std::array<char, kProofBytes> proof_{};
+  char verdict_ = kProofAccepted;
   std::array<unsigned char, kHeaderBytes> header_bytes_{};
   Header header_;
   std::vector<unsigned char> body_;
@@ -115,12 +152,15 @@ void ParameterServer::run() {
     acceptor_.async_accept([&](boost::system::error_code ec, tcp::socket socket) {
       if (ec) return;
       socket.set_option(tcp::no_delay(true));
-      std::make_shared<Session>(std::move(socket), *this)->read_header();
+      std::make_shared<Session>(std::move(socket), *this)->greet();
       accept();
     });
   };
   accept();
   fmt::print(options_.log, "Server listening on {}:{}\n", options_.ip, port_);
+  if (!options_.token)
+    fmt::print(options_.log, "parameter server on {}:{}: no PADDLE_JOB_TOKEN, so any peer that reaches it is served "
+               "(PADDLE_REQUIRE_TOKEN=1 refuses to run so)\n", options_.ip, port_);
   std::fflush(options_.log);
   std::vector<std::thread> threads;
   for (int i = 1; i < options_.threads; ++i) threads.emplace_back([&] { io_.run(); });

@@ -12,15 +12,18 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/job_token.h"
 #include "ps/protocol.h"
 #include "ps/tables.h"
 
 namespace paddle::ps {
 
 struct ServerOptions {
+  std::optional<common::JobToken> token;  // the job's (PADDLE_JOB_TOKEN): every connection proves it
   std::string ip = "127.0.0.1";
   int port = 0;  // 0: any free port (tests)
   int server_index = 0;

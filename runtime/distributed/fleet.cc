@@ -12,6 +12,7 @@ ps::ClientOptions client_options(const common::Environment& env) {
   ps::ClientOptions options;
   options.connect_timeout = common::env_seconds(env, "PADDLE_PS_CONNECT_TIMEOUT", std::chrono::seconds(300));
   options.request_timeout = common::env_seconds(env, "PADDLE_PS_REQUEST_TIMEOUT", std::chrono::seconds(300));
+  options.token = common::JobToken::from_environment(env, "this worker");
   return options;
 }
 
@@ -87,6 +88,7 @@ void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir) {
   options.server_count = static_cast<int>(topology_.server_endpoints.size());
   options.workers = topology_.trainer_num;
   options.sync = strategy_.ps_mode() == PsMode::kSync;
+  options.token = common::JobToken::from_environment(env_, "this parameter server");
   server_ = std::make_unique<ps::ParameterServer>(
       options, ps::build_server_tables(tables, options.server_index, options.server_count));
   if (!dir.empty()) server_->load(dir);

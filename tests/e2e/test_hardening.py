@@ -11,9 +11,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, child_env, main, process_stats, pid_alive, scratch, wait_for  # noqa: E402
+from harness import Skip, check, child_env, main, process_stats, pid_alive, scratch, wait_for  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
+TRAIN = os.environ.get("TRAIN", "train")
+MOVIELENS = os.path.join(os.environ.get("SHARED_DATA", ""), "ml-100k")
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs")
 
 # Each shape appends the pids it leaves running to $PIDS_DIR/$PADDLE_TRAINER_ID.<shape>.
 SHAPES = {
@@ -164,6 +167,38 @@ def test_a_raw_client_is_refused_by_the_jobs_store_and_named():
             check(" 401 " in status, f"refused: {status}")
             wait_for(lambda: f"refused 127.0.0.1:{client_port}" in open(log).read(), 5,
                      f"rank 0 to log the refusal of 127.0.0.1:{client_port}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+
+
+def test_a_raw_client_is_refused_by_the_jobs_parameter_server_and_named():
+    """A PS server of a launched job asks each connection to prove the job's token before any frame."""
+    if not os.path.isdir(MOVIELENS):
+        raise Skip(f"no MovieLens data at {MOVIELENS}")
+    workdir = scratch()
+    # The server trains for real; the worker only holds the job open while the test knocks.
+    role_script = ('if [ "$TRAINING_ROLE" = PSERVER ]; then exec "$0" "$@"; else sleep 60; fi')
+    proc = subprocess.Popen([LAUNCH, "--server_num=1", "--worker_num=1", "sh", "-c", role_script, TRAIN,
+                             "--config", os.path.join(CONFIGS, "recommender_ps.json"), "--set", f"data_dir={MOVIELENS}"],
+                            cwd=workdir, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        log = os.path.join(workdir, "log", "serverlog.0")
+        read = lambda: open(log).read() if os.path.exists(log) else ""
+        wait_for(lambda: "Server listening on " in read(), 30, "the parameter server to listen")
+        check("no PADDLE_JOB_TOKEN" not in read(), "a launched server has the job's token")
+        host, port = read().split("Server listening on ")[1].split()[0].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            greeting = s.recv(36)
+            check(greeting[:4] == b"PSAU", f"the server greets with its challenge: {greeting!r}")
+            s.sendall(b"0" * 40)
+            verdict = s.recv(1)
+            client_port = s.getsockname()[1]
+            check(verdict == b"-", f"the proof is refused: {verdict!r}")
+            check(s.recv(1) == b"", "and the connection closed before any frame")
+        wait_for(lambda: f"refused 127.0.0.1:{client_port}" in read(), 5,
+                 f"the server to log the refusal of 127.0.0.1:{client_port}")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)

@@ -162,6 +162,8 @@ def test_started_by_hand_in_all_three_environment_styles():
             check(code == 0, f"style {style}: process {i} exits 0\nstdout:{out}\nstderr:{err}")
         check("TEST ---> pass: 0 auc:" in results[0][1], f"style {style}: worker 0 trained and evaluated")
         check("all workers stopped" in results[2][1], f"style {style}: servers exit on their own")
+        warning = "no PADDLE_JOB_TOKEN, so any peer that reaches it is served"
+        check(results[2][1].count(warning) == 1, f"style {style}: a server without a token warns once")
 
 
 def test_workers_wait_for_late_servers_and_give_up_naming_them():

@@ -110,3 +110,23 @@ TEST_CASE("a client names a server that is not up, after its timeout") {
   CHECK_THROWS_WITH_AS(PsClient({"127.0.0.1:1"}, small_specs(), o), doctest::Contains("127.0.0.1:1 not reachable"),
                        paddle::common::TimeoutError);
 }
+
+TEST_CASE("a server with the job's token serves only workers that prove it") {
+  ServerOptions o;
+  o.workers = 1;
+  o.token = paddle::common::JobToken("the job's secret");
+  RunningServer s(o, build_server_tables(small_specs(4), 0, 1));
+  ClientOptions member = quick();
+  member.token = o.token;
+  PsClient a({s.endpoint()}, small_specs(4), member);
+  a.init_dense(0, {1, 2, 3, 4});
+  CHECK(a.pull_dense(0) == std::vector<float>{1, 2, 3, 4});
+
+  CHECK_THROWS_WITH_AS(PsClient({s.endpoint()}, small_specs(4), quick()),
+                       doctest::Contains("refused this worker: it has no job token"), paddle::common::PeerError);
+  ClientOptions impostor = quick();
+  impostor.token = paddle::common::JobToken("a guess");
+  CHECK_THROWS_WITH_AS(PsClient({s.endpoint()}, small_specs(4), impostor),
+                       doctest::Contains("its job token is not the job's"), paddle::common::PeerError);
+  CHECK(a.pull_dense(0) == std::vector<float>{1, 2, 3, 4});  // the refused never reached the tables
+}
