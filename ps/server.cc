@@ -1,6 +1,8 @@
 #include "ps/server.h"
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
@@ -14,18 +16,24 @@ namespace paddle::ps {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-// One worker connection: reads a frame, answers it, reads the next. A frame with a bad magic or
-// an oversized body closes the connection; a malformed body or an unknown command gets an
-// error reply.
+// One worker connection: the handshake, then reads a frame, answers it, reads the next. A frame
+// with a bad magic or an oversized body closes the connection; a malformed body or an unknown
+// command gets an error reply. All of a session's handlers run on its strand, its deadline's
+// too; a deadline that fires closes the connection, naming the peer and the limit.
 class ParameterServer::Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, ParameterServer& server) : socket_(std::move(socket)), server_(server) {}
+  // `peer` has been admitted (ParameterServer::admit); the session releases it when it ends.
+  Session(tcp::socket socket, tcp::endpoint peer, ParameterServer& server)
+      : socket_(std::move(socket)), peer_(std::move(peer)), server_(server), limits_(server.options_.limits),
+        deadline_(socket_.get_executor()) {}
+  ~Session() { server_.release(peer_.address()); }
 
   // The handshake (PROTOCOL.md): a challenge out, the proof of the job token back.
   void greet() {
     const std::string challenge = common::make_challenge();
     std::copy(std::begin(kGreetingMagic), std::end(kGreetingMagic), greeting_.begin());
     std::copy(challenge.begin(), challenge.end(), greeting_.begin() + sizeof kGreetingMagic);
+    arm(limits_.frame_timeout, "the handshake", "PADDLE_PS_FRAME_TIMEOUT");
     asio::async_write(socket_, asio::buffer(greeting_), [self = shared_from_this()](auto ec, size_t) {
       if (ec) return;
       asio::async_read(self->socket_, asio::buffer(self->proof_), [self](auto ec, size_t) {
@@ -34,28 +42,11 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  void read_header() {
-    asio::async_read(socket_, asio::buffer(header_bytes_), [self = shared_from_this()](auto ec, size_t) {
-      if (!ec) self->on_header();
-    });
-  }
-
+  // Replies to the request read last. Safe from any thread: a barrier releases its waiters from
+  // the session of the worker that came last.
   void reply(Status status, std::vector<unsigned char> body, bool then_close = false) {
-    Header h;
-    h.command = static_cast<uint16_t>(header_.command | kReplyBit);
-    h.request_id = header_.request_id;
-    h.status = static_cast<uint32_t>(status);
-    h.body_bytes = static_cast<uint32_t>(body.size());
-    out_.resize(kHeaderBytes);
-    encode_header(h, out_.data());
-    out_.insert(out_.end(), body.begin(), body.end());
-    asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](auto ec, size_t) {
-      if (ec || then_close) {
-        boost::system::error_code ignored;
-        self->socket_.close(ignored);
-        return;
-      }
-      self->read_header();
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this(), status, body = std::move(body), then_close] {
+      self->write_reply(status, body, then_close);
     });
   }
 
@@ -66,19 +57,41 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  void close() {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    deadline_.cancel();
+  }
+
+  // Closes the connection unless what it waits for comes within `timeout` (zero: never).
+  void arm(std::chrono::milliseconds timeout, const char* waiting_for, const char* variable) {
+    const uint64_t generation = ++deadline_generation_;
+    if (timeout.count() == 0) {
+      deadline_.cancel();
+      return;
+    }
+    deadline_.expires_after(timeout);
+    deadline_.async_wait([self = shared_from_this(), generation, waiting_for, variable, timeout](auto ec) {
+      if (ec || generation != self->deadline_generation_ || !self->socket_.is_open()) return;
+      self->server_.log_peer("closed", self->peer_.address(), self->peer_.port(),
+                                fmt::format("{} did not come within {} s ({})", waiting_for,
+                                            std::chrono::duration<double>(timeout).count(), variable));
+      self->close();
+    });
+  }
+  void disarm() {
+    ++deadline_generation_;
+    deadline_.cancel();
+  }
+
   void on_proof() {
     const auto& token = server_.options_.token;
     const std::string_view challenge(greeting_.data() + sizeof kGreetingMagic, common::kChallengeSize);
     if (token && !token->verify(kProofPurpose, challenge, std::string_view(proof_.data(), proof_.size()))) {
-      boost::system::error_code ec;
-      const auto peer = socket_.remote_endpoint(ec);
-      fmt::print(server_.options_.log, "parameter server: refused {}:{}: {}\n", ec ? "?" : peer.address().to_string(),
-                 ec ? 0 : peer.port(), "no proof of the job token (PADDLE_JOB_TOKEN)");
-      std::fflush(server_.options_.log);
+      server_.log_peer("refused", peer_.address(), peer_.port(), "no proof of the job token (PADDLE_JOB_TOKEN)");
       verdict_ = kProofRefused;
       asio::async_write(socket_, asio::buffer(&verdict_, 1), [self = shared_from_this()](auto, size_t) {
-        boost::system::error_code ignored;
-        self->socket_.close(ignored);
+        self->close();
       });
       return;
     }
@@ -87,17 +100,51 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  void read_header() {
+    header_read_ = 0;
+    arm(limits_.idle_timeout, "a request", "PADDLE_PS_IDLE_TIMEOUT");
+    read_header_bytes();
+  }
+
+  void read_header_bytes() {
+    socket_.async_read_some(asio::buffer(header_bytes_.data() + header_read_, kHeaderBytes - header_read_),
+                            [self = shared_from_this()](auto ec, size_t n) {
+                              if (ec) return self->close();
+                              if (self->header_read_ == 0)  // the frame has begun
+                                self->arm(self->limits_.frame_timeout, "the rest of a frame", "PADDLE_PS_FRAME_TIMEOUT");
+                              self->header_read_ += n;
+                              self->header_read_ < kHeaderBytes ? self->read_header_bytes() : self->on_header();
+                            });
+  }
+
   void on_header() {
     header_ = decode_header(header_bytes_.data());
-    if (header_.magic != kMagic || header_.body_bytes > server_.options_.max_body) {
-      boost::system::error_code ignored;
-      socket_.close(ignored);  // not our protocol, or a frame too large to accept: drop it
-      return;
+    if (header_.magic != kMagic) return close();  // not our protocol
+    if (header_.body_bytes > limits_.max_frame_bytes) {
+      server_.log_peer("refused", peer_.address(), peer_.port(),
+                          fmt::format("a frame of {} bytes is over {} (PADDLE_PS_MAX_FRAME_BYTES)", header_.body_bytes,
+                                      limits_.max_frame_bytes));
+      return close();
     }
-    body_.resize(header_.body_bytes);
-    asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](auto ec, size_t) {
-      if (!ec) self->on_body();
-    });
+    body_.clear();
+    read_body_chunk();
+  }
+
+  // Grows the body only as its bytes arrive, a chunk at a time.
+  void read_body_chunk() {
+    constexpr size_t kChunk = 1 << 20;
+    const size_t have = body_.size();
+    if (have == header_.body_bytes) {
+      disarm();
+      return on_body();
+    }
+    body_.resize(have + std::min<size_t>(kChunk, header_.body_bytes - have));
+    socket_.async_read_some(asio::buffer(body_.data() + have, body_.size() - have),
+                            [self = shared_from_this(), have](auto ec, size_t n) {
+                              if (ec) return self->close();
+                              self->body_.resize(have + n);
+                              self->read_body_chunk();
+                            });
   }
 
   void on_body() {
@@ -119,19 +166,41 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     reply(Status::kOk, std::move(out.bytes()));
   }
 
+  void write_reply(Status status, const std::vector<unsigned char>& body, bool then_close) {
+    Header h;
+    h.command = static_cast<uint16_t>(header_.command | kReplyBit);
+    h.request_id = header_.request_id;
+    h.status = static_cast<uint32_t>(status);
+    h.body_bytes = static_cast<uint32_t>(body.size());
+    out_.resize(kHeaderBytes);
+    encode_header(h, out_.data());
+    out_.insert(out_.end(), body.begin(), body.end());
+    body_ = {};  // the request's bytes are no longer needed
+    arm(limits_.frame_timeout, "the taking of a reply", "PADDLE_PS_FRAME_TIMEOUT");
+    asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](auto ec, size_t) {
+      if (ec || then_close) return self->close();
+      self->read_header();
+    });
+  }
+
   tcp::socket socket_;
+  const tcp::endpoint peer_;
   ParameterServer& server_;
+  const ConnectionLimits& limits_;
+  asio::steady_timer deadline_;
+  uint64_t deadline_generation_ = 0;
   std::array<char, kGreetingBytes> greeting_{};
   std::array<char, kProofBytes> proof_{};
   char verdict_ = kProofAccepted;
   std::array<unsigned char, kHeaderBytes> header_bytes_{};
+  size_t header_read_ = 0;
   Header header_;
   std::vector<unsigned char> body_;
   std::vector<unsigned char> out_;
 };
 
 ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
-    : options_(std::move(options)), tables_(std::move(tables)), acceptor_(io_) {
+    : options_(std::move(options)), tables_(std::move(tables)), acceptor_(io_), accept_retry_(io_) {
   boost::system::error_code ec;
   const tcp::endpoint endpoint(asio::ip::make_address(options_.ip, ec), static_cast<unsigned short>(options_.port));
   if (ec) throw std::runtime_error(fmt::format("parameter server: '{}' is not an IP address", options_.ip));
@@ -148,14 +217,6 @@ ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
 ParameterServer::~ParameterServer() { stop(); }
 
 void ParameterServer::run() {
-  std::function<void()> accept = [&] {
-    acceptor_.async_accept([&](boost::system::error_code ec, tcp::socket socket) {
-      if (ec) return;
-      socket.set_option(tcp::no_delay(true));
-      std::make_shared<Session>(std::move(socket), *this)->greet();
-      accept();
-    });
-  };
   accept();
   fmt::print(options_.log, "Server listening on {}:{}\n", options_.ip, port_);
   if (!options_.token)
@@ -166,6 +227,73 @@ void ParameterServer::run() {
   for (int i = 1; i < options_.threads; ++i) threads.emplace_back([&] { io_.run(); });
   io_.run();
   for (auto& t : threads) t.join();
+}
+
+void ParameterServer::accept() {
+  acceptor_.async_accept(asio::make_strand(io_), [this](boost::system::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+      // Out of file descriptors (or a connection reset before it was taken): say so once a
+      // second while it lasts, and keep accepting once some are free again.
+      fmt::print(options_.log, "parameter server on {}:{}: cannot accept a connection: {}\n", options_.ip, port_,
+                 ec.message());
+      std::fflush(options_.log);
+      accept_retry_.expires_after(std::chrono::seconds(1));
+      accept_retry_.async_wait([this](auto wait_ec) {
+        if (!wait_ec) accept();
+      });
+      return;
+    }
+    boost::system::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    if (!peer_ec && admit(peer.address(), peer.port())) {
+      socket.set_option(tcp::no_delay(true), peer_ec);
+      std::make_shared<Session>(std::move(socket), peer, *this)->greet();
+    }
+    accept();
+  });
+}
+
+bool ParameterServer::admit(const asio::ip::address& peer, unsigned short port) {
+  std::string why;
+  {
+    std::lock_guard lock(peers_mutex_);
+    int& from_peer = connections_per_peer_[peer];
+    if (from_peer >= options_.limits.max_connections_per_peer)
+      why = fmt::format("{} holds {} connections already (PADDLE_PS_MAX_CONNECTIONS_PER_PEER)", peer.to_string(),
+                        from_peer);
+    else if (connections_ >= options_.limits.max_connections)
+      why = fmt::format("{} connections are open already (PADDLE_PS_MAX_CONNECTIONS)", connections_);
+    if (why.empty()) {
+      ++from_peer;
+      ++connections_;
+      return true;
+    }
+    if (from_peer == 0) connections_per_peer_.erase(peer);
+  }
+  log_peer("refused", peer, port, why);
+  return false;
+}
+
+void ParameterServer::release(const asio::ip::address& peer) {
+  std::lock_guard lock(peers_mutex_);
+  auto it = connections_per_peer_.find(peer);
+  if (it == connections_per_peer_.end()) return;
+  --connections_;
+  if (--it->second == 0) connections_per_peer_.erase(it);
+}
+
+void ParameterServer::log_peer(const char* verb, const asio::ip::address& peer, unsigned short port,
+                               const std::string& why) {
+  uint64_t count;
+  {
+    std::lock_guard lock(peers_mutex_);
+    count = ++refusals_[peer.to_string() + " " + why.substr(why.rfind('('))];  // by peer and limit
+  }
+  if (count != 1 && count % 1000 != 0) return;
+  fmt::print(options_.log, "parameter server: {} {}:{}: {}{}\n", verb, peer.to_string(), port, why,
+             count == 1 ? "" : fmt::format(" (the {}th time for this peer)", count));
+  std::fflush(options_.log);
 }
 
 void ParameterServer::stop() { io_.stop(); }
@@ -238,17 +366,17 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
     }
     case Command::kBarrier: {
       body.expect_end();
-      std::vector<std::shared_ptr<Session>> release;
+      std::vector<std::shared_ptr<Session>> released;
       {
         std::lock_guard lock(barrier_mutex_);
         barrier_waiters_.push_back(session);
         if (static_cast<int>(barrier_waiters_.size()) < options_.workers) return false;
         for (auto& t : tables_.dense) t->apply_pending(options_.workers);
         for (auto& t : tables_.sparse) t->apply_pending(options_.workers);
-        release.swap(barrier_waiters_);
+        released.swap(barrier_waiters_);
       }
-      for (auto& waiter : release)
-        if (waiter != session) waiter->reply(Status::kOk, {});
+      for (auto& waiter : released)
+        if (waiter != session) waiter->reply(Status::kOk, {});  // on the waiter's own strand
       return true;
     }
     case Command::kSave: {

@@ -6,10 +6,15 @@
 // In synchronous mode pushes accumulate until every worker has reached the BARRIER of the step;
 // then the averaged gradients are applied and all the waiting workers get their replies.
 // Otherwise pushes are applied as they arrive.
+//
+// Each connection first proves the job's token (PROTOCOL.md) and is then held to the
+// ConnectionLimits of its options: a peer over one is closed or refused, and named in the log.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "common/job_token.h"
+#include "ps/connection_limits.h"
 #include "ps/protocol.h"
 #include "ps/tables.h"
 
@@ -30,7 +36,7 @@ struct ServerOptions {
   int server_count = 1;
   int workers = 1;
   bool sync = true;
-  uint32_t max_body = kDefaultMaxBody;
+  ConnectionLimits limits;
   int threads = 2;
   std::FILE* log = stdout;
 };
@@ -55,15 +61,31 @@ class ParameterServer {
 
  private:
   friend class Session;
+  void accept();
+  // Counts a new connection from `peer` against the limits; false (and a line in the log) when
+  // it must be refused.
+  bool admit(const boost::asio::ip::address& peer, unsigned short port);
+  void release(const boost::asio::ip::address& peer);
+  // Prints that a peer was refused or closed (`verb`) and why: the first time for each peer and
+  // limit (the variable `why` ends with, in parentheses), then every 1000th, so that a flood of
+  // connections cannot flood the log.
+  void log_peer(const char* verb, const boost::asio::ip::address& peer, unsigned short port, const std::string& why);
   // Handles one well-formed request; fills the reply body; returns false to defer the reply
   // (a barrier that is still waiting for workers).
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply);
   void save(const std::string& dir);
 
+  // Declared before io_ so that sessions the io_context destroys can still release themselves.
+  std::mutex peers_mutex_;
+  std::map<boost::asio::ip::address, int> connections_per_peer_;
+  int connections_ = 0;
+  std::map<std::string, uint64_t> refusals_;
+
   ServerOptions options_;
   ServerTables tables_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;
   int port_ = 0;
 
   std::mutex barrier_mutex_;

@@ -89,6 +89,7 @@ void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir) {
   options.workers = topology_.trainer_num;
   options.sync = strategy_.ps_mode() == PsMode::kSync;
   options.token = common::JobToken::from_environment(env_, "this parameter server");
+  options.limits = ps::ConnectionLimits::from_environment(env_);
   server_ = std::make_unique<ps::ParameterServer>(
       options, ps::build_server_tables(tables, options.server_index, options.server_count));
   if (!dir.empty()) server_->load(dir);

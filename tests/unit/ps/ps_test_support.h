@@ -43,12 +43,13 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   return dir;
 }
 
-// A server on a free loopback port, run on a thread until every worker stops (or the end).
+// A server on a free loopback port, run on a thread until every worker stops (or the end). It
+// logs to stderr unless the options name another file.
 struct RunningServer {
   std::unique_ptr<ParameterServer> server;
   std::thread thread;
   explicit RunningServer(ServerOptions options, ServerTables tables = small_tables()) {
-    options.log = stderr;
+    if (options.log == stdout) options.log = stderr;
     server = std::make_unique<ParameterServer>(options, std::move(tables));
     thread = std::thread([this] { server->run(); });
   }
@@ -66,8 +67,14 @@ inline ClientOptions quick() {
   return o;
 }
 
-inline int raw_connect(int port) {
+// A plain TCP connection to a loopback server, from `source` (any 127.0.0.0/8 address), with a
+// 2 s receive timeout; nothing sent yet.
+inline int tcp_connect(int port, const char* source = "127.0.0.1") {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -75,7 +82,11 @@ inline int raw_connect(int port) {
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   timeval tv{2, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  // The handshake of a server without a token: its challenge in, any proof out, '+' back.
+  return fd;
+}
+
+// The handshake of a server without a token: its challenge in, any proof out, '+' back.
+inline void handshake(int fd) {
   char greeting[kGreetingBytes];
   REQUIRE(::recv(fd, greeting, sizeof greeting, MSG_WAITALL) == static_cast<ssize_t>(sizeof greeting));
   const std::string proof(kProofBytes, '0');
@@ -83,6 +94,11 @@ inline int raw_connect(int port) {
   char verdict = 0;
   REQUIRE(::recv(fd, &verdict, 1, MSG_WAITALL) == 1);
   REQUIRE(verdict == kProofAccepted);
+}
+
+inline int raw_connect(int port, const char* source = "127.0.0.1") {
+  const int fd = tcp_connect(port, source);
+  handshake(fd);
   return fd;
 }
 

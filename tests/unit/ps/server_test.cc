@@ -9,7 +9,7 @@ using namespace paddle::ps;
 using namespace paddle::ps::testing;
 TEST_CASE("fuzz: malformed, truncated, oversized and unknown frames never break the server") {
   ServerOptions o;
-  o.max_body = 1 << 16;
+  o.limits.max_frame_bytes = 1 << 16;
   RunningServer s(o);
   const int port = s.server->port();
   std::mt19937 rng(12345);
