@@ -136,6 +136,14 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                  "Seconds between SIGTERM and SIGKILL when stopping processes")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  app.add_option("--log_output", o.log_output,
+                 "Whose output the console shows: 0 (default: the first local trainer or worker), all, or a list "
+                 "of ranks and servers such as 0,3,server0; every process's output is in its log file");
+  app.add_option("--log_output_prefix", o.log_output_prefix,
+                 "Start each console line with its process ([trainer 3], [server 0]): auto (when more than one "
+                 "is shown), true or false")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
   add_dispatch_options(app, o.dispatch);
   app.add_flag("--agent", o.agent,
                "Run as one node of a job dispatched over SSH: read the environment from stdin (one JSON line), "
@@ -193,6 +201,8 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"http_port", or_none(o.http_port)},
       {"ips", o.ips},
       {"log_dir", o.log_dir},
+      {"log_output", o.log_output.value_or("0")},
+      {"log_output_prefix", o.log_output_prefix},
       {"job_id", or_none(o.job_id)},
       {"master", or_none(o.master)},
       {"max_restarts", fmt::format("{}", o.max_restarts)},

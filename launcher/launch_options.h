@@ -54,6 +54,8 @@ struct LaunchOptions {
   double elastic_timeout = 30;
   int max_restarts = 0;
   double grace_period = 5.0;
+  std::optional<std::string> log_output;  // --log_output: 0 (unset), all, or 0,3,server0
+  std::string log_output_prefix = "auto";
   std::string training_script;
   std::vector<std::string> training_script_args;
 

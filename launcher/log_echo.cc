@@ -6,23 +6,8 @@
 namespace paddle::launcher {
 
 void LogEcho::poll() {
-  std::FILE* in = std::fopen(path_.c_str(), "re");
-  if (in == nullptr) return;
-  if (std::fseek(in, offset_, SEEK_SET) == 0) {
-    char buffer[65536];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) {
-      offset_ += static_cast<long>(n);
-      partial_.append(buffer, n);
-      size_t end = partial_.rfind('\n');
-      if (end != std::string::npos) {
-        write_lines(std::string_view(partial_).substr(0, end + 1));
-        partial_.erase(0, end + 1);
-      }
-    }
-    std::fflush(out_);
-  }
-  std::fclose(in);
+  write_lines(follower_.read_lines());
+  std::fflush(out_);
 }
 
 void LogEcho::write_lines(std::string_view lines) {
@@ -39,13 +24,8 @@ void LogEcho::write_lines(std::string_view lines) {
 }
 
 void LogEcho::finish() {
-  poll();
-  if (!partial_.empty()) {
-    partial_ += '\n';
-    write_lines(partial_);
-    std::fflush(out_);
-    partial_.clear();
-  }
+  write_lines(follower_.read_lines(/*final=*/true));
+  std::fflush(out_);
 }
 
 std::string last_lines(const std::string& path, int count) {

@@ -7,13 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "launcher/log_follower.h"
+
 namespace paddle::launcher {
 
 class LogEcho {
  public:
   // Each line copied starts with `prefix` ("[host-a] "; empty: the lines as they are).
   LogEcho(std::string path, std::FILE* out, std::string prefix = {})
-      : path_(std::move(path)), out_(out), prefix_(std::move(prefix)) {}
+      : follower_(std::move(path)), out_(out), prefix_(std::move(prefix)) {}
 
   // Copies every complete line written since the last call.
   void poll();
@@ -23,11 +25,9 @@ class LogEcho {
  private:
   void write_lines(std::string_view lines);  // whole lines, each ending in '\n'
 
-  std::string path_;
+  LogFollower follower_;
   std::FILE* out_;
   std::string prefix_;
-  long offset_ = 0;
-  std::string partial_;
 };
 
 // The last `count` lines of a file (at most the last 64 KiB of it), for failure reports.

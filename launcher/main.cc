@@ -72,9 +72,11 @@ int run(int argc, const char* const argv[]) {
   SupervisorOptions supervision;
   supervision.max_restarts = options.max_restarts;
   supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
+  supervision.echo = EchoSelection::parse(options.log_output, options.log_output_prefix);
 
   HostFacts host;
   host.env = common::current_environment();
+  supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(host.env, "NO_COLOR"));
   if (options.dispatch.requested()) {
     const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port());
     prepare_log_dir(options.log_dir + "/dispatch");

@@ -39,7 +39,7 @@ class Job {
  public:
   Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
       : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
-        grace_timer_(io_), echo_timer_(io_), peer_timer_(io_), workers_timer_(io_) {
+        grace_timer_(io_), peer_timer_(io_), workers_timer_(io_) {
     wait_for_signal();
   }
 
@@ -100,7 +100,8 @@ class Job {
     root_.reset();
     stopping_ = false;
     servers_finishing_ = false;
-    echo_ = std::make_unique<LogEcho>(plan_->echoed_process().log_file, stdout);
+    std::fflush(stdout);  // the launcher's own lines before the processes'
+    echo_ = std::make_unique<ConsoleEcho>(*plan_, options_.echo, options_.console);
     io_.restart();
 
     for (const auto& spec : plan_->processes) {
@@ -121,7 +122,6 @@ class Job {
       }
     }
     if (!all_exited()) {
-      schedule_echo();
       watch_peers();
       if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
         peers_.workers_done(attempt);
@@ -129,10 +129,11 @@ class Job {
       }
       io_.run();
     }
-    echo_->finish();
+    if (const uint64_t lost = echo_->finish())
+      log_.warning(fmt::format("{} lines of output did not reach the console, which was slower than the job; "
+                               "every line is in the log files", lost));
     grace_timer_.cancel();
     workers_timer_.cancel();
-    echo_timer_.cancel();
     peer_timer_.cancel();
     // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
@@ -264,15 +265,6 @@ class Job {
     });
   }
 
-  void schedule_echo() {
-    echo_timer_.expires_after(options_.echo_interval);
-    echo_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
-      echo_->poll();
-      schedule_echo();
-    });
-  }
-
   void report_failure(const Slot& s) {
     std::string tail = last_lines(s.spec->log_file, 20);
     log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}; log: {}{}",
@@ -319,11 +311,10 @@ class Job {
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
-  boost::asio::steady_timer echo_timer_;
   boost::asio::steady_timer peer_timer_;
   boost::asio::steady_timer workers_timer_;
   std::vector<Slot> slots_;
-  std::unique_ptr<LogEcho> echo_;
+  std::unique_ptr<ConsoleEcho> echo_;
   std::optional<size_t> failed_;  // the local process that failed
   std::optional<JobFailure> root_;  // why this generation of the job ended
   int attempt_ = 0;

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <optional>
 
+#include "launcher/console_echo.h"
+#include "launcher/echo_selection.h"
 #include "launcher/environment.h"
 #include "launcher/job_failure.h"
 #include "launcher/launch_log.h"
@@ -30,7 +32,8 @@ struct SupervisorOptions {
   const OrphanGuard* orphan_guard = nullptr;  // marks the processes; stops what they leave behind
   int max_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
-  std::chrono::milliseconds echo_interval{100};
+  EchoSelection echo;          // whose output the console shows (--log_output)
+  ConsoleEchoOptions console;
 };
 
 // The rest of the job beyond this node, as the supervisor sees it. A one-node job has no peers
