@@ -22,6 +22,9 @@ struct JobFailure {
   std::string what;  // "trainer 3 (local 1) exited with status 17", "launcher lost: ..."
   int exit_status = 1;  // what every launcher exits with when the job gives up
   std::string log_file, tail;
+  // The process's own account of its failure, from its error record (launcher/root_cause.h):
+  // "TYPE: message", what caused it, the top frames. Empty when it left none.
+  std::string own_account;
   // A lost or signalled launcher ends the job: a restart could not bring the node back.
   bool stops_job() const { return cause == Cause::kLauncherLost || cause == Cause::kLauncherSignalled; }
 

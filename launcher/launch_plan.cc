@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "common/error.h"
@@ -115,8 +116,10 @@ LaunchPlan plan_collective(const LaunchOptions& o, const HostFacts& host, PortSo
 void finish_plan(LaunchPlan& plan, const LaunchOptions& o, std::vector<std::string> command, const HostFacts& host) {
   plan.command = std::move(command);
   plan.log_dir = o.log_dir;
-  for (auto& p : plan.processes)
+  for (auto& p : plan.processes) {
     p.log_file = fmt::format("{}/{}log.{}", o.log_dir, p.role == Role::kServer ? "server" : "worker", p.local_index);
+    p.error_file = fmt::format("{}/error.{}.{}.json", o.log_dir, role_name(p.role), p.rank);
+  }
   add_omp_threads(plan, host);
 }
 
@@ -209,6 +212,12 @@ EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, in
   for (const char* name : kUnsetInChildren) env.erase(name);
   for (const auto& [k, v] : spec.env) env[k] = v;
   env["PADDLE_RESTART_COUNT"] = std::to_string(restart_count);
+  if (!spec.error_file.empty()) {
+    // Absolute: a script may change its directory before it fails.
+    const std::string error_file = std::filesystem::absolute(spec.error_file).lexically_normal().string();
+    env["PADDLE_ERROR_FILE"] = error_file;
+    env["TORCHELASTIC_ERROR_FILE"] = error_file;
+  }
   return env;
 }
 

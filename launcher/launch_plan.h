@@ -33,6 +33,9 @@ struct ProcessSpec {
   int local_index = 0;  // N of workerlog.N / serverlog.N
   std::string endpoint;
   std::string log_file;
+  // LOG_DIR/error.<role>.<rank>.json: where the process leaves its ErrorRecord when it fails
+  // (PADDLE_ERROR_FILE and TORCHELASTIC_ERROR_FILE; common/error_record.h).
+  std::string error_file;
   EnvList env;  // set on top of the launcher's environment
 };
 

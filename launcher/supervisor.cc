@@ -15,12 +15,30 @@
 #include "launcher/address.h"
 #include "launcher/child_process.h"
 #include "launcher/log_echo.h"
+#include "launcher/root_cause.h"
 #include "launcher/orphan_guard.h"
 
 namespace paddle::launcher {
 namespace {
 
 bool succeeded(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+
+// "trainer 0", "trainers 0, 2 and 3", "server 1 and workers 0 and 2".
+std::string name_processes(const std::vector<const ProcessSpec*>& processes) {
+  std::vector<std::string> groups;
+  for (Role role : {Role::kServer, Role::kTrainer, Role::kWorker}) {
+    std::vector<std::string> ranks;
+    for (const ProcessSpec* p : processes)
+      if (p->role == role) ranks.push_back(std::to_string(p->rank));
+    if (ranks.empty()) continue;
+    std::string list = ranks.back();
+    if (ranks.size() > 1) list = fmt::format("{} and {}", fmt::join(ranks.begin(), ranks.end() - 1, ", "), list);
+    groups.push_back(fmt::format("{}{} {}", role_name(role), ranks.size() > 1 ? "s" : "", list));
+  }
+  std::string text = groups.empty() ? "" : groups.back();
+  if (groups.size() > 1) text = fmt::format("{} and {}", fmt::join(groups.begin(), groups.end() - 1, ", "), text);
+  return text;
+}
 
 std::string indent(const std::string& text) {
   std::string out;
@@ -85,6 +103,8 @@ class Job {
     const ProcessSpec* spec;
     std::unique_ptr<ChildProcess> child;
     std::optional<int> status;
+    int exit_order = -1;
+    int signal_sent = 0;  // by a stop: an end by that signal is not a failure of its own
   };
 
   std::string name(const Slot& s) const {
@@ -98,6 +118,7 @@ class Job {
     slots_.reserve(plan_->processes.size());
     failed_.reset();
     root_.reset();
+    exits_ = 0;
     stopping_ = false;
     servers_finishing_ = false;
     std::fflush(stdout);  // the launcher's own lines before the processes'
@@ -107,6 +128,8 @@ class Job {
     for (const auto& spec : plan_->processes) {
       Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
       const size_t index = slots_.size() - 1;
+      std::error_code ignored;
+      std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
       try {
         EnvMap env = child_environment(env_, spec, attempt);
         const OrphanGuard* guard = options_.orphan_guard;
@@ -142,12 +165,13 @@ class Job {
       if (int left = options_.orphan_guard->signal_all(SIGKILL); left > 0)
         log_.warning(fmt::format("killed {} process(es) the job's processes left behind outside their groups", left));
     }
-    if (failed_) report_failure(slots_[*failed_]);
+    if (failed_) report_failure(*failed_);
   }
 
   void on_exit(size_t index, int status) {
     Slot& slot = slots_[index];
     slot.status = status;
+    slot.exit_order = exits_++;
     if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
       on_failure(index);
     } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
@@ -174,6 +198,9 @@ class Job {
     failure.cause = WIFSIGNALED(*s.status) ? JobFailure::Cause::kProcessSignalled : JobFailure::Cause::kProcessFailed;
     failure.log_file = s.spec->log_file;
     failure.tail = last_lines(s.spec->log_file, 10);
+    if (auto account = RootCause::read(s.spec->error_file))
+      failure.own_account = fmt::format("{} says ({}): {}", role_name(s.spec->role), s.spec->error_file,
+                                        account->describe());
     root_ = peers_.report(attempt_, failure);
   }
 
@@ -225,6 +252,7 @@ class Job {
     for (auto& s : slots_) {
       if (!s.child || s.child->exited() || (role && s.spec->role != *role)) continue;
       s.child->signal_group(SIGTERM);
+      s.signal_sent = SIGTERM;
       names.push_back(name(s));
     }
     if (!role && options_.orphan_guard) options_.orphan_guard->signal_all(SIGTERM);  // escapees of the groups too
@@ -242,6 +270,7 @@ class Job {
       if (!s.child || s.child->exited()) continue;
       log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
       s.child->signal_group(SIGKILL);
+      s.signal_sent = SIGKILL;
     }
     if (options_.orphan_guard) options_.orphan_guard->signal_all(SIGKILL);
   }
@@ -265,18 +294,52 @@ class Job {
     });
   }
 
-  void report_failure(const Slot& s) {
-    std::string tail = last_lines(s.spec->log_file, 20);
-    log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}; log: {}{}",
-                           role_name(s.spec->role), s.spec->rank, s.spec->local_index, s.spec->endpoint,
-                           describe_wait_status(*s.status), s.spec->log_file,
-                           tail.empty() ? " (empty)" : ", last lines:\n" + indent(tail)));
+  // The failure report, led by the root cause: the failed process's own account (its error
+  // record) when it left one. A process that failed on a lost peer is a side effect: when one
+  // failed first, the process that failed of itself (died by a signal, or threw anything but a
+  // peer error) is named as the cause, and the side effects are named as such.
+  void report_failure(size_t first) {
+    std::vector<const Slot*> own;  // the failures that were not our stops, in the order they came
+    const auto ended_by_us = [](const Slot& s) { return WIFSIGNALED(*s.status) && WTERMSIG(*s.status) == s.signal_sent; };
+    for (const auto& s : slots_)
+      if (s.status && !succeeded(*s.status) && !ended_by_us(s)) own.push_back(&s);
+    std::sort(own.begin(), own.end(), [](const Slot* a, const Slot* b) { return a->exit_order < b->exit_order; });
+    const auto account = [](const Slot& s) { return RootCause::read(s.spec->error_file); };
+    const auto side_effect = [&](const Slot& s) {
+      const auto a = account(s);
+      return a && a->record.peer;
+    };
+    const Slot* root = &slots_[first];
+    if (side_effect(*root))
+      for (const Slot* s : own)
+        if (!side_effect(*s)) {
+          root = s;
+          break;
+        }
+    std::vector<const ProcessSpec*> side;
+    for (const Slot* s : own)
+      if (s != root && side_effect(*s)) side.push_back(s->spec);
+
+    const Slot& r = *root;
+    const auto cause = account(r);
+    const std::string tail = last_lines(r.spec->log_file, 20);
+    log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}{}; log: {}{}",
+                           role_name(r.spec->role), r.spec->rank, r.spec->local_index, r.spec->endpoint,
+                           describe_wait_status(*r.status),
+                           cause ? fmt::format("; root cause ({}):\n{}", r.spec->error_file, indent(cause->describe()))
+                                 : "",
+                           r.spec->log_file, tail.empty() ? " (empty)" : ", last lines:\n" + indent(tail)));
+    if (!side.empty())
+      log_.error(fmt::format("{} {} ended with {}; {} then failed on the lost peer{}", role_name(r.spec->role),
+                             r.spec->rank, describe_wait_status(*r.status), name_processes(side),
+                             root != &slots_[first] ? " (the first to fail, but not the cause)" : ""));
   }
 
   void archive_logs(int attempt) {
     for (const auto& spec : plan_->processes) {
       std::error_code ec;
       std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
+      std::filesystem::rename(spec.error_file, fmt::format("{}.attempt{}", spec.error_file, attempt), ec);
     }
   }
 
@@ -318,6 +381,7 @@ class Job {
   std::optional<size_t> failed_;  // the local process that failed
   std::optional<JobFailure> root_;  // why this generation of the job ended
   int attempt_ = 0;
+  int exits_ = 0;  // processes ended so far this attempt, for their exit_order
   int interrupted_by_ = 0;
   bool stopping_ = false;
   bool servers_finishing_ = false;

@@ -2,13 +2,15 @@
 //
 //   probe [--dump DIR] [--print TEXT]... [--lines N] [--grandchild] [--ignore-term]
 //         [--sleep S] [--exit CODE | --signal SIG] [--fail-role ROLE] [--fail-rank R]
-//         [--fail-attempt A] [--fail-after S]
+//         [--fail-attempt A] [--fail-after S] [--crash segv|abort|throw]
 //
 // It writes DIR/PID.json (its pid, process group, parent, argv and whole environment), prints,
 // optionally starts a grandchild that sleeps (recorded in the dump), then either fails (exits
 // with CODE or kills itself with SIG) if it matches every --fail-* filter, after --fail-after
 // seconds, or sleeps --sleep seconds and exits 0. Role is trainer, server or worker (from
 // TRAINING_ROLE); rank is PADDLE_TRAINER_ID, or the server's index in PADDLE_PSERVERS_IP_PORT_LIST.
+// --crash fails by a segfault, abort() or an uncaught nested exception instead, with the crash
+// handlers of common/crash_handlers.h installed, as train has them.
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,13 +18,18 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/crash_handlers.h"
+#include "common/environment.h"
 
 extern char** environ;
 
@@ -62,10 +69,26 @@ int signal_number(const std::string& name) {
   return SIGKILL;
 }
 
+[[gnu::noinline]] void crash_deliberately(const std::string& how) {
+  if (how == "segv") {
+    volatile int* nowhere = nullptr;
+    *nowhere = 42;
+  } else if (how == "abort") {
+    std::abort();
+  } else {
+    try {
+      throw std::out_of_range("step 7 of 6");
+    } catch (...) {
+      std::throw_with_nested(std::runtime_error("the probe's training step failed"));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dump_dir, fail_role, signal_name;
+  paddle::common::install_crash_handlers(paddle::common::current_environment());
+  std::string dump_dir, fail_role, signal_name, crash;
   std::vector<std::string> prints;
   int lines = 0, exit_code = 0, fail_rank = -1, fail_attempt = -1;
   bool grandchild = false, ignore_term = false, fail_exit = false;
@@ -91,6 +114,7 @@ int main(int argc, char** argv) {
     else if (a == "--fail-rank") fail_rank = std::stoi(next());
     else if (a == "--fail-attempt") fail_attempt = std::stoi(next());
     else if (a == "--fail-after") fail_after = std::stod(next());
+    else if (a == "--crash") crash = next();
     else { std::cerr << "probe: unknown argument " << a << "\n"; return 64; }
   }
   if (ignore_term) std::signal(SIGTERM, SIG_IGN);
@@ -130,11 +154,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < lines; ++i) std::cout << "line " << i << " of " << my_role() << " " << my_rank() << "\n";
   std::cout.flush();
 
-  const bool fails = (fail_exit || !signal_name.empty()) && (fail_role.empty() || fail_role == my_role()) &&
+  const bool fails = (fail_exit || !signal_name.empty() || !crash.empty()) && (fail_role.empty() || fail_role == my_role()) &&
                      (fail_rank < 0 || fail_rank == my_rank()) && (fail_attempt < 0 || fail_attempt == attempt);
   if (fails) {
     sleep_seconds(fail_after);
     std::cerr << "probe: " << my_role() << " " << my_rank() << " failing on purpose" << std::endl;
+    if (!crash.empty()) crash_deliberately(crash);
     if (!signal_name.empty()) {
       std::signal(signal_number(signal_name), SIG_DFL);
       raise(signal_number(signal_name));

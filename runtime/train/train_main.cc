@@ -11,8 +11,10 @@
 
 #include <chrono>
 
+#include "common/crash_handlers.h"
 #include "common/environment.h"
 #include "common/error.h"
+#include "common/error_record.h"
 #include "runtime/distributed/fleet.h"
 #include "runtime/train/collective_workload.h"
 #include "runtime/train/ctr_workload.h"
@@ -75,6 +77,13 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "Override a config key: --set optimizer.lr=0.1 (repeatable)");
   CLI11_PARSE(app, argc, argv);
 
+  const common::Environment process_env = common::current_environment();
+  common::install_crash_handlers(process_env);
+  // Whatever ends this process by an exception leaves its record for the launcher's report.
+  const auto record = [&] {
+    if (auto path = common::error_file_path(process_env))
+      common::write_error_record(*path, common::record_exception(std::current_exception()));
+  };
   try {
     const auto started = std::chrono::steady_clock::now();
     const runtime::TrainConfig config = runtime::load_train_config(config_path, overrides);
@@ -84,15 +93,19 @@ int main(int argc, char** argv) {
     else runtime::run_trainer_role(config, env, started);
     return 0;
   } catch (const runtime::NanLossError& e) {
+    record();
     fmt::print(stderr, "{}\n", e.what());
     return e.exit_code();
   } catch (const common::ConfigError& e) {
+    record();
     fmt::print(stderr, "train: config error: {}\n", e.what());
     return e.exit_code();
   } catch (const common::Error& e) {
+    record();
     fmt::print(stderr, "train: {}\n", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
+    record();
     fmt::print(stderr, "train: {}\n", e.what());
     return 1;
   }
