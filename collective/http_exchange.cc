@@ -59,8 +59,8 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, http::v
   http::read(stream, buffer, parser, ec);
   if (ec) return std::nullopt;
   if (parser.get().result() == http::status::unauthorized)
-    throw common::PeerError(fmt::format("key-value store {}:{} refused this process: {} (PADDLE_JOB_TOKEN)", ip, port,
-                                        token ? "its job token is not the job's" : "it has no job token"));
+    throw StoreRefused(fmt::format("key-value store {}:{} refused this process: {} (PADDLE_JOB_TOKEN)", ip, port,
+                                   token ? "its job token is not the job's" : "it has no job token"));
   return HttpAnswer{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
 }
 

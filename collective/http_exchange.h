@@ -10,6 +10,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include "common/error.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {
@@ -24,9 +25,16 @@ inline constexpr std::string_view kStoreProofPurpose = "paddle-store";
 // The header a request proves the job token with, after GET /auth/challenge on its connection.
 inline constexpr const char* kProofHeader = "X-Paddle-Proof";
 
+// The store refused this process's job token (HTTP 401). Final, unlike a store not up yet: the
+// message names the store and PADDLE_JOB_TOKEN.
+class StoreRefused : public common::PeerError {
+ public:
+  using common::PeerError::PeerError;
+};
+
 // `target` is the request path ("/kv/KEY"); nothing when the server can't be reached or the
-// exchange fails within `timeout`. With a token, the request first answers the server's
-// challenge on the same connection.
+// exchange fails within `timeout`; StoreRefused when it refuses the token. With a token, the
+// request first answers the server's challenge on the same connection.
 std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, boost::beast::http::verb verb,
                                         const std::string& target, const std::string& body,
                                         std::chrono::milliseconds timeout,

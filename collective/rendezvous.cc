@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "collective/communicator.h"
+#include "collective/http_exchange.h"
 #include "common/parse.h"
 #include "common/wait.h"
 
@@ -66,6 +67,8 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
           if (!presence_) presence_ = liveness_->announce(std::to_string(config.rank));
           for (int r = 0; r < world; ++r)
             if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
+        } catch (const StoreRefused&) {
+          throw;  // rank 0 is up, and waiting would not change its answer
         } catch (const std::exception&) {
           missing = {0};  // the store itself (rank 0) is not up yet
         }

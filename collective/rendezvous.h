@@ -30,7 +30,8 @@ struct RendezvousConfig {
 
 class Rendezvous {
  public:
-  // Returns once every rank has registered; throws common::TimeoutError naming the missing ranks.
+  // Returns once every rank has registered; throws common::TimeoutError naming the missing ranks,
+  // or StoreRefused at once when rank 0's store refuses this process's job token.
   explicit Rendezvous(const RendezvousConfig& config);
 
   HttpStore& store() { return *store_; }

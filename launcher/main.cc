@@ -85,6 +85,7 @@ int run(int argc, const char* const argv[]) {
     log.print(configuration_block(options));
     return dispatch_job(plan, supervision.grace_period, log);
   }
+  orphan_guard_choice(host.env);  // checked now: the guard itself is made only when processes start
   std::optional<NodeAgent> agent;
   if (options.agent) agent.emplace(options, host.env);
   host.interfaces = local_ipv4_interfaces();

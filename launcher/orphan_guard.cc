@@ -110,10 +110,15 @@ int signal_marked_processes(OrphanGuard::Mode mode, const std::string& target, i
   return count;
 }
 
-OrphanGuard::OrphanGuard(const EnvMap& env) {
+std::string orphan_guard_choice(const EnvMap& env) {
   const std::string wanted = get_env(env, "PADDLE_ORPHAN_GUARD").value_or("auto");
   if (wanted != "auto" && wanted != "cgroup" && wanted != "environment")
     throw common::ConfigError(fmt::format("PADDLE_ORPHAN_GUARD={}: give auto, cgroup or environment", wanted));
+  return wanted;
+}
+
+OrphanGuard::OrphanGuard(const EnvMap& env) {
+  const std::string wanted = orphan_guard_choice(env);
   inherited_keys_ = get_env(env, kKeysVariable).value_or("");
   key_ = random_key();
   std::string no_cgroup;

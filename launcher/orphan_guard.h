@@ -65,6 +65,11 @@ class OrphanGuard {
   pid_t watchdog_pid_ = -1;
 };
 
+// What PADDLE_ORPHAN_GUARD asks for: "auto" (also when unset), "cgroup" or "environment".
+// Throws common::ConfigError naming the variable for anything else; the launcher asks before it
+// starts or writes anything.
+std::string orphan_guard_choice(const EnvMap& env);
+
 // The watchdog's body (`paddle-launch --orphan-watchdog cgroup DIR` or `... environment KEY`):
 // waits for stdin to close, kills the job's processes, removes the cgroup; returns the exit status.
 int run_orphan_watchdog(int argc, const char* const argv[]);

@@ -105,6 +105,12 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   plan.mode = LaunchPlan::Mode::kPs;
   if (o.nproc_per_node)
     throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num or --workers");
+  // The nodes of a PS job come from --servers/--workers (or a --master's rank map), never from
+  // --ips: a list of several would be silently ignored and each node would run a job of its own.
+  if (const auto ips = parse_ip_list(o.ips, "--ips"); ips.size() > 1)
+    throw common::UsageError(fmt::format("--ips={} lists {} nodes, but PS mode takes its nodes from --servers and "
+                                         "--workers (or --master with --nnodes); drop --ips",
+                                         o.ips, ips.size()));
 
   std::optional<int> start = explicit_start_port(o, host.env);
   std::vector<Endpoint> servers, workers;

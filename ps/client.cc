@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 #include <algorithm>
 #include <array>
 
@@ -30,20 +28,58 @@ struct PsClient::Connection {
 
 namespace {
 
+// Waits until `socket` is ready for `events` (POLLIN, POLLOUT), at most `timeout`; false with
+// `ec` set to timed_out or the error otherwise.
+bool wait_ready(tcp::socket& socket, short events, std::chrono::milliseconds timeout, boost::system::error_code& ec) {
+  pollfd p{socket.native_handle(), events, 0};
+  int n;
+  do n = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  while (n < 0 && errno == EINTR);
+  if (n < 0) ec.assign(errno, boost::system::system_category());
+  else if (n == 0) ec = asio::error::timed_out;
+  return n > 0;
+}
+
+// All of `buffer` read from (written to) the server, each part within `timeout`. Asio's blocking
+// read and write ignore SO_RCVTIMEO/SO_SNDTIMEO (on EAGAIN they poll again without a limit), so
+// a server that accepts and then says nothing would hold them forever.
+void read_within(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::milliseconds timeout,
+                 boost::system::error_code& ec) {
+  ec.clear();
+  while (buffer.size() > 0 && wait_ready(socket, POLLIN, timeout, ec)) {
+    buffer += socket.read_some(buffer, ec);
+    if (ec) return;
+  }
+}
+
+void write_within(tcp::socket& socket, asio::const_buffer buffer, std::chrono::milliseconds timeout,
+                  boost::system::error_code& ec) {
+  ec.clear();
+  while (buffer.size() > 0 && wait_ready(socket, POLLOUT, timeout, ec)) {
+    buffer += socket.write_some(buffer, ec);
+    if (ec) return;
+  }
+}
+
 // The handshake (PROTOCOL.md): the server's challenge in, the proof of the job token out, its
 // verdict in. Throws PeerError when the server refuses the proof.
-void prove_token(PsClient::Connection& c, const std::optional<common::JobToken>& token) {
+void prove_token(PsClient::Connection& c, const std::optional<common::JobToken>& token,
+                 std::chrono::milliseconds timeout) {
   std::array<char, kGreetingBytes> greeting{};
   boost::system::error_code ec;
-  asio::read(c.socket, asio::buffer(greeting), ec);
-  if (ec || !std::equal(std::begin(kGreetingMagic), std::end(kGreetingMagic), greeting.begin()))
+  read_within(c.socket, asio::buffer(greeting), timeout, ec);
+  if (ec || !std::equal(std::begin(kGreetingMagic), std::end(kGreetingMagic), greeting.begin())) {
+    const std::string why = ec == asio::error::timed_out
+                                ? fmt::format("none within {} s, PADDLE_PS_REQUEST_TIMEOUT", timeout.count() / 1000)
+                                : ec ? ec.message() : "wrong magic";
     throw common::PeerError(fmt::format("parameter server {}: no greeting ({}): not a parameter server of this version",
-                                        c.endpoint, ec ? ec.message() : "wrong magic"));
+                                        c.endpoint, why));
+  }
   const std::string_view challenge(greeting.data() + sizeof kGreetingMagic, common::kChallengeSize);
   const std::string proof = token ? token->prove(kProofPurpose, challenge) : std::string(kProofBytes, '0');
   char verdict = 0;
-  asio::write(c.socket, asio::buffer(proof), ec);
-  if (!ec) asio::read(c.socket, asio::buffer(&verdict, 1), ec);
+  write_within(c.socket, asio::buffer(proof), timeout, ec);
+  if (!ec) read_within(c.socket, asio::buffer(&verdict, 1), timeout, ec);
   if (ec || verdict != kProofAccepted)
     throw common::PeerError(fmt::format("parameter server {} refused this worker: {} (PADDLE_JOB_TOKEN)", c.endpoint,
                                         token ? "its job token is not the job's" : "it has no job token"));
@@ -58,12 +94,7 @@ bool try_connect(PsClient::Connection& c, std::chrono::milliseconds timeout, con
   c.socket.connect(tcp::endpoint(address, static_cast<unsigned short>(port)), ec);
   if (ec) return false;
   c.socket.set_option(tcp::no_delay(true));
-  timeval tv{};
-  tv.tv_sec = timeout.count() / 1000;
-  tv.tv_usec = (timeout.count() % 1000) * 1000;
-  ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(c.socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  prove_token(c, token);
+  prove_token(c, token, timeout);
   return true;
 }
 
@@ -110,7 +141,7 @@ void PsClient::send(size_t server, Command command, Writer& body) {
   encode_header(h, frame.data());
   frame.insert(frame.end(), body.bytes().begin(), body.bytes().end());
   boost::system::error_code ec;
-  asio::write(c.socket, asio::buffer(frame), ec);
+  write_within(c.socket, asio::buffer(frame), options_.request_timeout, ec);
   if (ec) throw PsError(fmt::format("parameter server {} is gone (sending: {})", c.endpoint, ec.message()));
   c.pending_request = h.request_id;
 }
@@ -119,8 +150,8 @@ std::vector<unsigned char> PsClient::receive(size_t server, Command command) {
   Connection& c = *connections_[server];
   std::array<unsigned char, kHeaderBytes> header_bytes{};
   boost::system::error_code ec;
-  asio::read(c.socket, asio::buffer(header_bytes), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again || ec == asio::error::timed_out)
+  read_within(c.socket, asio::buffer(header_bytes), options_.request_timeout, ec);
+  if (ec == asio::error::timed_out)
     throw PsError(fmt::format("parameter server {} did not answer within {} s", c.endpoint,
                               options_.request_timeout.count() / 1000));
   if (ec) throw PsError(fmt::format("parameter server {} is gone ({}); check its serverlog", c.endpoint, ec.message()));
@@ -129,7 +160,7 @@ std::vector<unsigned char> PsClient::receive(size_t server, Command command) {
       h.command != (static_cast<uint16_t>(command) | kReplyBit))
     throw PsError(fmt::format("parameter server {} sent a reply that does not match the request", c.endpoint));
   std::vector<unsigned char> body(h.body_bytes);
-  asio::read(c.socket, asio::buffer(body), ec);
+  read_within(c.socket, asio::buffer(body), options_.request_timeout, ec);
   if (ec) throw PsError(fmt::format("parameter server {} is gone mid-reply ({})", c.endpoint, ec.message()));
   if (h.status != static_cast<uint32_t>(Status::kOk)) {
     std::string message;

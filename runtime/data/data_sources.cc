@@ -26,8 +26,9 @@ std::vector<unsigned char> read_gzip(const std::string& path) {
   int n;
   while ((n = gzread(f, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) out.insert(out.end(), buffer.begin(), buffer.begin() + n);
   int error = 0;
-  const char* message = gzerror(f, &error);
+  std::string message = gzerror(f, &error);  // a pointer into f's state, gone with gzclose
   gzclose(f);
+  if (message.starts_with(path + ": ")) message.erase(0, path.size() + 2);  // zlib names the file too
   if (n < 0 || (error != Z_OK && error != Z_STREAM_END))
     throw common::DataError(fmt::format("{}: not a readable gzip file ({})", path, message));
   return out;

@@ -9,6 +9,8 @@
 #include <functional>
 #include <optional>
 
+#include "common/parse.h"
+
 namespace paddle::runtime {
 namespace {
 
@@ -87,6 +89,9 @@ Topology ps_topology(const Environment& env, const PsVariables& names,
   t.style = names.style;
   t.role = parse_role(require(env, names.role, names.style), names.role);
   t.server_endpoints = list_servers();
+  if (t.server_endpoints.empty()) throw TopologyError(fmt::format("{} lists no parameter server", names.server_list));
+  for (const auto& endpoint : t.server_endpoints)
+    common::parse_endpoint<TopologyError>(endpoint, names.server_list);
   t.trainer_num = to_int(require(env, names.trainer_num, names.style), names.trainer_num, 1);
   if (t.is_server()) {
     find_server(t, read_this_endpoint(), names.this_endpoint, names.server_list);

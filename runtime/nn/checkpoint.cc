@@ -16,6 +16,7 @@ namespace paddle::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+constexpr std::string_view kFormatName = "PADDLE-LAUNCH-CHECKPOINT ";
 constexpr std::string_view kMagicV1 = "PADDLE-LAUNCH-CHECKPOINT 1";
 constexpr std::string_view kMagic = "PADDLE-LAUNCH-CHECKPOINT 2";
 constexpr size_t kChecksumBytes = 4;
@@ -137,6 +138,10 @@ void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at
 CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& file) {
   std::string_view rest = bytes;
   const std::string_view magic = take_line(rest, file, "first line");
+  if (magic.starts_with(kFormatName) && magic != kMagic && magic != kMagicV1)
+    throw CheckpointError(fmt::format("{}: format version {}, this build reads versions 1 and 2 (written by a newer "
+                                      "paddle-launch?)",
+                                      file, magic.substr(kFormatName.size(), 16)));
   if (magic != kMagic && magic != kMagicV1)
     throw CheckpointError(fmt::format("{}: not a paddle-launch checkpoint (first line is not \"{}\")", file, kMagic));
   const bool has_checksum = magic == kMagic;

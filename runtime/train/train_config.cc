@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "ps/update_rule.h"
@@ -204,6 +206,21 @@ void merge(json& into, const json& from, const std::string& where, const std::st
   }
 }
 
+// The JSON of the config file PATH; a syntax error names PATH:LINE, as an editor would.
+json parse_config_file(const std::string& text, const std::string& path) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    const size_t at = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    // nlohmann's message is "[json.exception.parse_error.101] parse error at line L, column C: REASON".
+    const std::string message = e.what();
+    const size_t reason = message.find(": ", message.find("column"));
+    throw ConfigError(fmt::format("--config {}:{}: not valid JSON: {}", path, line,
+                                  reason == std::string::npos ? message : message.substr(reason + 2)));
+  }
+}
+
 void apply_override(json& config, const std::string& item) {
   const auto eq = item.find('=');
   if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--set '{}': expected key=value", item));
@@ -278,13 +295,8 @@ json merge_train_config(const std::string& path, const std::vector<std::string>&
   if (!path.empty()) {
     std::ifstream in(path);
     if (!in) throw ConfigError(fmt::format("--config {}: cannot open", path));
-    json file;
-    try {
-      file = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw ConfigError(fmt::format("--config {}: {}", path, e.what()));
-    }
-    merge(config, file, path, "");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    merge(config, parse_config_file(text, path), path, "");
   }
   for (const auto& item : overrides) apply_override(config, item);
   return config;

@@ -65,6 +65,20 @@ void run_trainer_role(const TrainConfig& config, const common::Environment& env,
   run_training(config, workload, origin, started);
 }
 
+// Parses the command line into the options `app` binds; false when it asked for --help, which
+// has then been printed. Anything CLI11 refuses is a UsageError, one line like every other error.
+bool parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return true;
+  } catch (const CLI::Success& e) {
+    app.exit(e);
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw common::UsageError(fmt::format("{} (train --help lists the options)", e.what()));
+  }
+}
+
 }  // namespace
 }  // namespace paddle::runtime
 
@@ -75,7 +89,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   app.add_option("--config", config_path, "JSON config (default: the built-in Fashion-MNIST CNN)");
   app.add_option("--set", overrides, "Override a config key: --set optimizer.lr=0.1 (repeatable)");
-  CLI11_PARSE(app, argc, argv);
 
   const common::Environment process_env = common::current_environment();
   common::install_crash_handlers(process_env);
@@ -85,6 +98,7 @@ int main(int argc, char** argv) {
       common::write_error_record(*path, common::record_exception(std::current_exception()));
   };
   try {
+    if (!runtime::parse_command_line(app, argc, argv)) return 0;
     const auto started = std::chrono::steady_clock::now();
     const runtime::TrainConfig config = runtime::load_train_config(config_path, overrides);
     const common::Environment env = common::current_environment();

@@ -223,6 +223,8 @@ TEST_CASE("PS input errors") {
         std::string::npos);
   CHECK(plan_error({"--servers=10.0.0.1:7000", "--workers=10.0.0.2:7000", "t"}).find("this node is not in") !=
         std::string::npos);
+  CHECK(plan_error({"--server_num=1", "--ips=127.0.0.1,127.0.0.2", "t"}).find("--ips=127.0.0.1,127.0.0.2 lists 2 nodes") !=
+        std::string::npos);
 }
 
 TEST_CASE("--run_mode=ps alone runs one server and one worker") {

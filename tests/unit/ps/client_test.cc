@@ -111,6 +111,35 @@ TEST_CASE("a client names a server that is not up, after its timeout") {
                        paddle::common::TimeoutError);
 }
 
+TEST_CASE("a client gives up on a peer that accepts and never greets, after the request timeout") {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 4) == 0);  // the kernel accepts; nobody ever writes
+  socklen_t length = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  ClientOptions o = quick();
+  o.request_timeout = std::chrono::seconds(1);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const std::string expected = "parameter server " + endpoint + ": no greeting (none within 1 s";
+  CHECK_THROWS_WITH_AS(PsClient({endpoint}, small_specs(), o), doctest::Contains(expected.c_str()),
+                       paddle::common::PeerError);
+  ::close(listener);
+}
+
+TEST_CASE("a request a server holds longer than the request timeout fails naming the server") {
+  ServerOptions so;
+  so.workers = 2;  // the barrier waits for a second worker that never comes
+  RunningServer s(so, build_server_tables(small_specs(4), 0, 1));
+  ClientOptions o = quick();
+  o.request_timeout = std::chrono::seconds(1);
+  PsClient lone({s.endpoint()}, small_specs(4), o);
+  const std::string expected = "parameter server " + s.endpoint() + " did not answer within 1 s";
+  CHECK_THROWS_WITH_AS(lone.barrier(), doctest::Contains(expected.c_str()), paddle::common::Error);
+}
+
 TEST_CASE("a server with the job's token serves only workers that prove it") {
   ServerOptions o;
   o.workers = 1;

@@ -76,6 +76,12 @@ TEST_CASE("style 1: TRAINING_ROLE and PADDLE_PSERVERS_IP_PORT_LIST") {
   server["PADDLE_PORT"] = "6172";
   CHECK(error_of(server).find("POD_IP:PADDLE_PORT gives 127.0.0.1:6172, which is not in PADDLE_PSERVERS_IP_PORT_LIST") !=
         std::string::npos);
+  trainer["PADDLE_PSERVERS_IP_PORT_LIST"] = "127.0.0.1:6170,127.0.0.1";
+  CHECK(error_of(trainer).find("PADDLE_PSERVERS_IP_PORT_LIST: '127.0.0.1' is not an ip:port endpoint") !=
+        std::string::npos);
+  trainer["PADDLE_PSERVERS_IP_PORT_LIST"] = ",";
+  CHECK(error_of(trainer).find("PADDLE_PSERVERS_IP_PORT_LIST lists no parameter server") != std::string::npos);
+  trainer["PADDLE_PSERVERS_IP_PORT_LIST"] = "127.0.0.1:6170";
   trainer["TRAINING_ROLE"] = "WORKER";
   CHECK(error_of(trainer).find("TRAINING_ROLE='WORKER' must be PSERVER or TRAINER") != std::string::npos);
 }

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "runtime/train/train_config.h"
 
 using namespace paddle::runtime;
@@ -50,6 +53,22 @@ TEST_CASE("unknown keys, wrong types and values out of range fail at start, nami
   CHECK_THROWS_WITH_AS(load_train_config("", {"device=gpu"}), doctest::Contains("device 'gpu' is not auto or cpu"),
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_train_config("", {"ctr.test_fraction=1"}), doctest::Contains("ctr.test_fraction"), ConfigError);
+}
+
+TEST_CASE("a config file that is not JSON is named by file:line") {
+  const std::string path = (std::filesystem::temp_directory_path() / "train_config_test_bad.json").string();
+  std::ofstream(path) << "{\n  \"model\": \"fit_a_line\",\n  \"epochs\": 3,,\n  \"batch_size\": 20\n}\n";
+  try {
+    load_train_config(path, {});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.starts_with("--config " + path + ":3: not valid JSON: syntax error"));
+    CHECK(message.find("json.exception") == std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the shipped configs parse") {
