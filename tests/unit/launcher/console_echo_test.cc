@@ -35,9 +35,9 @@ LaunchPlan plan_in(const std::filesystem::path& dir, int node_count = 1) {
   plan.node_count = node_count;
   plan.node_rank = node_count > 1 ? 1 : 0;
   plan.mode = LaunchPlan::Mode::kPs;
-  plan.processes = {{Role::kServer, 0, 0, "", (dir / "serverlog.0").string(), {}},
-                    {Role::kWorker, 2, 0, "", (dir / "workerlog.0").string(), {}},
-                    {Role::kWorker, 3, 1, "", (dir / "workerlog.1").string(), {}}};
+  plan.processes = {{Role::kServer, 0, 0, "", (dir / "serverlog.0").string(), "", {}},
+                    {Role::kWorker, 2, 0, "", (dir / "workerlog.0").string(), "", {}},
+                    {Role::kWorker, 3, 1, "", (dir / "workerlog.1").string(), "", {}}};
   return plan;
 }
 
