@@ -119,6 +119,7 @@ void finish_plan(LaunchPlan& plan, const LaunchOptions& o, std::vector<std::stri
   for (auto& p : plan.processes) {
     p.log_file = fmt::format("{}/{}log.{}", o.log_dir, p.role == Role::kServer ? "server" : "worker", p.local_index);
     p.error_file = fmt::format("{}/error.{}.{}.json", o.log_dir, role_name(p.role), p.rank);
+    p.metrics_file = fmt::format("{}/metrics.{}.{}.jsonl", o.log_dir, role_name(p.role), p.rank);
   }
   add_omp_threads(plan, host);
 }
@@ -212,12 +213,13 @@ EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, in
   for (const char* name : kUnsetInChildren) env.erase(name);
   for (const auto& [k, v] : spec.env) env[k] = v;
   env["PADDLE_RESTART_COUNT"] = std::to_string(restart_count);
+  // Absolute: a script may change its directory.
+  const auto absolute = [](const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); };
   if (!spec.error_file.empty()) {
-    // Absolute: a script may change its directory before it fails.
-    const std::string error_file = std::filesystem::absolute(spec.error_file).lexically_normal().string();
-    env["PADDLE_ERROR_FILE"] = error_file;
-    env["TORCHELASTIC_ERROR_FILE"] = error_file;
+    env["PADDLE_ERROR_FILE"] = absolute(spec.error_file);
+    env["TORCHELASTIC_ERROR_FILE"] = absolute(spec.error_file);
   }
+  if (!spec.metrics_file.empty()) env["PADDLE_METRICS_FILE"] = absolute(spec.metrics_file);
   return env;
 }
 

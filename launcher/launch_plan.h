@@ -36,6 +36,9 @@ struct ProcessSpec {
   // LOG_DIR/error.<role>.<rank>.json: where the process leaves its ErrorRecord when it fails
   // (PADDLE_ERROR_FILE and TORCHELASTIC_ERROR_FILE; common/error_record.h).
   std::string error_file;
+  // LOG_DIR/metrics.<role>.<rank>.jsonl: its progress, a line per logged step
+  // (PADDLE_METRICS_FILE; runtime/train/metrics_log.h).
+  std::string metrics_file;
   EnvList env;  // set on top of the launcher's environment
 };
 

@@ -26,6 +26,7 @@
 #include "launcher/plan_report.h"
 #include "launcher/scheduler_env.h"
 #include "launcher/port_reservation.h"
+#include "launcher/status_command.h"
 #include "launcher/supervisor.h"
 #include "launcher/training_command.h"
 
@@ -148,10 +149,12 @@ int run(int argc, const char* const argv[]) {
 int main(int argc, char* argv[]) {
   if (argc > 1 && std::string_view(argv[1]) == "--orphan-watchdog")  // started by OrphanGuard, not by users
     return paddle::launcher::run_orphan_watchdog(argc, argv);
+  const bool status = argc > 1 && std::string_view(argv[1]) == "status";  // paddle-launch status [LOG_DIR]
   // A closed console (`paddle-launch ... | head`) must not kill the launcher and, through the
   // parent-death signal, the whole job. Children get the default disposition back.
   std::signal(SIGPIPE, SIG_IGN);
   try {
+    if (status) return paddle::launcher::run_status_command(argc, argv);
     return paddle::launcher::run(argc, argv);
   } catch (const paddle::common::Error& e) {
     fmt::print(stderr, "paddle-launch: error: {}\n", e.what());

@@ -14,6 +14,7 @@
 
 #include "launcher/address.h"
 #include "launcher/child_process.h"
+#include "launcher/job_state.h"
 #include "launcher/log_echo.h"
 #include "launcher/root_cause.h"
 #include "launcher/orphan_guard.h"
@@ -62,6 +63,17 @@ class Job {
   }
 
   int run() {
+    const int status = run_generations();
+    if (job_state_) {
+      job_state_->finish(interrupted_by_ ? "stopped" : status == 0 ? "succeeded" : "failed", status,
+                         root_ ? root_->describe() : "");
+      job_state_->save();
+    }
+    return status;
+  }
+
+ private:
+  int run_generations() {
     int restarts_used = 0;
     std::optional<int> previous;  // the generation before, whose logs are archived
     for (int generation = 0;;) {
@@ -98,7 +110,6 @@ class Job {
     }
   }
 
- private:
   struct Slot {
     const ProcessSpec* spec;
     std::unique_ptr<ChildProcess> child;
@@ -123,6 +134,8 @@ class Job {
     servers_finishing_ = false;
     std::fflush(stdout);  // the launcher's own lines before the processes'
     echo_ = std::make_unique<ConsoleEcho>(*plan_, options_.echo, options_.console);
+    job_state_.emplace(*plan_, ::getpid());
+    job_state_->begin_attempt(attempt);
     io_.restart();
 
     for (const auto& spec : plan_->processes) {
@@ -130,6 +143,7 @@ class Job {
       const size_t index = slots_.size() - 1;
       std::error_code ignored;
       std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
+      if (attempt == 0) std::filesystem::remove(spec.metrics_file, ignored);  // restarts go on with the curve
       try {
         EnvMap env = child_environment(env_, spec, attempt);
         const OrphanGuard* guard = options_.orphan_guard;
@@ -137,6 +151,8 @@ class Job {
         slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,
                                                     [this, index](int status) { on_exit(index, status); },
                                                     ChildProcess::Stdin::kNull, guard ? guard->cgroup_procs_fd() : -1);
+        job_state_->process(index).pid = slot.child->pid();
+        job_state_->process(index).state = "running";
       } catch (const std::exception& e) {
         log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
         slot.status = W_EXITCODE(127, 0);
@@ -144,6 +160,7 @@ class Job {
         break;
       }
     }
+    job_state_->save();
     if (!all_exited()) {
       watch_peers();
       if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
@@ -172,6 +189,12 @@ class Job {
     Slot& slot = slots_[index];
     slot.status = status;
     slot.exit_order = exits_++;
+    ProcessState& state = job_state_->process(index);
+    state.state = succeeded(status) ? "succeeded"
+                  : WIFSIGNALED(status) && WTERMSIG(status) == slot.signal_sent ? "stopped"
+                                                                              : "failed";
+    state.ended = describe_wait_status(status);
+    job_state_->save();
     if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
       on_failure(index);
     } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
@@ -378,6 +401,7 @@ class Job {
   boost::asio::steady_timer workers_timer_;
   std::vector<Slot> slots_;
   std::unique_ptr<ConsoleEcho> echo_;
+  std::optional<JobState> job_state_;  // LOG_DIR/job.json
   std::optional<size_t> failed_;  // the local process that failed
   std::optional<JobFailure> root_;  // why this generation of the job ended
   int attempt_ = 0;

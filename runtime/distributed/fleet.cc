@@ -1,5 +1,7 @@
 #include "runtime/distributed/fleet.h"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -140,7 +142,10 @@ void Fleet::stop_worker() {
 }
 
 void DistributedModel::synchronize() {
-  if (parallel_) parallel_->finish_step();
+  if (!parallel_) return;
+  const auto start = std::chrono::steady_clock::now();
+  parallel_->finish_step();
+  communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void DistributedOptimizer::step(float lr) {

@@ -72,6 +72,9 @@ class DistributedModel {
   Sequential& net() { return net_; }
   // The gradient buckets; null with one worker.
   const DataParallel* data_parallel() const { return parallel_.get(); }
+  // Seconds this worker has waited, in all, for its gradients to be averaged (the
+  // communication the backward pass did not hide).
+  double communication_seconds() const { return communication_seconds_; }
 
  private:
   friend class Fleet;
@@ -80,6 +83,7 @@ class DistributedModel {
   Sequential& net_;
   std::vector<Parameter*> parameters_;
   std::unique_ptr<DataParallel> parallel_;  // null with one worker
+  double communication_seconds_ = 0;
 };
 
 class DistributedOptimizer {

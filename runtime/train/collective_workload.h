@@ -33,6 +33,8 @@ class CollectiveWorkload : public FleetWorkload {
   void save_checkpoint(const CheckpointPosition& at) override;
   void save_final(const CheckpointPosition& at) override;
   void barrier() override { fleet_.barrier(); }
+  double communication_seconds() const override { return parallel_ ? parallel_->communication_seconds() : 0; }
+  std::optional<double> learning_rate(int64_t step) const override { return schedule_.at(step); }
 
  private:
   TrainTestSplit data_;

@@ -113,7 +113,7 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   const std::vector<size_t>& samples = batches_[next_batch_++];
   const size_t dim = model_.embedding_dim();
   const BatchKeys keys = index_keys(train_, samples);
-  const PsValues values = step_->fetch({keys.keys, keys.keys});
+  const PsValues values = fetch({keys.keys, keys.keys});
   model_.set_dense_values(values.dense[kDenseTable]);
   const BatchInputs in = gather(train_, samples, keys, values, dim);
   const auto r = model_.run(in.dense.data(), in.embedding, in.wide, in.labels.data(), samples.size(), true);
@@ -125,7 +125,7 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
     for (size_t d = 0; d < dim; ++d) grads.sparse[kEmbeddingTable][keys.slot_of[i] * dim + d] += r.d_embedding[i * dim + d];
     grads.sparse[kWideTable][keys.slot_of[i]] += r.d_wide[i];
   }
-  step_->apply(std::move(grads));
+  apply(std::move(grads));
   return StepResult{r.loss, {}};
 }
 

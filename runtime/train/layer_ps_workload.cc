@@ -45,13 +45,13 @@ void LayerPsWorkload::begin_epoch(int64_t epoch) {
 std::optional<StepResult> LayerPsWorkload::train_step(int64_t) {
   std::optional<Batch> batch = loader_->next();
   if (!batch) return std::nullopt;
-  PsValues values = step_->fetch(layer_tables_->keys(batch->inputs));
+  PsValues values = fetch(layer_tables_->keys(batch->inputs));
   layer_tables_->set_values(values);
   model_.net.zero_grad();
   Tensor out = model_.net.forward(batch->inputs, true);
   LossResult loss = task_loss(model_.task, out, *batch);
   model_.net.backward(loss.grad);
-  step_->apply(layer_tables_->gradients(std::move(values.keys)));
+  apply(layer_tables_->gradients(std::move(values.keys)));
   StepResult result{loss.loss, {}};
   if (model_.task == Task::kClassification) result.accuracy = batch_accuracy(std::move(out), std::move(batch->labels));
   return result;

@@ -27,6 +27,8 @@ class PsWorkload : public FleetWorkload {
   void begin();
 
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
+  double communication_seconds() const override { return communication_seconds_; }
+  std::optional<double> learning_rate(int64_t step) const override { return config_.lr_schedule.at(step); }
   void end_epoch() override { step_->flush(); }
   void save_final(const CheckpointPosition& at) override;
 
@@ -35,7 +37,14 @@ class PsWorkload : public FleetWorkload {
   // Dense table 0 as the model starts.
   virtual std::vector<float> initial_dense() = 0;
 
+  // step_'s fetch and apply, timed for communication_seconds().
+  PsValues fetch(std::vector<std::vector<uint64_t>> keys);
+  void apply(PsValues grads);
+
   std::unique_ptr<PsStep> step_;  // made by begin()
+
+ private:
+  double communication_seconds_ = 0;
 };
 
 }  // namespace paddle::runtime

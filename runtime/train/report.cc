@@ -11,6 +11,16 @@ nlohmann::json or_null(const std::optional<double>& value) { return value ? nloh
 
 }  // namespace
 
+nlohmann::json evaluation_figures(const Evaluation& evaluation) {
+  nlohmann::json figures = {{"test_loss", evaluation.loss}};
+  const std::pair<const char*, const std::optional<double>*> named[] = {
+      {"test_acc", &evaluation.acc1}, {"test_acc5", &evaluation.acc5}, {"test_rmse", &evaluation.rmse},
+      {"test_auc", &evaluation.auc}};
+  for (const auto& [name, value] : named)
+    if (*value) figures[name] = **value;
+  return figures;
+}
+
 nlohmann::json write_report(const std::string& output_dir, const nlohmann::json& identity, const RunFigures& run,
                             const Evaluation& evaluation) {
   nlohmann::json report = identity;
@@ -27,6 +37,7 @@ nlohmann::json write_report(const std::string& output_dir, const nlohmann::json&
   report["test_auc"] = or_null(evaluation.auc);
   report["samples_per_sec"] = run.samples_per_sec;
   report["wall_seconds"] = run.wall_seconds;
+  report["history"] = run.history;
   common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", report.dump(2) + "\n");
   return report;
 }

@@ -26,7 +26,13 @@ struct RunFigures {
   double train_loss = 0;
   double samples_per_sec = 0;
   double wall_seconds = 0;
+  // One object per epoch this run trained: "epoch", "train_loss", "samples_per_sec",
+  // "seconds", and the leader's test figures ("test_loss", "test_acc", ...).
+  nlohmann::json history = nlohmann::json::array();
 };
+
+// The test figures of `evaluation` that the task has, as metrics.json names them.
+nlohmann::json evaluation_figures(const Evaluation& evaluation);
 
 // Writes OUTPUT_DIR/metrics.json and returns what it wrote.
 nlohmann::json write_report(const std::string& output_dir, const nlohmann::json& identity, const RunFigures& run,

@@ -28,14 +28,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A worker of a PS job, or a lone process with local tables.
-void train_against_tables(const TrainConfig& config, Fleet& fleet, PsWorkload& workload, RunOrigin origin,
-                          Clock::time_point started) {
+void train_against_tables(const TrainConfig& config, const common::Environment& env, Fleet& fleet,
+                          PsWorkload& workload, RunOrigin origin, Clock::time_point started) {
   fleet.init_worker(workload.tables());
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
   workload.begin();
-  run_training(config, workload, origin, started);
+  run_training(config, workload, origin, started, MetricsLog::from_environment(env).get());
   if (fleet.is_first_worker() && !config.ps.save_dir.empty()) fleet.save_persistables(config.ps.save_dir);
   fleet.stop_worker();
 }
@@ -54,7 +54,7 @@ void run_parameter_server_role(const TrainConfig& config, const common::Environm
   std::unique_ptr<PsWorkload> workload;
   if (config.model.kind == ModelKind::kWideDeep) workload = std::make_unique<CtrWorkload>(config, *fleet);
   else workload = std::make_unique<LayerPsWorkload>(config, *fleet);
-  train_against_tables(config, *fleet, *workload, run_origin(env, config.ps.start_pass > 0), started);
+  train_against_tables(config, env, *fleet, *workload, run_origin(env, config.ps.start_pass > 0), started);
 }
 
 void run_trainer_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
@@ -62,7 +62,7 @@ void run_trainer_role(const TrainConfig& config, const common::Environment& env,
   const RunOrigin origin = run_origin(env, config.resume);
   fmt::print("train: rank {} of {} ({})\n", fleet->worker_index(), fleet->worker_num(), fleet->topology().style);
   CollectiveWorkload workload(config, *fleet, origin.resuming);
-  run_training(config, workload, origin, started);
+  run_training(config, workload, origin, started, MetricsLog::from_environment(env).get());
 }
 
 // Parses the command line into the options `app` binds; false when it asked for --help, which

@@ -62,7 +62,7 @@ void log_evaluation(LogStyle style, int64_t epoch, const Evaluation& e) {
 }  // namespace
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin,
-                            Clock::time_point started) {
+                            Clock::time_point started, MetricsLog* metrics) {
   const bool leader = workload.worker_index() == 0;
   const LogStyle style = workload.log_style();
   CheckpointPosition position = workload.start();
@@ -80,8 +80,14 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
   int64_t trained_samples = 0;
   Evaluation evaluation;
   bool evaluated = false, stop = false;
+  // Where the last metrics line was written, for the rates of the next.
+  auto line_time = Clock::now();
+  int64_t line_step = position.step;
+  double line_comm = workload.communication_seconds();
+  const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
   for (int64_t epoch = position.epoch; epoch < config.epochs && !stop; ++epoch) {
     const auto epoch_start = Clock::now();
+    const int64_t epoch_first_step = position.step;
     workload.begin_epoch(epoch);
     StepPlace at{epoch, 0, position.step};
     while (auto result = workload.train_step(position.step)) {
@@ -89,6 +95,15 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       run.train_loss = workload.mean_over_workers(result->loss);
       if (!std::isfinite(run.train_loss)) throw NanLossError();
       log_step(style, config.log_every, at, run.train_loss, *result);
+      if (metrics && at.step % config.log_every == 0) {
+        const double seconds = seconds_since(line_time), comm = workload.communication_seconds();
+        const auto steps = static_cast<double>(at.step - line_step);
+        metrics->write({at.step, epoch, run.train_loss, workload.learning_rate(at.step - 1),
+                        seconds > 0 ? steps * local_batch / seconds : 0.0, steps > 0 ? (comm - line_comm) / steps : 0.0});
+        line_time = Clock::now();
+        line_step = at.step;
+        line_comm = comm;
+      }
       ++at.batch;
       trained_samples += static_cast<int64_t>(workload.global_batch());
       if (config.max_steps > 0 && position.step >= config.max_steps) {
@@ -97,14 +112,24 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       }
     }
     workload.end_epoch();
-    train_seconds += seconds_since(epoch_start);
+    const double epoch_seconds = seconds_since(epoch_start);
+    train_seconds += epoch_seconds;
     if (!stop) position.epoch = epoch + 1;
+    nlohmann::json figures = {
+        {"epoch", epoch},
+        {"train_loss", run.train_loss},
+        {"seconds", epoch_seconds},
+        {"samples_per_sec", epoch_seconds > 0 ? static_cast<double>(position.step - epoch_first_step) *
+                                                    static_cast<double>(workload.global_batch()) / epoch_seconds
+                                              : 0.0}};
     if (leader) {
       evaluation = workload.evaluate();
       evaluated = true;
       log_evaluation(style, epoch, evaluation);
+      figures.update(evaluation_figures(evaluation));
       if (!stop && config.checkpoint) workload.save_checkpoint(position);
     }
+    run.history.push_back(std::move(figures));
     workload.barrier();
   }
 

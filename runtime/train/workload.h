@@ -73,6 +73,11 @@ class Workload {
   virtual void save_final(const CheckpointPosition&) {}
   // Lines the workers up after each epoch, where the mode needs it.
   virtual void barrier() {}
+  // Seconds spent so far in communication the step could not hide: waiting for averaged
+  // gradients, or pulling and pushing on the parameter servers. For the metrics log.
+  virtual double communication_seconds() const { return 0; }
+  // The learning rate of `step`, where the workload knows it.
+  virtual std::optional<double> learning_rate(int64_t) const { return std::nullopt; }
 };
 
 }  // namespace paddle::runtime

@@ -35,9 +35,16 @@ LaunchPlan plan_in(const std::filesystem::path& dir, int node_count = 1) {
   plan.node_count = node_count;
   plan.node_rank = node_count > 1 ? 1 : 0;
   plan.mode = LaunchPlan::Mode::kPs;
-  plan.processes = {{Role::kServer, 0, 0, "", (dir / "serverlog.0").string(), "", {}},
-                    {Role::kWorker, 2, 0, "", (dir / "workerlog.0").string(), "", {}},
-                    {Role::kWorker, 3, 1, "", (dir / "workerlog.1").string(), "", {}}};
+  const auto process = [&](Role role, int rank, int local, const char* log) {
+    ProcessSpec p;
+    p.role = role;
+    p.rank = rank;
+    p.local_index = local;
+    p.log_file = (dir / log).string();
+    return p;
+  };
+  plan.processes = {process(Role::kServer, 0, 0, "serverlog.0"), process(Role::kWorker, 2, 0, "workerlog.0"),
+                    process(Role::kWorker, 3, 1, "workerlog.1")};
   return plan;
 }
 
