@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/parse.h"
 
 namespace paddle::launcher {
 namespace {
@@ -144,6 +145,13 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                  "is shown), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
+  app.add_flag("--dashboard{auto}", o.dashboard_flag,
+               "Serve the job page on 127.0.0.1:PORT while the job runs (bare --dashboard: any free port; the URL "
+               "is printed): state, metrics and curves per rank, log tails, the root cause");
+  app.add_option("--dashboard_linger", o.dashboard_linger,
+                 "Seconds the job page stays up after the job ends, so that a failure can be read")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   add_dispatch_options(app, o.dispatch);
   app.add_flag("--agent", o.agent,
                "Run as one node of a job dispatched over SSH: read the environment from stdin (one JSON line), "
@@ -179,6 +187,9 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
     for (const std::string& value : option->results()) o.given_flags.emplace_back(option->get_name(), value);
   }
 
+  if (o.dashboard_flag)
+    o.dashboard = *o.dashboard_flag == "auto" ? 0 : common::parse_port<common::UsageError>(*o.dashboard_flag, "--dashboard");
+
   std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
   if (rest.empty()) throw common::UsageError(std::string("missing training_script (usage: ") + kUsage + ")");
@@ -202,6 +213,8 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"ips", o.ips},
       {"log_dir", o.log_dir},
       {"log_output", o.log_output.value_or("0")},
+      {"dashboard", or_none(o.dashboard)},
+      {"dashboard_linger", fmt::format("{}", o.dashboard_linger)},
       {"log_output_prefix", o.log_output_prefix},
       {"job_id", or_none(o.job_id)},
       {"master", or_none(o.master)},

@@ -56,6 +56,9 @@ struct LaunchOptions {
   double grace_period = 5.0;
   std::optional<std::string> log_output;  // --log_output: 0 (unset), all, or 0,3,server0
   std::string log_output_prefix = "auto";
+  std::optional<int> dashboard;  // --dashboard[=PORT]: the job page on loopback (0: any free port)
+  std::optional<std::string> dashboard_flag;  // as typed: "auto" for a bare --dashboard
+  double dashboard_linger = 0;
   std::string training_script;
   std::vector<std::string> training_script_args;
 

@@ -26,6 +26,7 @@
 #include "launcher/plan_report.h"
 #include "launcher/scheduler_env.h"
 #include "launcher/port_reservation.h"
+#include "launcher/dashboard/dashboard_server.h"
 #include "launcher/status_command.h"
 #include "launcher/supervisor.h"
 #include "launcher/training_command.h"
@@ -48,12 +49,25 @@ void prepare_log_dir(const std::string& dir) {
   fs::remove(probe, ec);
 }
 
-// Runs the job with every process it starts marked, so that none outlives it.
-int supervise_guarded(JobPeers& peers, const EnvMap& env, SupervisorOptions supervision, LaunchLog& log) {
+// Runs the job with every process it starts marked, so that none outlives it, and with the job
+// page up while it runs when --dashboard asks for it.
+int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMap& env, SupervisorOptions supervision,
+                      LaunchLog& log) {
   OrphanGuard guard(env);
   log.info(fmt::format("orphan guard: {}", guard.describe()));
   supervision.orphan_guard = &guard;
-  return supervise(peers, env, supervision, log);
+  std::optional<DashboardServer> page;
+  if (options.dashboard) {
+    page.emplace("127.0.0.1", *options.dashboard, options.log_dir, describe_options(options));
+    log.info(fmt::format("dashboard: {}", page->url()));
+  }
+  const int status = supervise(peers, env, supervision, log);
+  if (page && options.dashboard_linger > 0) {
+    log.info(fmt::format("dashboard: the job has ended; {} stays up for {} s (Ctrl-C ends it sooner)", page->url(),
+                         options.dashboard_linger));
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(options.dashboard_linger * 1000)));
+  }
+  return status;
 }
 
 // A port for a dispatched job's master on host 0, below Linux's ephemeral range, so that two jobs
@@ -106,7 +120,7 @@ int run(int argc, const char* const argv[]) {
     log.print(configuration_block(options));
     if (agent) agent->watch_dispatcher(log);
     ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
-    return supervise_guarded(peers, host.env, supervision, log);
+    return supervise_guarded(options, peers, host.env, supervision, log);
   }
 
   LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
@@ -131,7 +145,7 @@ int run(int argc, const char* const argv[]) {
     ClusterSettings settings = ips_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(host.env, "the master store");
     ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
-    return supervise_guarded(peers, host.env, supervision, log);
+    return supervise_guarded(options, peers, host.env, supervision, log);
   }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
   if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
@@ -140,7 +154,7 @@ int run(int argc, const char* const argv[]) {
 
   ports.release_sockets();
   SingleNode peers(plan);
-  return supervise_guarded(peers, host.env, supervision, log);
+  return supervise_guarded(options, peers, host.env, supervision, log);
 }
 
 }  // namespace

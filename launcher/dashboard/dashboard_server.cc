@@ -1,0 +1,150 @@
+#include "launcher/dashboard/dashboard_server.h"
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "common/error.h"
+#include "launcher/dashboard/page.h"
+#include "launcher/log_echo.h"
+
+namespace paddle::launcher {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr size_t kCurvePoints = 400;
+constexpr long kMetricsWindow = 256 * 1024;  // the newest part of a metrics log read for its curve
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The last kCurvePoints lines of a metrics log that parse, as curve points.
+nlohmann::json curve(const std::string& path) {
+  std::ifstream in(path, std::ios::ate);
+  nlohmann::json points = nlohmann::json::array();
+  if (!in) return points;
+  const long size = static_cast<long>(in.tellg());
+  in.seekg(std::max(0L, size - kMetricsWindow));
+  std::string line;
+  if (size > kMetricsWindow) std::getline(in, line);  // a line cut by the window
+  std::vector<nlohmann::json> all;
+  while (std::getline(in, line)) {
+    nlohmann::json m = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!m.is_object() || !m.contains("step")) continue;
+    nlohmann::json point = {{"step", m["step"]}};
+    for (const char* key : {"loss", "samples_per_sec", "time"})
+      if (m.contains(key)) point[key] = m[key];
+    all.push_back(std::move(point));
+  }
+  const size_t first = all.size() > kCurvePoints ? all.size() - kCurvePoints : 0;
+  for (size_t i = first; i < all.size(); ++i) points.push_back(std::move(all[i]));
+  return points;
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const DashboardServer& server) : stream_(std::move(socket)), server_(server) {}
+
+  void read() {
+    request_ = {};
+    stream_.expires_after(std::chrono::seconds(30));  // a browser keeps connections open; not forever
+    http::async_read(stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (!ec) self->respond();
+    });
+  }
+
+ private:
+  void respond() {
+    response_ = {};
+    response_.version(request_.version());
+    response_.keep_alive(request_.keep_alive());
+    response_.set(http::field::cache_control, "no-store");
+    const std::string target(request_.target());
+    if (request_.method() != http::verb::get) {
+      response_.result(http::status::method_not_allowed);
+    } else if (target == "/" || target == "/index.html") {
+      response_.result(http::status::ok);
+      response_.set(http::field::content_type, "text/html; charset=utf-8");
+      response_.body() = std::string(kDashboardPage);
+    } else if (target == "/api/job") {
+      response_.result(http::status::ok);
+      response_.set(http::field::content_type, "application/json");
+      response_.body() = server_.snapshot().dump();
+    } else {
+      response_.result(http::status::not_found);
+    }
+    response_.prepare_payload();
+    http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (!ec && self->response_.keep_alive()) self->read();
+    });
+  }
+
+  beast::tcp_stream stream_;
+  const DashboardServer& server_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  http::response<http::string_body> response_;
+};
+
+}  // namespace
+
+DashboardServer::DashboardServer(const std::string& host, int port, std::string log_dir,
+                                 std::vector<std::pair<std::string, std::string>> config)
+    : host_(host), log_dir_(std::move(log_dir)), acceptor_(io_) {
+  for (auto& [name, value] : config) config_[name] = value;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) throw common::UsageError(fmt::format("--dashboard: '{}' is not an IP address", host));
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw common::UsageError(fmt::format("--dashboard: cannot listen on {}:{}: {}", host, port, ec.message()));
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+DashboardServer::~DashboardServer() {
+  io_.stop();
+  thread_.join();
+}
+
+std::string DashboardServer::url() const { return fmt::format("http://{}:{}/", host_, port_); }
+
+nlohmann::json DashboardServer::snapshot() const {
+  nlohmann::json job = nlohmann::json::parse(read_file(log_dir_ + "/job.json"), nullptr, /*allow_exceptions=*/false);
+  if (job.is_discarded()) job = nullptr;  // not written yet, or being replaced
+  nlohmann::json processes = nlohmann::json::array();
+  if (job.is_object() && job.contains("processes"))
+    for (nlohmann::json p : job["processes"]) {
+      p["metrics"] = curve(p.value("metrics_file", ""));
+      p["log_tail"] = last_lines(p.value("log_file", ""), 15);
+      processes.push_back(std::move(p));
+    }
+  return {{"config", config_}, {"endpoints", read_file(log_dir_ + "/endpoints.log")}, {"job", job},
+          {"processes", processes}};
+}
+
+void DashboardServer::accept() {
+  acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) std::make_shared<Session>(std::move(socket), *this)->read();
+    accept();
+  });
+}
+
+}  // namespace paddle::launcher
