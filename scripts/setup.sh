@@ -11,7 +11,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist
   iproute2 procps openmpi-bin
   etcd-server openssh-server openssh-client rsync
-  binutils python3-torch chromium curl
+  binutils python3-torch chromium curl gnuplot-nox
 )
 
 missing=()

@@ -102,5 +102,25 @@ def test_train_writes_its_metrics_and_a_failed_job_says_so():
     check(s.returncode == 2 and s.stderr.count("\n") == 1 and "job.json not found" in s.stderr, s.stderr)
 
 
+def test_plot_metrics_draws_a_run_as_a_png():
+    import shutil
+    if not shutil.which("gnuplot"):
+        from harness import Skip
+        raise Skip("no gnuplot (Debian's gnuplot-nox)")
+    r = launch(["--nproc_per_node=2"], ["--set", "epochs=2", "--set", "train_samples=1024", "--set", "test_samples=128",
+                                        "--set", "log_every=4", "--set", "batch_size=32", "--set", "checkpoint=false"],
+               script=TRAIN, timeout=120)
+    check(r.returncode == 0, "train succeeds", r)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "plot_metrics.sh")
+    out = os.path.join(r.workdir, "curves.png")
+    p = subprocess.run(["bash", script, r.workdir, out], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and p.stdout.strip() == out, f"plot_metrics.sh names what it wrote: {p.stdout} {p.stderr}")
+    with open(out, "rb") as f:
+        png = f.read()
+    check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, f"a PNG of {len(png)} bytes")
+    p = subprocess.run(["bash", script, scratch()], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "has neither output/metrics.json nor log/metrics" in p.stderr, p.stderr)
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])
