@@ -162,3 +162,22 @@ TEST_CASE("a console nobody reads loses lines, counted, instead of stalling the 
   CHECK(out.ends_with("\n"));
   CHECK(static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n')) + lost == 20000);
 }
+
+TEST_CASE("labels are coloured on a terminal only, and never with NO_COLOR set") {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  CHECK_FALSE(console_wants_colour(pipe_fds[1], std::nullopt));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  const int terminal = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (terminal < 0) return;  // no pseudo-terminals here
+  REQUIRE(::grantpt(terminal) == 0);
+  REQUIRE(::unlockpt(terminal) == 0);
+  const int side = ::open(::ptsname(terminal), O_RDWR | O_NOCTTY);
+  REQUIRE(side >= 0);
+  CHECK(console_wants_colour(side, std::nullopt));
+  CHECK(console_wants_colour(side, std::string()));  // set but empty: no-color.org says colour
+  CHECK_FALSE(console_wants_colour(side, std::string("1")));
+  ::close(side);
+  ::close(terminal);
+}
