@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test (unit and end-to-end).
+# The test command: installs what is missing, builds, and runs every test (unit and end-to-end);
+# then the unit tests under ASan + UBSan and TSan (scripts/sanitize.sh), each stage's time printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+start=$SECONDS
 bash scripts/build.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j "$(nproc)" --timeout 300
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)" --timeout 300)
+echo "test.sh: build and tests took $((SECONDS - start)) s"
+bash scripts/sanitize.sh asan tsan
