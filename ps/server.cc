@@ -14,6 +14,28 @@ namespace paddle::ps {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+std::vector<unsigned char> reply_frame(const Header& request, Status status, const std::vector<unsigned char>& body) {
+  Header h;
+  h.command = static_cast<uint16_t>(request.command | kReplyBit);
+  h.request_id = request.request_id;
+  h.status = static_cast<uint32_t>(status);
+  h.body_bytes = static_cast<uint32_t>(body.size());
+  std::vector<unsigned char> frame(kHeaderBytes);
+  encode_header(h, frame.data());
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+std::vector<unsigned char> message_body(const std::string& message) {
+  Writer w;
+  w.str(message);
+  return std::move(w.bytes());
+}
+
+}  // namespace
+
 // One worker connection: reads a frame, answers it, reads the next. A frame with a bad magic or
 // an oversized body closes the connection; a malformed body or an unknown command gets an
 // error reply.
@@ -41,14 +63,7 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void reply(Status status, std::vector<unsigned char> body, bool then_close = false) {
-    Header h;
-    h.command = static_cast<uint16_t>(header_.command | kReplyBit);
-    h.request_id = header_.request_id;
-    h.status = static_cast<uint32_t>(status);
-    h.body_bytes = static_cast<uint32_t>(body.size());
-    out_.resize(kHeaderBytes);
-    encode_header(h, out_.data());
-    out_.insert(out_.end(), body.begin(), body.end());
+    out_ = reply_frame(header_, status, body);
     asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](auto ec, size_t) {
       if (ec || then_close) {
         boost::system::error_code ignored;
@@ -57,12 +72,6 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
       }
       self->read_header();
     });
-  }
-
-  void reply_error(Status status, const std::string& message, bool then_close = false) {
-    Writer w;
-    w.str(message);
-    reply(status, std::move(w.bytes()), then_close);
   }
 
  private:
@@ -89,7 +98,7 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
 
   void on_header() {
     header_ = decode_header(header_bytes_.data());
-    if (header_.magic != kMagic || header_.body_bytes > server_.options_.max_body) {
+    if (!server_.acceptable(header_)) {
       boost::system::error_code ignored;
       socket_.close(ignored);  // not our protocol, or a frame too large to accept: drop it
       return;
@@ -101,22 +110,8 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_body() {
-    if (header_.version != kVersion)
-      return reply_error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header_.version, kVersion),
-                         true);
-    Reader body(body_.data(), body_.size());
-    Writer out;
-    try {
-      if (!server_.handle(shared_from_this(), static_cast<Command>(header_.command), body, out)) return;  // deferred
-    } catch (const ProtocolError& e) {
-      return reply_error(Status::kBadRequest, e.what());
-    } catch (const std::invalid_argument& e) {
-      return reply_error(header_.command >= 1 && header_.command <= 12 ? Status::kBadRequest : Status::kUnknownCommand,
-                         e.what());
-    } catch (const std::exception& e) {
-      return reply_error(Status::kServerError, e.what());
-    }
-    reply(Status::kOk, std::move(out.bytes()));
+    auto answer = server_.answer(header_, body_, shared_from_this());
+    if (!answer.deferred) reply(answer.status, std::move(answer.body), answer.then_close);
   }
 
   tcp::socket socket_;
@@ -169,6 +164,41 @@ void ParameterServer::run() {
 }
 
 void ParameterServer::stop() { io_.stop(); }
+
+bool ParameterServer::acceptable(const Header& header) const {
+  return header.magic == kMagic && header.body_bytes <= options_.max_body;
+}
+
+ParameterServer::Answer ParameterServer::answer(const Header& header, const std::vector<unsigned char>& body,
+                                                const std::shared_ptr<Session>& session) {
+  auto error = [](Status status, const std::string& message, bool then_close = false) {
+    return Answer{false, status, message_body(message), then_close};
+  };
+  if (header.version != kVersion)
+    return error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header.version, kVersion), true);
+  Reader reader(body.data(), body.size());
+  Writer out;
+  try {
+    if (!handle(session, static_cast<Command>(header.command), reader, out)) return Answer{.deferred = true};
+  } catch (const ProtocolError& e) {
+    return error(Status::kBadRequest, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(header.command >= 1 && header.command <= 12 ? Status::kBadRequest : Status::kUnknownCommand, e.what());
+  } catch (const std::exception& e) {
+    return error(Status::kServerError, e.what());
+  }
+  return Answer{false, Status::kOk, std::move(out.bytes()), false};
+}
+
+std::vector<unsigned char> ParameterServer::answer_frame(std::span<const unsigned char> frame) {
+  if (frame.size() < kHeaderBytes) return {};
+  const Header header = decode_header(frame.data());
+  if (!acceptable(header) || frame.size() - kHeaderBytes != header.body_bytes) return {};
+  const std::vector<unsigned char> body(frame.begin() + kHeaderBytes, frame.end());
+  auto answer = this->answer(header, body, nullptr);
+  if (answer.deferred) return {};
+  return reply_frame(header, answer.status, answer.body);
+}
 
 bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply) {
   auto dense = [&](uint32_t id) -> DenseTable& {
@@ -248,7 +278,7 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
         release.swap(barrier_waiters_);
       }
       for (auto& waiter : release)
-        if (waiter != session) waiter->reply(Status::kOk, {});
+        if (waiter && waiter != session) waiter->reply(Status::kOk, {});  // null: answer_frame's
       return true;
     }
     case Command::kSave: {

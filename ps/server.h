@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,26 @@ class ParameterServer {
   // std::runtime_error naming the file for a missing, truncated or mismatched one.
   void load(const std::string& dir);
 
+  // The reply frame to one whole request frame (header and body), as a connection answers it
+  // after the handshake, without a socket (tests, tests/fuzz). Empty when a connection would be
+  // dropped instead (a bad magic, a body over max_body, a frame whose length disagrees with its
+  // header) or the reply deferred (a barrier still waiting for workers).
+  std::vector<unsigned char> answer_frame(std::span<const unsigned char> frame);
+
   class Session;
 
  private:
   friend class Session;
+  struct Answer {
+    bool deferred = false;  // a barrier still waiting: the reply goes out when it is released
+    Status status = Status::kOk;
+    std::vector<unsigned char> body;
+    bool then_close = false;
+  };
+  // A header a connection reads the body of: ours, and a body within max_body.
+  bool acceptable(const Header& header) const;
+  // The answer to a frame whose header passed the connection's checks.
+  Answer answer(const Header& header, const std::vector<unsigned char>& body, const std::shared_ptr<Session>& session);
   // Handles one well-formed request; fills the reply body; returns false to defer the reply
   // (a barrier that is still waiting for workers).
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply);
