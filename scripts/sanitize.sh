@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The unit tests under sanitizers, each in its own clang 16 build (CPU only, -O1, no debug info,
 # only the unit-test programs and the libraries they link):
-#   asan   build-asan: every unit-test program under ASan + UBSan, any finding fatal
+#   asan   build-asan: every unit-test program under ASan + UBSan, any finding fatal, and the
+#          tests/fuzz targets built for libFuzzer, replaying their corpora (scripts/fuzz.sh
+#          fuzzes them there, so the libraries are built once under ASan)
 #   tsan   build-tsan: the threaded ones under TSan: ps (server, client, async communicator, the
 #          parameter stores), collective (the key-value and HTTP store, liveness, the Gloo
 #          communicator) and the runtime's data parallelism (its communication thread)
 #   scripts/sanitize.sh [asan] [tsan]      default: both; prints each stage's seconds
+# Sourced with SANITIZE_CONFIGURE_ONLY=1 (scripts/fuzz.sh), it only defines configure_asan.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -24,13 +27,16 @@ configure() {  # DIR SANITIZERS [cmake args...]
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld-16 "$@" >/dev/null
 }
 
+configure_asan() { configure build-asan address,undefined -DPADDLE_LAUNCH_FUZZ=ON; }
+[ "${SANITIZE_CONFIGURE_ONLY:-0}" = 1 ] && return 0
+
 stage() {  # NAME: configure, build and run one sanitizer's tests, timed
   local start=$SECONDS
   case $1 in
     asan)
-      configure build-asan address,undefined
-      cmake --build build-asan -j "$jobs" --target unit_tests
-      (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 300 -R "^unit: ")
+      configure_asan
+      cmake --build build-asan -j "$jobs" --target unit_tests fuzz_targets
+      (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 300 -R "^(unit|fuzz replay): ")
       ;;
     tsan)
       configure build-tsan thread

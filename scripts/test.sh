@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test (unit and end-to-end);
-# then the unit tests under ASan + UBSan and TSan (scripts/sanitize.sh), each stage's time printed.
+# then the unit tests under ASan + UBSan and TSan (scripts/sanitize.sh) and every fuzz target for
+# FUZZ_SECONDS seconds (default 5; scripts/fuzz.sh), each stage's time printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,3 +10,6 @@ bash scripts/build.sh
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$(nproc)" --timeout 300)
 echo "test.sh: build and tests took $((SECONDS - start)) s"
 bash scripts/sanitize.sh asan tsan
+start=$SECONDS
+bash scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-5}"
+echo "test.sh: fuzzing took $((SECONDS - start)) s"
