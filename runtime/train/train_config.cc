@@ -195,11 +195,19 @@ PsConfig parse_ps(const ConfigReader& r) {
   return ps;
 }
 
+// The error for a value given where a group of settings (an object) belongs.
+std::string group_replaced(const std::string& where, const json& group) {
+  std::string keys;
+  for (auto it = group.begin(); it != group.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
+  return fmt::format("{}: is a group of settings ({}); set those instead", where, keys);
+}
+
 void merge(json& into, const json& from, const std::string& where, const std::string& prefix) {
   for (auto it = from.begin(); it != from.end(); ++it) {
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (!into.contains(it.key())) throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
     if (into[it.key()].is_object() && it.value().is_object()) merge(into[it.key()], it.value(), where, key);
+    else if (into[it.key()].is_object()) throw ConfigError(group_replaced(where + ": " + key, into[it.key()]));
     else into[it.key()] = it.value();
   }
 }
@@ -225,6 +233,7 @@ void apply_override(json& config, const std::string& item) {
     start = dot + 1;
   }
   if (at->is_number() && !value.is_number()) throw ConfigError(fmt::format("--set {}: '{}' is not a number", key, text));
+  if (at->is_object()) throw ConfigError(group_replaced("--set " + key, *at));
   *at = value;
 }
 
@@ -284,6 +293,9 @@ json merge_train_config(const std::string& path, const std::vector<std::string>&
     } catch (const json::parse_error& e) {
       throw ConfigError(fmt::format("--config {}: {}", path, e.what()));
     }
+    if (!file.is_object())
+      throw ConfigError(fmt::format("--config {}: the file holds {}, not a JSON object of settings ({{\"epochs\": 2, ...}})",
+                                    path, file.type_name()));
     merge(config, file, path, "");
   }
   for (const auto& item : overrides) apply_override(config, item);
