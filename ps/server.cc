@@ -179,7 +179,11 @@ ParameterServer::Answer ParameterServer::answer(const Header& header, const std:
   Reader reader(body.data(), body.size());
   Writer out;
   try {
-    if (!handle(session, static_cast<Command>(header.command), reader, out)) return Answer{.deferred = true};
+    if (!handle(session, static_cast<Command>(header.command), reader, out)) {
+      Answer later;
+      later.deferred = true;
+      return later;
+    }
   } catch (const ProtocolError& e) {
     return error(Status::kBadRequest, e.what());
   } catch (const std::invalid_argument& e) {
