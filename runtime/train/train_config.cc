@@ -41,6 +41,10 @@ std::string name_of(const std::array<std::pair<Kind, const char*>, N>& names, Ki
   return "?";
 }
 
+// VALUE as JSON for a message; invalid UTF-8 (a --set value is raw bytes) shows as U+FFFD
+// instead of throwing.
+std::string shown(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // Typed values of the merged JSON by dotted key; every failure names the key and the value.
 class ConfigReader {
  public:
@@ -59,7 +63,7 @@ class ConfigReader {
 
   int64_t integer(const std::string& key, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, v.dump()));
+    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, shown(v)));
     const int64_t value = v.get<int64_t>();
     if (value < min || value > max)
       throw ConfigError(max == std::numeric_limits<int64_t>::max()
@@ -70,7 +74,7 @@ class ConfigReader {
 
   double number(const std::string& key, double min) const {
     const json& v = at(key);
-    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, v.dump()));
+    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, shown(v)));
     const double value = v.get<double>();
     if (!(value >= min)) throw ConfigError(fmt::format("{}: {} is less than {}", key, value, min));
     return value;
@@ -84,23 +88,23 @@ class ConfigReader {
 
   bool boolean(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, v.dump()));
+    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, shown(v)));
     return v.get<bool>();
   }
 
   std::string text(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, v.dump()));
+    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, shown(v)));
     return v.get<std::string>();
   }
 
   std::vector<int64_t> integers(const std::string& key, int64_t min) const {
     const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
     std::vector<int64_t> out;
     for (const json& item : v) {
       if (!item.is_number_integer() || item.get<int64_t>() < min)
-        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, v.dump(), min));
+        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, shown(v), min));
       out.push_back(item.get<int64_t>());
     }
     return out;
@@ -108,10 +112,10 @@ class ConfigReader {
 
   std::vector<float> numbers(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
     std::vector<float> out;
     for (const json& item : v) {
-      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, v.dump()));
+      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, shown(v)));
       out.push_back(item.get<float>());
     }
     return out;
@@ -145,7 +149,8 @@ ModelConfig parse_model(const ConfigReader& r) {
   ModelConfig m;
   m.kind = kind_named(kModels, r.text("model"), "model");
   const auto channels = r.integers("cnn.channels", 1);
-  if (channels.size() != 2) throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", r.at("cnn.channels").dump()));
+  if (channels.size() != 2)
+    throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", shown(r.at("cnn.channels"))));
   m.cnn.channels = {channels[0], channels[1]};
   m.cnn.hidden = r.integer("cnn.hidden", 1);
   m.resnet.depth = static_cast<int>(r.integer("resnet.depth", 1));
@@ -169,7 +174,7 @@ DataConfig parse_data(const ConfigReader& r) {
   d.test_samples = static_cast<size_t>(r.integer("test_samples", 0));
   d.image_shape = r.integers("image_shape", 1);
   if (!d.image_shape.empty() && d.image_shape.size() != 3)
-    throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", r.at("image_shape").dump()));
+    throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", shown(r.at("image_shape"))));
   d.test_fraction = r.number("ctr.test_fraction", 0);
   if (d.test_fraction >= 1) throw ConfigError(fmt::format("ctr.test_fraction: {} is not below 1", d.test_fraction));
   d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 1));
