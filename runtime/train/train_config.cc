@@ -224,7 +224,7 @@ void apply_override(json& config, const std::string& item) {
   json value;
   try {
     value = json::parse(text);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {  // not JSON, or a number beyond a double: the text itself
     value = text;
   }
   json* at = &config;
@@ -295,7 +295,7 @@ json merge_train_config(const std::string& path, const std::vector<std::string>&
     json file;
     try {
       file = json::parse(in);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a syntax error, or a number beyond a double
       throw ConfigError(fmt::format("--config {}: {}", path, e.what()));
     }
     if (!file.is_object())
