@@ -18,23 +18,20 @@
 // proof in X-Paddle-Proof. Any other first request, or a wrong proof, gets 401, the connection
 // is closed, and the refusal is printed with the peer's address. GET /auth/challenge is always
 // answered, so clients need not know whether the server has a token.
+//
+// The answers themselves are KvStoreHandler's (collective/kv_store_handler.h); this class is the
+// sockets.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <chrono>
-#include <map>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "collective/kv_store_handler.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {
-
-struct StoredValue {
-  std::string value;
-  std::chrono::steady_clock::time_point written;
-};
 
 class KvStoreServer {
  public:
@@ -54,9 +51,7 @@ class KvStoreServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;
-  std::optional<common::JobToken> token_;
-  std::mutex mutex_;
-  std::map<std::string, StoredValue> values_;  // keys, "lost/NAME" included
+  KvStoreHandler handler_;
   std::thread thread_;
 };
 

@@ -18,8 +18,9 @@ using Digest = std::array<unsigned char, sha1::sha1_context::digest_size>;
 Digest sha1_of(std::string_view a, std::string_view b) {
   sha1::sha1_context context;
   sha1::init(context);
-  sha1::update(context, a.data(), a.size());
-  sha1::update(context, b.data(), b.size());
+  // Beast's update copies even zero bytes, and an empty view's data() may be null.
+  if (!a.empty()) sha1::update(context, a.data(), a.size());
+  if (!b.empty()) sha1::update(context, b.data(), b.size());
   Digest digest;
   sha1::finish(context, digest.data());
   return digest;

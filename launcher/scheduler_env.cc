@@ -16,6 +16,8 @@ namespace {
 
 using common::UsageError;
 
+constexpr int64_t kMaxNodes = 100000;  // what one node list may expand to
+
 std::optional<std::string> present(const EnvMap& env, const char* name) {
   auto v = get_env(env, name);
   if (!v || v->empty()) return std::nullopt;
@@ -53,13 +55,17 @@ void expand_range(const std::string& prefix, const std::string& range, const std
   const auto dash = range.find('-');
   const std::string first = range.substr(0, dash);
   const std::string last = dash == std::string::npos ? first : range.substr(dash + 1);
-  const auto is_number = [](const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), ::isdigit); };
-  if (!is_number(first) || !is_number(last))
+  const auto number = [](const std::string& s) -> std::optional<int64_t> {
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+    return common::to_int(s);  // nothing when it overflows
+  };
+  const auto lo = number(first), hi = number(last);
+  if (!lo || !hi)
     throw UsageError(fmt::format("SLURM_JOB_NODELIST: '{}' in '{}' is not a number or a range", range, list));
-  const long lo = std::stol(first), hi = std::stol(last);
-  if (hi < lo || hi - lo > 100000)
-    throw UsageError(fmt::format("SLURM_JOB_NODELIST: range '{}' in '{}' runs backwards or is too long", range, list));
-  for (long n = lo; n <= hi; ++n) {
+  if (*hi < *lo || *hi - *lo >= kMaxNodes || out.size() + static_cast<size_t>(*hi - *lo) >= kMaxNodes)
+    throw UsageError(fmt::format("SLURM_JOB_NODELIST: range '{}' in '{}' runs backwards or makes more than {} nodes",
+                                 range, list, kMaxNodes));
+  for (int64_t n = *lo; n <= *hi; ++n) {
     std::string digits = std::to_string(n);
     if (digits.size() < first.size()) digits.insert(0, first.size() - digits.size(), '0');
     out.push_back(prefix + digits + suffix);

@@ -31,7 +31,7 @@ template <typename T>
 inline void encode_array(unsigned char* out, const T* values, size_t count) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8);
   if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(out, values, count * sizeof(T));
+    if (count > 0) std::memcpy(out, values, count * sizeof(T));  // an empty vector's data() may be null
   } else {
     for (size_t i = 0; i < count; ++i) encode_fixed(out + i * sizeof(T), std::bit_cast<WireWord<T>>(values[i]));
   }
@@ -41,7 +41,7 @@ template <typename T>
 inline void decode_array(const unsigned char* in, T* values, size_t count) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8);
   if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(values, in, count * sizeof(T));
+    if (count > 0) std::memcpy(values, in, count * sizeof(T));
   } else {
     for (size_t i = 0; i < count; ++i) values[i] = std::bit_cast<T>(decode_fixed<WireWord<T>>(in + i * sizeof(T)));
   }

@@ -16,6 +16,28 @@ namespace paddle::ps {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+std::vector<unsigned char> reply_frame(const Header& request, Status status, const std::vector<unsigned char>& body) {
+  Header h;
+  h.command = static_cast<uint16_t>(request.command | kReplyBit);
+  h.request_id = request.request_id;
+  h.status = static_cast<uint32_t>(status);
+  h.body_bytes = static_cast<uint32_t>(body.size());
+  std::vector<unsigned char> frame(kHeaderBytes);
+  encode_header(h, frame.data());
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+std::vector<unsigned char> message_body(const std::string& message) {
+  Writer w;
+  w.str(message);
+  return std::move(w.bytes());
+}
+
+}  // namespace
+
 // One worker connection: the handshake, then reads a frame, answers it, reads the next. A frame
 // with a bad magic or an oversized body closes the connection; a malformed body or an unknown
 // command gets an error reply. All of a session's handlers run on its strand, its deadline's
@@ -48,12 +70,6 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this(), status, body = std::move(body), then_close] {
       self->write_reply(status, body, then_close);
     });
-  }
-
-  void reply_error(Status status, const std::string& message, bool then_close = false) {
-    Writer w;
-    w.str(message);
-    reply(status, std::move(w.bytes()), then_close);
   }
 
  private:
@@ -120,10 +136,10 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   void on_header() {
     header_ = decode_header(header_bytes_.data());
     if (header_.magic != kMagic) return close();  // not our protocol
-    if (header_.body_bytes > limits_.max_frame_bytes) {
+    if (!server_.acceptable(header_)) {
       server_.log_peer("refused", peer_.address(), peer_.port(),
-                          fmt::format("a frame of {} bytes is over {} (PADDLE_PS_MAX_FRAME_BYTES)", header_.body_bytes,
-                                      limits_.max_frame_bytes));
+                       fmt::format("a frame of {} bytes is over {} (PADDLE_PS_MAX_FRAME_BYTES)", header_.body_bytes,
+                                   limits_.max_frame_bytes));
       return close();
     }
     body_.clear();
@@ -148,33 +164,12 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_body() {
-    if (header_.version != kVersion)
-      return reply_error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header_.version, kVersion),
-                         true);
-    Reader body(body_.data(), body_.size());
-    Writer out;
-    try {
-      if (!server_.handle(shared_from_this(), static_cast<Command>(header_.command), body, out)) return;  // deferred
-    } catch (const ProtocolError& e) {
-      return reply_error(Status::kBadRequest, e.what());
-    } catch (const std::invalid_argument& e) {
-      return reply_error(header_.command >= 1 && header_.command <= 12 ? Status::kBadRequest : Status::kUnknownCommand,
-                         e.what());
-    } catch (const std::exception& e) {
-      return reply_error(Status::kServerError, e.what());
-    }
-    reply(Status::kOk, std::move(out.bytes()));
+    auto answer = server_.answer(header_, body_, shared_from_this());
+    if (!answer.deferred) reply(answer.status, std::move(answer.body), answer.then_close);
   }
 
   void write_reply(Status status, const std::vector<unsigned char>& body, bool then_close) {
-    Header h;
-    h.command = static_cast<uint16_t>(header_.command | kReplyBit);
-    h.request_id = header_.request_id;
-    h.status = static_cast<uint32_t>(status);
-    h.body_bytes = static_cast<uint32_t>(body.size());
-    out_.resize(kHeaderBytes);
-    encode_header(h, out_.data());
-    out_.insert(out_.end(), body.begin(), body.end());
+    out_ = reply_frame(header_, status, body);
     body_ = {};  // the request's bytes are no longer needed
     arm(limits_.frame_timeout, "the taking of a reply", "PADDLE_PS_FRAME_TIMEOUT");
     asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](auto ec, size_t) {
@@ -298,6 +293,45 @@ void ParameterServer::log_peer(const char* verb, const asio::ip::address& peer, 
 
 void ParameterServer::stop() { io_.stop(); }
 
+bool ParameterServer::acceptable(const Header& header) const {
+  return header.magic == kMagic && header.body_bytes <= options_.limits.max_frame_bytes;
+}
+
+ParameterServer::Answer ParameterServer::answer(const Header& header, const std::vector<unsigned char>& body,
+                                                const std::shared_ptr<Session>& session) {
+  auto error = [](Status status, const std::string& message, bool then_close = false) {
+    return Answer{false, status, message_body(message), then_close};
+  };
+  if (header.version != kVersion)
+    return error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header.version, kVersion), true);
+  Reader reader(body.data(), body.size());
+  Writer out;
+  try {
+    if (!handle(session, static_cast<Command>(header.command), reader, out)) {
+      Answer later;
+      later.deferred = true;
+      return later;
+    }
+  } catch (const ProtocolError& e) {
+    return error(Status::kBadRequest, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(header.command >= 1 && header.command <= 12 ? Status::kBadRequest : Status::kUnknownCommand, e.what());
+  } catch (const std::exception& e) {
+    return error(Status::kServerError, e.what());
+  }
+  return Answer{false, Status::kOk, std::move(out.bytes()), false};
+}
+
+std::vector<unsigned char> ParameterServer::answer_frame(std::span<const unsigned char> frame) {
+  if (frame.size() < kHeaderBytes) return {};
+  const Header header = decode_header(frame.data());
+  if (!acceptable(header) || frame.size() - kHeaderBytes != header.body_bytes) return {};
+  const std::vector<unsigned char> body(frame.begin() + kHeaderBytes, frame.end());
+  auto answer = this->answer(header, body, nullptr);
+  if (answer.deferred) return {};
+  return reply_frame(header, answer.status, answer.body);
+}
+
 bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply) {
   auto dense = [&](uint32_t id) -> DenseTable& {
     if (id >= tables_.dense.size()) throw std::invalid_argument(fmt::format("no dense table {}", id));
@@ -375,8 +409,8 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
         for (auto& t : tables_.sparse) t->apply_pending(options_.workers);
         released.swap(barrier_waiters_);
       }
-      for (auto& waiter : released)
-        if (waiter != session) waiter->reply(Status::kOk, {});  // on the waiter's own strand
+      for (auto& waiter : released)  // each on its own strand; null: answer_frame's
+        if (waiter && waiter != session) waiter->reply(Status::kOk, {});
       return true;
     }
     case Command::kSave: {

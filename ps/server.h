@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ class ParameterServer {
   // std::runtime_error naming the file for a missing, truncated or mismatched one.
   void load(const std::string& dir);
 
+  // The reply frame to one whole request frame (header and body), as a connection answers it
+  // after the handshake, without a socket (tests, tests/fuzz). Empty when a connection would be
+  // dropped instead (a bad magic, a body over limits.max_frame_bytes, a frame whose length disagrees with its
+  // header) or the reply deferred (a barrier still waiting for workers).
+  std::vector<unsigned char> answer_frame(std::span<const unsigned char> frame);
+
   class Session;
 
  private:
@@ -70,6 +77,16 @@ class ParameterServer {
   // limit (the variable `why` ends with, in parentheses), then every 1000th, so that a flood of
   // connections cannot flood the log.
   void log_peer(const char* verb, const boost::asio::ip::address& peer, unsigned short port, const std::string& why);
+  struct Answer {
+    bool deferred = false;  // a barrier still waiting: the reply goes out when it is released
+    Status status = Status::kOk;
+    std::vector<unsigned char> body;
+    bool then_close = false;
+  };
+  // A header a connection reads the body of: ours, and a body within limits.max_frame_bytes.
+  bool acceptable(const Header& header) const;
+  // The answer to a frame whose header passed the connection's checks.
+  Answer answer(const Header& header, const std::vector<unsigned char>& body, const std::shared_ptr<Session>& session);
   // Handles one well-formed request; fills the reply body; returns false to defer the reply
   // (a barrier that is still waiting for workers).
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Writer& reply);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building, testing and running paddle-launch needs.
+# Installs every Debian package that building, testing and running paddle-launch needs (clang 16,
+# lld, libFuzzer and llvm-symbolizer for scripts/sanitize.sh and scripts/fuzz.sh).
 # Idempotent and non-interactive: packages already present are left alone, and
 # `apt-get update` runs at most once per call (only when something is missing).
 set -euo pipefail
@@ -12,6 +13,7 @@ packages=(
   iproute2 procps openmpi-bin
   etcd-server openssh-server openssh-client rsync
   binutils python3-torch chromium curl gnuplot-nox
+  clang-16 lld-16 llvm-16 libclang-rt-16-dev
 )
 
 missing=()

@@ -67,7 +67,8 @@ std::vector<Generation> record_generation(const std::string& output_dir, const G
     for (const Generation& g : read_generations(file))
       if (g.from.step <= now.from.step) history.push_back(g);
   history.push_back(now);
-  common::write_file_atomically(file, generations_to_json(history).dump(2) + "\n");
+  const auto json = generations_to_json(history);
+  common::write_file_atomically(file, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return history;
 }
 

@@ -38,7 +38,9 @@ nlohmann::json write_report(const std::string& output_dir, const nlohmann::json&
   report["samples_per_sec"] = run.samples_per_sec;
   report["wall_seconds"] = run.wall_seconds;
   report["history"] = run.history;
-  common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", report.dump(2) + "\n");
+  // replace: a path from --set may be any bytes, not UTF-8
+  const std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  common::write_file_atomically(std::filesystem::path(output_dir) / "metrics.json", text + "\n");
   return report;
 }
 

@@ -43,6 +43,10 @@ std::string name_of(const std::array<std::pair<Kind, const char*>, N>& names, Ki
   return "?";
 }
 
+// VALUE as JSON for a message; invalid UTF-8 (a --set value is raw bytes) shows as U+FFFD
+// instead of throwing.
+std::string shown(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // Typed values of the merged JSON by dotted key; every failure names the key and the value.
 class ConfigReader {
  public:
@@ -61,7 +65,7 @@ class ConfigReader {
 
   int64_t integer(const std::string& key, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, v.dump()));
+    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, shown(v)));
     const int64_t value = v.get<int64_t>();
     if (value < min || value > max)
       throw ConfigError(max == std::numeric_limits<int64_t>::max()
@@ -72,7 +76,7 @@ class ConfigReader {
 
   double number(const std::string& key, double min) const {
     const json& v = at(key);
-    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, v.dump()));
+    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, shown(v)));
     const double value = v.get<double>();
     if (!(value >= min)) throw ConfigError(fmt::format("{}: {} is less than {}", key, value, min));
     return value;
@@ -86,23 +90,23 @@ class ConfigReader {
 
   bool boolean(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, v.dump()));
+    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, shown(v)));
     return v.get<bool>();
   }
 
   std::string text(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, v.dump()));
+    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, shown(v)));
     return v.get<std::string>();
   }
 
   std::vector<int64_t> integers(const std::string& key, int64_t min) const {
     const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
     std::vector<int64_t> out;
     for (const json& item : v) {
       if (!item.is_number_integer() || item.get<int64_t>() < min)
-        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, v.dump(), min));
+        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, shown(v), min));
       out.push_back(item.get<int64_t>());
     }
     return out;
@@ -110,10 +114,10 @@ class ConfigReader {
 
   std::vector<float> numbers(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, v.dump()));
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
     std::vector<float> out;
     for (const json& item : v) {
-      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, v.dump()));
+      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, shown(v)));
       out.push_back(item.get<float>());
     }
     return out;
@@ -147,7 +151,8 @@ ModelConfig parse_model(const ConfigReader& r) {
   ModelConfig m;
   m.kind = kind_named(kModels, r.text("model"), "model");
   const auto channels = r.integers("cnn.channels", 1);
-  if (channels.size() != 2) throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", r.at("cnn.channels").dump()));
+  if (channels.size() != 2)
+    throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", shown(r.at("cnn.channels"))));
   m.cnn.channels = {channels[0], channels[1]};
   m.cnn.hidden = r.integer("cnn.hidden", 1);
   m.resnet.depth = static_cast<int>(r.integer("resnet.depth", 1));
@@ -171,7 +176,7 @@ DataConfig parse_data(const ConfigReader& r) {
   d.test_samples = static_cast<size_t>(r.integer("test_samples", 0));
   d.image_shape = r.integers("image_shape", 1);
   if (!d.image_shape.empty() && d.image_shape.size() != 3)
-    throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", r.at("image_shape").dump()));
+    throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", shown(r.at("image_shape"))));
   d.test_fraction = r.number("ctr.test_fraction", 0);
   if (d.test_fraction >= 1) throw ConfigError(fmt::format("ctr.test_fraction: {} is not below 1", d.test_fraction));
   d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 1));
@@ -197,11 +202,19 @@ PsConfig parse_ps(const ConfigReader& r) {
   return ps;
 }
 
+// The error for a value given where a group of settings (an object) belongs.
+std::string group_replaced(const std::string& where, const json& group) {
+  std::string keys;
+  for (auto it = group.begin(); it != group.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
+  return fmt::format("{}: is a group of settings ({}); set those instead", where, keys);
+}
+
 void merge(json& into, const json& from, const std::string& where, const std::string& prefix) {
   for (auto it = from.begin(); it != from.end(); ++it) {
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (!into.contains(it.key())) throw ConfigError(fmt::format("{}: unknown key '{}'", where, key));
     if (into[it.key()].is_object() && it.value().is_object()) merge(into[it.key()], it.value(), where, key);
+    else if (into[it.key()].is_object()) throw ConfigError(group_replaced(where + ": " + key, into[it.key()]));
     else into[it.key()] = it.value();
   }
 }
@@ -218,6 +231,8 @@ json parse_config_file(const std::string& text, const std::string& path) {
     const size_t reason = message.find(": ", message.find("column"));
     throw ConfigError(fmt::format("--config {}:{}: not valid JSON: {}", path, line,
                                   reason == std::string::npos ? message : message.substr(reason + 2)));
+  } catch (const json::exception& e) {  // a number beyond a double
+    throw ConfigError(fmt::format("--config {}: {}", path, e.what()));
   }
 }
 
@@ -228,7 +243,7 @@ void apply_override(json& config, const std::string& item) {
   json value;
   try {
     value = json::parse(text);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {  // not JSON, or a number beyond a double: the text itself
     value = text;
   }
   json* at = &config;
@@ -242,6 +257,7 @@ void apply_override(json& config, const std::string& item) {
     start = dot + 1;
   }
   if (at->is_number() && !value.is_number()) throw ConfigError(fmt::format("--set {}: '{}' is not a number", key, text));
+  if (at->is_object()) throw ConfigError(group_replaced("--set " + key, *at));
   *at = value;
 }
 
@@ -296,7 +312,11 @@ json merge_train_config(const std::string& path, const std::vector<std::string>&
     std::ifstream in(path);
     if (!in) throw ConfigError(fmt::format("--config {}: cannot open", path));
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    merge(config, parse_config_file(text, path), path, "");
+    const json file = parse_config_file(text, path);
+    if (!file.is_object())
+      throw ConfigError(fmt::format("--config {}: the file holds {}, not a JSON object of settings ({{\"epochs\": 2, ...}})",
+                                    path, file.type_name()));
+    merge(config, file, path, "");
   }
   for (const auto& item : overrides) apply_override(config, item);
   return config;

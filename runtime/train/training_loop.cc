@@ -141,7 +141,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
     run.samples_per_sec = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0;
     run.wall_seconds = seconds_since(started);
     report = write_report(config.output_dir, workload.identity(), run, evaluation);
-    fmt::print("metrics: {}\n", report.dump());
+    fmt::print("metrics: {}\n", report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::fflush(stdout);
   }
   workload.barrier();

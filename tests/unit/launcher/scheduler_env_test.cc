@@ -17,6 +17,10 @@ TEST_CASE("Slurm node lists expand natively: ranges, lists, zero padding, severa
   CHECK_THROWS_WITH_AS(expand_slurm_nodelist("node[4-2]"), doctest::Contains("runs backwards"), UsageError);
   CHECK_THROWS_WITH_AS(expand_slurm_nodelist("node[a-b]"), doctest::Contains("is not a number or a range"), UsageError);
   CHECK_THROWS_WITH_AS(expand_slurm_nodelist("a,,b"), doctest::Contains("empty entry"), UsageError);
+  CHECK_THROWS_WITH_AS(expand_slurm_nodelist("n[1-99999999999999999999]"), doctest::Contains("is not a number or a range"),
+                       UsageError);
+  CHECK_THROWS_WITH_AS(expand_slurm_nodelist("a[0-99990],b[0-99990]"), doctest::Contains("more than 100000 nodes"),
+                       UsageError);
 }
 
 TEST_CASE("each scheduler's variables are read, and contradictions among them named") {

@@ -53,6 +53,11 @@ TEST_CASE("unknown keys, wrong types and values out of range fail at start, nami
   CHECK_THROWS_WITH_AS(load_train_config("", {"device=gpu"}), doctest::Contains("device 'gpu' is not auto or cpu"),
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_train_config("", {"ctr.test_fraction=1"}), doctest::Contains("ctr.test_fraction"), ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"optimizer=0.5"}),
+                       doctest::Contains("--set optimizer: is a group of settings (lr, "), ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"epochs=1E99999"}), doctest::Contains("'1E99999' is not a number"), ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"shuffle=\xff"}), doctest::Contains("shuffle: \"\xef\xbf\xbd\" is not true"),
+                       ConfigError);
 }
 
 TEST_CASE("a config file that is not JSON is named by file:line") {

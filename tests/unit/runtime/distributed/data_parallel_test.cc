@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <future>
+#include <random>
+
+#include "collective/gloo_communicator.h"
+#include "collective/http_store.h"
+#include "collective/kv_store_server.h"
+#include "runtime/distributed/data_parallel.h"
+#include "runtime/nn/linear.h"
+#include "runtime/nn/sequential.h"
+
+using namespace paddle::runtime;
+using namespace paddle::collective;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Two linear layers, the same weights in every model built so.
+void build(Sequential& net) {
+  std::mt19937 rng(0);
+  net.add(std::make_unique<Linear>(4, 3, rng, "fc1")).add(std::make_unique<Linear>(3, 2, rng, "fc2"));
+}
+
+// Rows `first`.. of a fixed batch of 4 samples.
+Tensor inputs(int first, int rows) {
+  std::vector<float> v;
+  for (int i = first; i < first + rows; ++i)
+    for (int j = 0; j < 4; ++j) v.push_back(0.25f * static_cast<float>(i + 1) - 0.5f * static_cast<float>(j));
+  return Tensor::from_values({rows, 4}, v);
+}
+
+// The gradients of mean(0.5 * y^2) over the rows of X (averaged over the ranks by PARALLEL),
+// every parameter's flattened in order.
+std::vector<float> gradients(Sequential& net, DataParallel* parallel, const Tensor& x) {
+  net.zero_grad();
+  Tensor y = net.forward(x, true);
+  std::vector<float> dy = y.to_vector();
+  for (float& d : dy) d /= static_cast<float>(x.shape[0]);
+  net.backward(Tensor::from_values(y.shape, dy));
+  if (parallel) parallel->finish_step();
+  std::vector<float> all;
+  for (Parameter* p : net.parameters()) {
+    auto g = p->grad.to_vector();
+    all.insert(all.end(), g.begin(), g.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("data parallelism: 2 ranks of 2 samples average to the gradients of 1 rank of 4, in several buckets") {
+  Sequential local;
+  build(local);
+  const auto expected = gradients(local, nullptr, inputs(0, 4));
+
+  KvStoreServer server("127.0.0.1", 0);
+  std::vector<std::future<std::vector<float>>> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      HttpStore store("127.0.0.1", server.port(), 10s);
+      GlooCommunicator comm(r, 2, store, "127.0.0.1", 10s);
+      Sequential net;
+      build(net);
+      DataParallel parallel(net, comm, 8 * sizeof(float));  // a bucket per layer or less
+      CHECK(parallel.bucket_count() > 1);
+      parallel.broadcast_parameters();
+      std::vector<float> got;
+      for (int step = 0; step < 3; ++step) got = gradients(net, &parallel, inputs(2 * r, 2));
+      return got;
+    }));
+  for (auto& f : ranks) {
+    const auto got = f.get();
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
+  }
+}
