@@ -26,7 +26,7 @@ std::vector<unsigned char> read_gzip(const std::string& path) {
   int n;
   while ((n = gzread(f, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) out.insert(out.end(), buffer.begin(), buffer.begin() + n);
   int error = 0;
-  const char* message = gzerror(f, &error);
+  const std::string message = gzerror(f, &error);  // gzclose frees gzerror's text
   gzclose(f);
   if (n < 0 || (error != Z_OK && error != Z_STREAM_END))
     throw common::DataError(fmt::format("{}: not a readable gzip file ({})", path, message));
