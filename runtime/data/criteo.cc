@@ -117,16 +117,17 @@ CtrDataset load_criteo_slot(const std::string& path, uint64_t hash_dim) {
         throw common::DataError(fmt::format("{}:{}: token '{}' is not key:value", file, number, token));
       const std::string key = token.substr(0, colon), value = token.substr(colon + 1);
       if (key == "click") {
+        if (label) throw common::DataError(fmt::format("{}:{}: a second click", file, number));
         d.labels.push_back(parse_label(value, file, number));
         label = true;
       } else if (key == "dense_feature") {
         d.dense.push_back(parse_float(value, file, number, "dense_feature"));
         ++dense;
       } else {
-        const int slot = static_cast<int>(common::to_int(key).value_or(0));
+        const int64_t slot = common::to_int(key).value_or(0);
         if (slot < 1 || slot > kCriteoSlots || slot != slots + 1)
           throw common::DataError(fmt::format("{}:{}: slot '{}' out of order (expected {})", file, number, key, slots + 1));
-        d.sparse.push_back(slot_hash(slot, value) % hash_dim);
+        d.sparse.push_back(slot_hash(static_cast<int>(slot), value) % hash_dim);
         ++slots;
       }
     }

@@ -51,6 +51,12 @@ TEST_CASE("malformed click data is named with file and line") {
   std::ofstream(dir / "slot.txt") << "click:1 dense_feature:0.5 1:7\n";
   CHECK_THROWS_WITH_AS(load_criteo_slot((dir / "slot.txt").string(), 100), doctest::Contains("slot.txt:1: 1 click, 1 dense"),
                        paddle::common::DataError);
+  std::ofstream(dir / "clicks.txt") << "click:1 click:0\n";
+  CHECK_THROWS_WITH_AS(load_criteo_slot((dir / "clicks.txt").string(), 100), doctest::Contains("clicks.txt:1: a second click"),
+                       paddle::common::DataError);
+  std::ofstream(dir / "wrap.txt") << "click:1 4294967297:7\n";  // not slot 1 modulo 2^32
+  CHECK_THROWS_WITH_AS(load_criteo_slot((dir / "wrap.txt").string(), 100), doctest::Contains("slot '4294967297' out of order"),
+                       paddle::common::DataError);
   CHECK_THROWS_WITH_AS(load_criteo_raw((dir / "none").string(), 100), doctest::Contains("no such file"), paddle::common::DataError);
   fs::remove_all(dir);
 }
