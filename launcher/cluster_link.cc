@@ -416,6 +416,7 @@ bool ClusterLink::job_workers_done(int generation) {
 void ClusterLink::stop_judging() {
   // The job is over here: a finished node, and the keys the last one removes, must not be
   // judged lost (nor reported so, in a store that outlives the job).
+  std::lock_guard judging(judging_mutex_);
   std::lock_guard lock(mutex_);
   generation_ = -1;
 }
@@ -508,7 +509,15 @@ void ClusterLink::watch() {
         store_->heartbeat();
         last_heartbeat = Clock::now();
       }
-      if (generation >= 0 && !verdict_seen) poll_failures(generation, members, failed);
+      if (generation >= 0 && !verdict_seen) {
+        std::lock_guard judging(judging_mutex_);
+        bool current;
+        {
+          std::lock_guard lock(mutex_);
+          current = generation_ == generation;  // not stopped (nor moved on) since the snapshot
+        }
+        if (current) poll_failures(generation, members, failed);
+      }
       reachable_at = Clock::now();
     } catch (const common::PeerError& e) {
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {

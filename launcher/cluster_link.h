@@ -169,6 +169,10 @@ class ClusterLink {
   LaunchLog& log_;
   std::unique_ptr<ControlStore> store_;
 
+  // Held by the watcher through one round of judging, and by stop_judging: once stop_judging
+  // returns no judge is halfway through a round, so the last node's removal of the job's keys
+  // cannot be followed by a report written on what those keys no longer say. Taken before mutex_.
+  std::mutex judging_mutex_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
