@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing and running paddle-launch needs (clang 16,
 # lld, libFuzzer and llvm-symbolizer for scripts/sanitize.sh and scripts/fuzz.sh).
-# Idempotent and non-interactive: packages already present are left alone, and
+# Nothing may rely on a package that another only recommends: installs use --no-install-recommends,
+# as on a fresh machine (libdnnl-dev's CMake package needs ocl-icd-opencl-dev, which it only
+# recommends). Idempotent and non-interactive: packages already present are left alone, and
 # `apt-get update` runs at most once per call (only when something is missing).
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config python3
   libcli11-dev libboost-dev libboost-system-dev libboost-filesystem-dev
-  nlohmann-json3-dev libfmt-dev libeigen3-dev libdnnl-dev doctest-dev libgloo-dev
+  nlohmann-json3-dev libfmt-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libgloo-dev
   zlib1g-dev dataset-fashion-mnist
   iproute2 procps openmpi-bin
   etcd-server openssh-server openssh-client rsync
