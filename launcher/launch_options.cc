@@ -53,8 +53,8 @@ void add_dispatch_options(CLI::App& app, DispatchOptions& d) {
       ->group(kDispatchGroup);
   app.add_flag("--fetch_logs", d.fetch_logs, "At the end, copy each host's log dir back to LOG_DIR/HOST/")
       ->group(kDispatchGroup);
-  app.add_option("--remote_launcher", d.remote_launcher, "paddle-launch's path on the hosts")
-      ->capture_default_str()
+  app.add_option("--remote_launcher", d.remote_launcher,
+                 "paddle-launch's path on the hosts. Default: paddle-launch on their PATH, else this launcher's own path")
       ->group(kDispatchGroup);
   app.add_option("--master_port", d.master_port,
                  "The master's port on host 0. Default: PADDLE_PORT or --start_port less one, else a random one")
@@ -242,7 +242,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
                              {"include", d.include},
                              {"job_dispatch_package", or_none(d.package)},
                              {"job_workspace", or_none(d.workspace)},
-                             {"remote_launcher", d.remote_launcher},
+                             {"remote_launcher", or_none(d.remote_launcher)},
                              {"root_dir", or_none(d.root_dir)}});
   }
   std::sort(rows.begin(), rows.end());

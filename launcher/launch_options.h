@@ -23,7 +23,7 @@ struct DispatchOptions {
   std::optional<std::string> root_dir;      // --root_dir: where packages go on the hosts
   std::vector<std::string> env;             // --env NAME[=VALUE]
   bool fetch_logs = false;
-  std::string remote_launcher = "paddle-launch";  // --remote_launcher: the path on the hosts
+  std::optional<std::string> remote_launcher;  // --remote_launcher; else paddle-launch on PATH, then our own path
   std::optional<int> master_port;
   double ssh_timeout = 10;  // seconds: ssh's ConnectTimeout
 

@@ -77,6 +77,14 @@ int random_master_port() {
   return 20000 + static_cast<int>(random() % 12000);
 }
 
+// This launcher's absolute path: a dispatched job tries it on the hosts when paddle-launch is not
+// on their PATH. Empty where /proc is not mounted.
+std::string own_executable_path() {
+  std::error_code error;
+  const fs::path path = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : path.string();
+}
+
 int run(int argc, const char* const argv[]) {
   CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.action != CommandLine::Action::kRun) {
@@ -93,7 +101,7 @@ int run(int argc, const char* const argv[]) {
   host.env = common::current_environment();
   supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(host.env, "NO_COLOR"));
   if (options.dispatch.requested()) {
-    const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port());
+    const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port(), own_executable_path());
     prepare_log_dir(options.log_dir + "/dispatch");
     LaunchLog log;
     log.attach_file(options.log_dir + "/dispatch/launch.log");

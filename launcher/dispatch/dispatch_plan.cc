@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/job_token.h"
@@ -73,8 +74,8 @@ nlohmann::json agent_environment(const DispatchOptions& d, const std::optional<C
 
 }  // namespace
 
-std::string DispatchPlan::agent_command(size_t rank, const std::string& master_ip) const {
-  std::vector<std::string> words = {remote_launcher, "--agent", fmt::format("--master={}:{}", master_ip, master_port),
+std::string DispatchPlan::agent_command(size_t rank, const std::string& master_ip, const std::string& launcher) const {
+  std::vector<std::string> words = {launcher, "--agent", fmt::format("--master={}:{}", master_ip, master_port),
                                     fmt::format("--nnodes={}", hosts.size()), fmt::format("--rank={}", rank),
                                     fmt::format("--job_id={}", job_id)};
   words.insert(words.end(), agent_flags.begin(), agent_flags.end());
@@ -83,12 +84,36 @@ std::string DispatchPlan::agent_command(size_t rank, const std::string& master_i
   return fmt::format("cd {} && exec {}", shell_quote(workspace), shell_command(words));
 }
 
+std::string DispatchPlan::preflight_command() const {
+  std::string lookup, tried;
+  for (const auto& candidate : remote_launchers) {
+    lookup += fmt::format("{}command -v {}", lookup.empty() ? "" : " || ", shell_quote(candidate));
+    tried += (tried.empty() ? "" : " nor ") + candidate;
+  }
+  const std::string give = remote_launchers.size() > 1 ? "give --remote_launcher=PATH" : "check --remote_launcher";
+  std::string check = fmt::format(
+      "launcher=$({}) || {{ echo {} >&2; exit 127; }}; ", lookup,
+      shell_quote(fmt::format("{}: not found on this host; {}", tried, give)));
+  if (package)
+    check += "command -v rsync >/dev/null 2>&1 || { echo \"rsync: not found on this host; --job_dispatch_package needs it\" >&2; exit 127; }; ";
+  else
+    check += fmt::format("cd {} || exit 1; ", shell_quote(workspace));
+  return check + "echo \"launcher: $launcher\"; \"$launcher\" --version";
+}
+
+std::optional<std::string> launcher_found(const std::string& preflight_output) {
+  std::istringstream in(preflight_output);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("launcher: ")) return line.substr(10);
+  return std::nullopt;
+}
+
 std::string DispatchPlan::host_label(size_t i) const {
   const auto same_host = std::count_if(hosts.begin(), hosts.end(), [&](const RemoteHost& h) { return h.host == hosts[i].host; });
   return same_host > 1 && hosts[i].port ? fmt::format("{}_{}", hosts[i].host, *hosts[i].port) : hosts[i].host;
 }
 
-DispatchPlan make_dispatch_plan(const LaunchOptions& o, const EnvMap& env, int random_port) {
+DispatchPlan make_dispatch_plan(const LaunchOptions& o, const EnvMap& env, int random_port, const std::string& own_path) {
   const DispatchOptions& d = o.dispatch;
   for (const char* flag : kDecidedPerNode)
     if (given(o, flag))
@@ -125,7 +150,12 @@ DispatchPlan make_dispatch_plan(const LaunchOptions& o, const EnvMap& env, int r
   plan.not_copied.push_back("output");
   plan.not_copied.push_back("nodefile");
   plan.fetch_logs = d.fetch_logs;
-  plan.remote_launcher = d.remote_launcher;
+  if (d.remote_launcher) {
+    plan.remote_launchers = {*d.remote_launcher};
+  } else {
+    plan.remote_launchers = {"paddle-launch"};
+    if (!own_path.empty()) plan.remote_launchers.push_back(own_path);
+  }
   plan.ssh.options = split_ssh_options(d.ssh_opts);
   plan.ssh.connect_timeout_s = static_cast<int>(d.ssh_timeout + 0.5);
   plan.agent_env = agent_environment(d, conf, env);

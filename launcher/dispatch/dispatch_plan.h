@@ -38,15 +38,23 @@ struct DispatchPlan {
   std::vector<std::string> not_copied;  // workspace paths a copy neither sends nor deletes (logs, output)
   int master_port = 0;
   SshSettings ssh;
-  std::string remote_launcher;
+  // Where the launcher may be on a host, tried in order by the preflight: --remote_launcher as
+  // given; without it, `paddle-launch` on the host's PATH and then the dispatcher's own absolute
+  // path (a build tree or venv at the same place on every host, as DeepSpeed's runner assumes).
+  std::vector<std::string> remote_launchers;
   nlohmann::json agent_env = nlohmann::json::object();
   std::string log_dir;         // here: the dispatcher's own files under LOG_DIR/dispatch
   std::string remote_log_dir;  // on each host, relative to the workspace unless absolute
   bool fetch_logs = false;
   std::vector<std::string> notes;  // said once in the dispatcher's log (conf.py keys with no use here)
 
-  // The agent command of node `rank` for the remote shell, with the master at `master_ip`.
-  std::string agent_command(size_t rank, const std::string& master_ip) const;
+  // The agent command of node `rank` for the remote shell, with the master at `master_ip`,
+  // started as `launcher` (what the preflight found on that host).
+  std::string agent_command(size_t rank, const std::string& master_ip, const std::string& launcher) const;
+  // The preflight's remote command: finds the launcher among remote_launchers (printing
+  // `launcher: PATH`), checks for rsync or the workspace, then prints the launcher's --version.
+  // Exits 127 with one line naming every place tried when no launcher is there.
+  std::string preflight_command() const;
   // A name for host i's files here: "host", or "host_port" when several share a host.
   std::string host_label(size_t i) const;
 
@@ -57,7 +65,12 @@ struct DispatchPlan {
 };
 
 // Throws common::UsageError naming the flag, file:line or variable at fault. `random_port`
-// picks the master's port when nothing else names one.
-DispatchPlan make_dispatch_plan(const LaunchOptions& options, const EnvMap& env, int random_port);
+// picks the master's port when nothing else names one; `own_path` is this launcher's absolute
+// path (empty when unknown).
+DispatchPlan make_dispatch_plan(const LaunchOptions& options, const EnvMap& env, int random_port,
+                                const std::string& own_path = {});
+
+// The path the preflight found on a host, from its output's `launcher: PATH` line; nullopt if none.
+std::optional<std::string> launcher_found(const std::string& preflight_output);
 
 }  // namespace paddle::launcher

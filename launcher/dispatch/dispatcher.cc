@@ -50,7 +50,8 @@ class Dispatcher {
  public:
   Dispatcher(const DispatchPlan& plan, milliseconds grace, LaunchLog& log)
       : plan_(plan), grace_(grace), log_(log), env_(common::current_environment()), signals_(io_, SIGINT, SIGTERM),
-        ssh_(program_path("ssh")), dir_(fs::path(plan.log_dir) / "dispatch") {
+        ssh_(program_path("ssh")), dir_(fs::path(plan.log_dir) / "dispatch"),
+        launchers_(plan.hosts.size()) {
     wait_for_signal();
   }
 
@@ -120,21 +121,16 @@ class Dispatcher {
   }
 
   bool preflight() {
-    const std::string launcher = shell_quote(plan_.remote_launcher);
-    std::string check = fmt::format(
-        "command -v {0} >/dev/null 2>&1 || {{ echo \"{1}: not found on this host; give --remote_launcher=PATH\" >&2; exit 127; }}; ",
-        launcher, plan_.remote_launcher);
-    if (plan_.package)
-      check += "command -v rsync >/dev/null 2>&1 || { echo \"rsync: not found on this host; --job_dispatch_package needs it\" >&2; exit 127; }; ";
-    else
-      check += fmt::format("cd {} || exit 1; ", shell_quote(plan_.workspace));
-    check += launcher + " --version";
+    const std::string check = plan_.preflight_command();
     std::vector<HostCommand> runs;
     on_every_host("preflight", [&](size_t i) { return with_ssh(ssh_argv(plan_.hosts[i], plan_.ssh, check)); }, runs);
     if (!wait_all(runs, "preflight; nothing was started")) return false;
     std::vector<std::string> failures;
     for (size_t i = 0; i < runs.size(); ++i) {
       const std::string output = common::read_file(runs[i].output_file).value_or("");
+      launchers_[i] = launcher_found(output).value_or(plan_.remote_launchers.front());
+      if (!runs[i].failed() && plan_.remote_launchers.size() > 1 && launchers_[i] == plan_.remote_launchers.back())
+        log_.info(fmt::format("host {}: paddle-launch is not on its PATH; running {}", plan_.hosts[i].name(), launchers_[i]));
       if (runs[i].failed()) {
         failures.push_back(fmt::format("host {} ({}): {}", plan_.hosts[i].name(), describe(runs[i]), ssh_reason(output)));
       } else if (const std::string version = ssh_reason(output); version != kLauncherVersion) {
@@ -188,7 +184,7 @@ class Dispatcher {
 
   int run_agents(const std::string& master_ip) {
     std::vector<HostCommand> runs;
-    on_every_host("", [&](size_t i) { return with_ssh(ssh_argv(plan_.hosts[i], plan_.ssh, plan_.agent_command(i, master_ip))); },
+    on_every_host("", [&](size_t i) { return with_ssh(ssh_argv(plan_.hosts[i], plan_.ssh, plan_.agent_command(i, master_ip, launchers_[i]))); },
                   runs, ChildProcess::Stdin::kPipe);
     const std::string environment = nlohmann::json{{"env", plan_.agent_env}}.dump() + "\n";
     for (auto& r : runs) r.process->write_stdin(environment);
@@ -309,6 +305,7 @@ class Dispatcher {
   int signal_ = 0;
   std::string ssh_;
   fs::path dir_;
+  std::vector<std::string> launchers_;  // per host: where the preflight found the launcher
 };
 
 }  // namespace

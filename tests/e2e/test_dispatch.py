@@ -6,13 +6,14 @@ namespace (found by pid, never by name). Without root these tests skip."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PROBE, check, launch, main, pid_alive, read_dumps, scratch, wait_for  # noqa: E402
+from harness import PROBE, Skip, check, launch, main, pid_alive, read_dumps, scratch, wait_for  # noqa: E402
 from ssh_hosts import SshHosts  # noqa: E402
 from test_ps import MOVIELENS, recommender_args  # noqa: E402
 from test_train import HOUSING, TRAIN, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
@@ -23,7 +24,7 @@ LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 class Dispatch:
     """One dispatcher run: its Popen and its directory (which holds the package `job`)."""
 
-    def __init__(self, hosts, source, args, job="job", extra=(), root_dir=True):
+    def __init__(self, hosts, source, args, job="job", extra=(), root_dir=True, remote_launcher=True):
         self.hosts, self.job = hosts, job
         self.dir = scratch()
         self.package = os.path.join(self.dir, job)
@@ -31,7 +32,8 @@ class Dispatch:
         with open(os.path.join(self.package, "data.txt"), "w") as f:
             f.write("workspace file\n")
         cmd = [LAUNCH, *source(self.dir), *[f"--ssh_opt={o}" for o in hosts.ssh_options()],
-               f"--remote_launcher={LAUNCH}", f"--job_dispatch_package={self.package}", *extra]
+               *([f"--remote_launcher={LAUNCH}"] if remote_launcher else []), f"--job_dispatch_package={self.package}",
+               *extra]
         if root_dir:
             cmd.append(f"--root_dir={hosts.remote_root}")
         self.started = time.monotonic()
@@ -199,6 +201,22 @@ def test_preflight_names_the_host_whose_key_is_refused_and_starts_nothing():
         for i in (0, 2):
             check(not os.path.exists(job.remote(i)), f"nothing was copied to host {i}")
         hosts.wait_clean([0, 1, 2], timeout=2)
+
+
+def test_a_launcher_run_from_a_build_tree_is_found_on_the_hosts_at_its_own_path():
+    remote_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    if shutil.which("paddle-launch", path=remote_path):
+        raise Skip("paddle-launch is installed on this machine's PATH, so the hosts would find that one first")
+    with SshHosts(2) as hosts:
+        job = Dispatch(hosts, hostfile(hosts), probe(), remote_launcher=False)
+        code = job.finish(timeout=40)
+        check(code == 0, f"the job runs without --remote_launcher\n{job.text()}")
+        own = os.path.realpath(LAUNCH)
+        for i in range(2):
+            check(f"host root@{hosts.ips[i]}: paddle-launch is not on its PATH; running {own}" in job.err + job.out,
+                  f"host {i} runs the dispatcher's own path\n{job.text()}")
+            check(len(job.dumps(i)) == 1, f"host {i} ran its probe")
+        hosts.wait_clean([0, 1], timeout=5)
 
 
 def test_ctrl_c_stops_every_host_within_the_grace_period():

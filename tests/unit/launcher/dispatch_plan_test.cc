@@ -1,7 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "common/error.h"
 #include "launcher/dispatch/dispatch_plan.h"
@@ -80,6 +84,59 @@ TEST_CASE("ssh's reason is its last line, without the host-key notice") {
   CHECK(ssh_reason("") == "no output");
 }
 
+// Runs a preflight command here with /bin/sh and no PATH but /bin: (exit status, output).
+std::pair<int, std::string> run_preflight(const std::string& command) {
+  const std::string line = "PATH=/usr/bin:/bin /bin/sh -c " + shell_quote(command) + " 2>&1";
+  FILE* pipe = ::popen(line.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[256];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+DispatchPlan plan_with_own_path(std::vector<std::string> args, const std::string& own_path) {
+  args.insert(args.begin(), "paddle-launch");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return make_dispatch_plan(parse_command_line(static_cast<int>(argv.size()), argv.data()).options, {}, 23456, own_path);
+}
+
+TEST_CASE("without --remote_launcher a host runs paddle-launch from its PATH, else the dispatcher's own path") {
+  const std::string package = "--job_dispatch_package=" + make_package("pkg");
+  const DispatchPlan plan = plan_with_own_path({"--hosts=a,b", package, "x"}, "/opt/build/launcher/paddle-launch");
+  CHECK(plan.remote_launchers == std::vector<std::string>{"paddle-launch", "/opt/build/launcher/paddle-launch"});
+  CHECK(plan.agent_command(0, "10.0.0.1", "/opt/build/launcher/paddle-launch")
+            .starts_with("cd paddle-jobs/pkg && exec /opt/build/launcher/paddle-launch --agent "));
+  const DispatchPlan given = plan_with_own_path({"--hosts=a", package, "--remote_launcher=/usr/bin/pl", "x"}, "/o/pl");
+  CHECK(given.remote_launchers == std::vector<std::string>{"/usr/bin/pl"});
+}
+
+TEST_CASE("the preflight finds the first launcher there and names every place tried when none is") {
+  const std::string fake = make_package("bin") + "/fake-launcher";
+  std::ofstream(fake) << "#!/bin/sh\necho \"fake $1\"\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  DispatchPlan plan = plan_with_own_path({"--hosts=a", "--job_dispatch_package=" + make_package("pkg"), "x"}, fake);
+  plan.remote_launchers.front() = "no-such-paddle-launch";
+  auto [status, output] = run_preflight(plan.preflight_command());
+  CHECK(status == 0);
+  CHECK(launcher_found(output) == std::optional<std::string>(fake));
+  CHECK(ssh_reason(output) == "fake --version");
+
+  plan.remote_launchers.back() = "/nonexistent/build/paddle-launch";
+  std::tie(status, output) = run_preflight(plan.preflight_command());
+  CHECK(status == 127);
+  CHECK(output == "no-such-paddle-launch nor /nonexistent/build/paddle-launch: not found on this host; "
+                  "give --remote_launcher=PATH\n");
+  CHECK_FALSE(launcher_found(output));
+
+  plan.remote_launchers = {"/nonexistent/pl"};
+  std::tie(status, output) = run_preflight(plan.preflight_command());
+  CHECK(status == 127);
+  CHECK(output == "/nonexistent/pl: not found on this host; check --remote_launcher\n");
+}
+
 TEST_CASE("each host's agent gets the master on host 0, its rank, the user's flags, and no secret") {
   const std::string package = make_package("pkg");
   const DispatchPlan plan = plan_of({"--hosts=root@10.0.0.1,root@10.0.0.2:2222", "--job_dispatch_package=" + package,
@@ -90,7 +147,7 @@ TEST_CASE("each host's agent gets the master on host 0, its rank, the user's fla
   CHECK(plan.workspace == "/srv/jobs/pkg");
   CHECK(plan.package == package);
   CHECK(plan.master_port == 23456);
-  const std::string command = plan.agent_command(1, "10.0.0.1");
+  const std::string command = plan.agent_command(1, "10.0.0.1", "paddle-launch");
   CHECK(command ==
         "cd /srv/jobs/pkg && exec paddle-launch --agent --master=10.0.0.1:23456 --nnodes=2 --rank=1 --job_id=pkg "
         "--backend=gloo --max_restarts=2 train --config c.json");
@@ -104,11 +161,11 @@ TEST_CASE("slots become a host's process count unless the user gave one; the mas
   const std::string hostfile = (fs::path(package).parent_path() / "hostfile").string();
   std::ofstream(hostfile) << "a slots=2\nb slots=4\n";
   DispatchPlan plan = plan_of({"--hostfile=" + hostfile, "--job_dispatch_package=" + package, "--start_port=7000", "x"});
-  CHECK(plan.agent_command(1, "1.2.3.4").find("--master=1.2.3.4:6999") != std::string::npos);
-  CHECK(plan.agent_command(1, "1.2.3.4").find("--nproc_per_node=4 x") != std::string::npos);
+  CHECK(plan.agent_command(1, "1.2.3.4", "paddle-launch").find("--master=1.2.3.4:6999") != std::string::npos);
+  CHECK(plan.agent_command(1, "1.2.3.4", "paddle-launch").find("--nproc_per_node=4 x") != std::string::npos);
   plan = plan_of({"--hostfile=" + hostfile, "--job_dispatch_package=" + package, "--nproc_per_node=1", "x"});
-  CHECK(plan.agent_command(1, "1.2.3.4").find("--nproc_per_node=1 x") != std::string::npos);
-  CHECK(plan.agent_command(1, "1.2.3.4").find("--nproc_per_node=4") == std::string::npos);
+  CHECK(plan.agent_command(1, "1.2.3.4", "paddle-launch").find("--nproc_per_node=1 x") != std::string::npos);
+  CHECK(plan.agent_command(1, "1.2.3.4", "paddle-launch").find("--nproc_per_node=4") == std::string::npos);
 }
 
 TEST_CASE("conf.py gives the hosts, ROOT_DIR, the first port, the NIC and LD_LIBRARY_PATH") {
@@ -120,7 +177,7 @@ TEST_CASE("conf.py gives the hosts, ROOT_DIR, the first port, the NIC and LD_LIB
   CHECK(plan.hosts.size() == 2);
   CHECK(plan.workspace == "/home/paddle/confjob");
   CHECK(plan.master_port == 7163);
-  CHECK(plan.agent_command(0, "10.0.0.1").find("--start_port=7164") != std::string::npos);
+  CHECK(plan.agent_command(0, "10.0.0.1", "paddle-launch").find("--start_port=7164") != std::string::npos);
   nlohmann::json env = plan.agent_env;
   CHECK(env["PADDLE_JOB_TOKEN"].get<std::string>().size() == 48);  // a new one, shared by every node
   env.erase("PADDLE_JOB_TOKEN");
