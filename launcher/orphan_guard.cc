@@ -1,6 +1,7 @@
 #include "launcher/orphan_guard.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -193,6 +194,7 @@ void OrphanGuard::start_watchdog() {
 
 int run_orphan_watchdog(int argc, const char* const argv[]) {
   if (argc != 4) return 2;
+  ::prctl(PR_SET_NAME, kWatchdogProcessName);  // exec'd as /proc/self/exe, ps would show "exe"
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(sig, SIG_IGN);
   const OrphanGuard::Mode mode = std::string_view(argv[2]) == "cgroup" ? OrphanGuard::Mode::kCgroup : OrphanGuard::Mode::kEnvironment;
   const std::string target = argv[3];

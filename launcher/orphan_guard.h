@@ -70,8 +70,12 @@ class OrphanGuard {
 // starts or writes anything.
 std::string orphan_guard_choice(const EnvMap& env);
 
+// The name `ps` and `top` show for the watchdog (at most 15 characters, the kernel's limit).
+inline constexpr const char* kWatchdogProcessName = "paddle-watchdog";
+
 // The watchdog's body (`paddle-launch --orphan-watchdog cgroup DIR` or `... environment KEY`):
-// waits for stdin to close, kills the job's processes, removes the cgroup; returns the exit status.
+// names itself kWatchdogProcessName, waits for stdin to close, kills the job's processes, removes
+// the cgroup; returns the exit status.
 int run_orphan_watchdog(int argc, const char* const argv[]);
 
 // Kills every process of the job marked by `key` (environment mode) or in `cgroup_dir`, with

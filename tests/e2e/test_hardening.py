@@ -130,6 +130,26 @@ def test_sigterm_and_a_failure_reach_the_whole_tree():
         assert_gone_within(pids, 0.5, f"{stop}: the escapees to be gone when the launcher has exited")
 
 
+def test_the_orphan_watchdog_shows_in_ps_under_a_name_a_person_recognises():
+    workdir = scratch()
+    proc = subprocess.Popen([LAUNCH, "--nproc_per_node=1", "sleep", "30"], cwd=workdir, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        def watchdog():  # the launcher's child in a session of its own
+            return next((pid for pid, _, ppid, _, sid in process_stats() if ppid == proc.pid and sid == pid), None)
+        wait_for(watchdog, 10, "the launcher's orphan watchdog")
+        pid = watchdog()
+        with open(f"/proc/{pid}/comm") as f:
+            comm = f.read().strip()
+        with open(f"/proc/{pid}/cmdline") as f:
+            cmdline = f.read().split("\0")
+        check(comm == "paddle-watchdog", f"ps shows the watchdog as paddle-watchdog, not {comm!r}")
+        check(cmdline[:2] == ["paddle-launch", "--orphan-watchdog"], f"its command line says what it is: {cmdline}")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=20)
+
+
 def test_a_successful_job_leaves_no_daemon_behind():
     workdir = scratch()
     pids_dir = os.path.join(workdir, "pids")
