@@ -33,7 +33,7 @@ for mode in "sync" "async --set ps.max_merge_var_num=4" "geo --set ps.k_steps=10
   mkdir -p "$dir"
   # shellcheck disable=SC2086
   (cd "$dir" && "$launcher" --server_num=1 --worker_num=2 "$train" --config "$config" --set data_dir="$work/modes.txt" \
-      --set batch_size=256 --set ps.server_optimizer=sgd --set optimizer.lr=0.5 --set epochs=2 --set log_every=100000 \
+      --set batch_size=256 --set optimizer.type=sgd --set optimizer.lr=0.5 --set epochs=2 --set log_every=100000 \
       --set ps.mode=$mode >/dev/null 2>&1) || { echo "  ${mode%% *}: failed, see $dir/log"; continue; }
   python3 -c "import json; m=json.load(open('$dir/output/metrics.json')); print(f'  {\"${mode%% *}\":6} test AUC {m[\"test_auc\"]:.4f}   {m[\"samples_per_sec\"]:8.0f} samples/s')"
 done

@@ -94,8 +94,9 @@ CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
 CtrWorkload::~CtrWorkload() = default;
 
 std::string CtrWorkload::describe() const {
-  return fmt::format("wide&deep: {} dense parameters, embedding dim {}, {} train / {} test samples, {} steps per pass",
-                     tables_.dense[kDenseTable].size, model_.embedding_dim(), train_.size(), test_.size(),
+  return fmt::format("wide&deep on parameter servers ({}, lr {}): {} dense parameters, embedding dim {}, {} train / {} "
+                     "test samples, {} steps per pass",
+                     tables_.update_rule, tables_.learning_rate, tables_.dense[kDenseTable].size, model_.embedding_dim(), train_.size(), test_.size(),
                      steps_per_epoch(train_.size()));
 }
 

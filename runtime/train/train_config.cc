@@ -194,6 +194,28 @@ DataConfig parse_data(const ConfigReader& r) {
   return d;
 }
 
+bool is_server_rule(const std::string& name) {
+  try {
+    ps::UpdateRule::parse(name, 1.0f);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+// The servers' rule from ps.server_optimizer (`given`, may be empty) and optimizer.type.
+std::string server_rule(const std::string& given, const std::string& optimizer_type) {
+  if (!given.empty() && !is_server_rule(given))
+    throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not sgd, adagrad or adam", given));
+  const bool type_is_rule = is_server_rule(optimizer_type);
+  if (given.empty()) return type_is_rule ? optimizer_type : std::string();
+  if (type_is_rule && given != optimizer_type)
+    throw ConfigError(fmt::format("ps.server_optimizer: {} contradicts optimizer.type: {}; the servers run the program's "
+                                  "optimizer, so drop ps.server_optimizer or make the two agree",
+                                  given, optimizer_type));
+  return given;
+}
+
 PsConfig parse_ps(const ConfigReader& r) {
   PsConfig ps;
   ps.mode = parse_ps_mode(r.text("ps.mode"));
@@ -201,12 +223,7 @@ PsConfig parse_ps(const ConfigReader& r) {
   if (ps.mode == PsMode::kGeo && ps.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
   ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num", 1, std::numeric_limits<int>::max()));
   ps.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size", 1, std::numeric_limits<int>::max()));
-  ps.server_optimizer = r.text("ps.server_optimizer");
-  try {
-    ps::UpdateRule::parse(ps.server_optimizer, 1.0f);
-  } catch (const std::exception& e) {
-    throw ConfigError(fmt::format("ps.server_optimizer: {}", e.what()));
-  }
+  ps.server_optimizer = server_rule(r.text("ps.server_optimizer"), r.text("optimizer.type"));
   ps.init_dir = r.text("ps.init_dir");
   ps.start_pass = r.integer("ps.start_pass", 0);
   ps.save_dir = r.text("ps.save_dir");
@@ -333,7 +350,7 @@ json default_train_config() {
         {"k_steps", 0},
         {"max_merge_var_num", 4},
         {"send_queue_size", 16},
-        {"server_optimizer", "sgd"},
+        {"server_optimizer", ""},
         {"init_dir", ""},
         {"start_pass", 0},
         {"save_dir", ""}}},
@@ -436,6 +453,9 @@ bool TrainConfig::uses_parameter_servers(JobKind kind) const {
       if (ps_only) throw ConfigError("parallelism: model wide_deep trains on parameter servers only");
       break;
   }
+  if (ps && this->ps.server_optimizer.empty())
+    throw ConfigError("optimizer.type: momentum has no rule on parameter servers; set optimizer.type to sgd, adagrad or "
+                      "adam, or ps.server_optimizer to the servers' rule");
   if (ps && amp.enabled)
     throw ConfigError("amp.enabled: parameter-server training runs in float32 only; set amp.enabled=false, or train "
                       "collectively on GPUs");

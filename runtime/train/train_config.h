@@ -44,7 +44,10 @@ struct PsConfig {
   int k_steps = 0;  // GEO: local steps between sends
   int max_merge_var_num = 4;
   int send_queue_size = 16;
-  std::string server_optimizer = "sgd";  // the servers' update rule (ps/update_rule.h)
+  // The servers' update rule (ps/update_rule.h): the program's optimizer.type, as Paddle's servers
+  // run the program's optimizer. ps.server_optimizer may name it where optimizer.type has no server
+  // rule (momentum), and must agree with it otherwise. Empty: none (an error in PS mode).
+  std::string server_optimizer;
   std::string init_dir;                  // servers load this checkpoint at start
   int64_t start_pass = 0;                // the pass a resumed run carries on from
   std::string save_dir;                  // worker 0 has the servers save here at the end

@@ -87,7 +87,7 @@ def test_async_and_geo_modes_train_through_the_launcher():
                  ["--set", "ps.mode=geo", "--set", "ps.k_steps=4"]):
         r = launch(["--server_num=2", "--worker_num=2"],
                    ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=64", "--set", "epochs=2",
-                    "--set", "ps.server_optimizer=sgd", "--set", "optimizer.lr=1.0", *SMALL, *mode], script=TRAIN,
+                    "--set", "optimizer.type=sgd", "--set", "optimizer.lr=1.0", *SMALL, *mode], script=TRAIN,
                    timeout=180)
         check(r.returncode == 0, f"{mode[1]}: exit 0", r)
         with open(r.path("output", "metrics.json")) as f:
@@ -104,7 +104,7 @@ def _dense(workdir):
 
 def test_sync_two_workers_two_servers_equal_one_process_with_double_batch():
     need(SLOT)
-    common = slot_args(["--set", "max_steps=20", "--set", "epochs=10", "--set", "ps.server_optimizer=sgd",
+    common = slot_args(["--set", "max_steps=20", "--set", "epochs=10", "--set", "optimizer.type=sgd",
                         "--set", "optimizer.lr=0.05"])
     local_dir = scratch()
     local = by_hand({}, common + ["--set", "batch_size=16"], local_dir)
@@ -254,7 +254,7 @@ def test_recommender_on_servers_learns_in_sync_async_and_geo():
     need(MOVIELENS)
     results = {}
     for mode in (["--set", "ps.mode=sync"], ["--set", "ps.mode=async"],
-                 ["--set", "ps.mode=geo", "--set", "ps.k_steps=4", "--set", "ps.server_optimizer=sgd",
+                 ["--set", "ps.mode=geo", "--set", "ps.k_steps=4", "--set", "optimizer.type=sgd",
                   "--set", "optimizer.lr=0.01"]):
         r = launch(["--server_num=2", "--worker_num=2"], recommender_args(["--set", "epochs=2", *mode]), script=TRAIN,
                    timeout=240)
@@ -273,13 +273,31 @@ def test_recommender_on_servers_learns_in_sync_async_and_geo():
         check(rmse < baseline - margin, f"{mode}: test RMSE {rmse} at least {margin} below the global-mean baseline {baseline}")
 
 
+def test_the_servers_run_the_programs_optimizer():
+    """configs/recommender.json is a collective config (Adam); launched in PS mode its servers run
+    Adam at its learning rate, not a default rule."""
+    need(MOVIELENS)
+    collective_config = os.path.join(os.path.dirname(CONFIG), "recommender.json")
+    r = launch(["--server_num=2", "--worker_num=2"],
+               ["--config", collective_config, "--set", f"data_dir={MOVIELENS}", "--set", "epochs=1"], script=TRAIN,
+               timeout=180)
+    check(r.returncode == 0, "exit 0", r)
+    log = r.read("log", "workerlog.0")
+    check("parameter servers (adam, lr 0.001): dense" in log, f"the servers run the config's Adam\n{log[:2000]}")
+    with open(r.path("output", "metrics.json")) as f:
+        m = json.load(f)
+    check(m["test_rmse"] < m["baseline_rmse"] - 0.05,
+          f"one epoch of Adam on the servers: test RMSE {m['test_rmse']} well below the baseline {m['baseline_rmse']}")
+    print(f"recommender.json on 2 servers: test RMSE {m['test_rmse']:.4f} (baseline {m['baseline_rmse']:.4f})")
+
+
 def test_recommender_sync_two_workers_equal_one_process_with_double_batch():
     need(MOVIELENS)
-    common = recommender_args(["--set", "max_steps=20", "--set", "ps.server_optimizer=sgd", "--set", "optimizer.lr=0.1"])
+    common = recommender_args(["--set", "max_steps=20", "--set", "optimizer.type=sgd", "--set", "optimizer.lr=0.1"])
     local_dir = scratch()
     code, out, err = finish_all([by_hand({}, common + ["--set", "batch_size=64"], local_dir)])[0]
     check(code == 0, f"one process exits 0\n{err}")
-    check("parameter servers: dense" in out, f"the lone process trains against local tables\n{out[:2000]}")
+    check("parameter servers (sgd, lr 0.1): dense" in out, f"the lone process trains against local tables\n{out[:2000]}")
     r = launch(["--server_num=2", "--worker_num=2"], common + ["--set", "batch_size=32"], script=TRAIN, timeout=120)
     check(r.returncode == 0, "PS run exits 0", r)
     a, b = _dense(local_dir), _dense(r.workdir)
