@@ -11,6 +11,8 @@ import sys
 import tempfile
 import time
 
+from ports import free_ports, port_run  # noqa: E402,F401  (re-exported for the suites)
+
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 PROBE = os.environ.get("PROBE", "probe")
 SKIP = 77  # CTest's SKIP_RETURN_CODE
@@ -37,18 +39,6 @@ class Result:
 
     def dumps(self):
         return read_dumps(self.path("dumps"))
-
-
-def free_ports(n):
-    """n ports free on loopback now (for processes started by hand, which bind them at once)."""
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def read_dumps(directory):

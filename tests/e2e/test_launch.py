@@ -4,7 +4,6 @@ Run one test: test_launch.py test_NAME (CTest registers every test_* function)."
 
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -12,12 +11,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (LAUNCH, PROBE, Skip, assert_all_gone, check, child_env, finish, launch, main, scratch,  # noqa: E402
+from harness import (LAUNCH, PROBE, Skip, assert_all_gone, check, child_env, finish, launch, main, port_run, scratch,  # noqa: E402
                      start, wait_for, wait_for_dumps)
-
-
-def random_port_base():
-    return random.randint(20000, 30000)
 
 
 def test_collective_two_processes():
@@ -203,7 +198,7 @@ def test_ps_server_failure_fails_the_job():
 
 
 def test_two_hosts_on_loopback_agree():
-    base = random_port_base()
+    base = port_run(6) + 1  # the master one below --start_port, 2 trainers per host above it
     dumps_dir = scratch()
     procs = []
     started = time.monotonic()

@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main,  # noqa: E402
+from harness import (Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main, port_run,  # noqa: E402
                      pid_alive, scratch, wait_for)
 from netns_hosts import LoopbackHosts, NamespaceHosts, namespace_or_loopback  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
@@ -243,7 +243,7 @@ def test_two_nodes_claiming_one_rank_and_a_missing_node_are_named():
 def test_slurm_variables_make_the_job_without_master_flags():
     need(HOUSING)
     args = fit_a_line(["--set", "epochs=2"])
-    port = free_ports(1)[0]
+    port = port_run(4)  # the master, then --start_port and the trainers above it
     # Node ranks from SLURM_NODEID, deliberately the reverse of the addresses' order.
     nodes = [Node(i, None, None, args, [f"--start_port={port + 1}"],
                   env={"SLURM_JOB_NODELIST": "127.0.0.[1-2]", "SLURM_NNODES": "2", "SLURM_NODEID": str(1 - i)})
@@ -263,7 +263,8 @@ def test_slurm_variables_make_the_job_without_master_flags():
 def test_kubernetes_operators_variables_make_the_job():
     need(HOUSING)
     args = fit_a_line(["--set", "epochs=2"])
-    master_port, start = free_ports(2)
+    master_port = free_ports(1)[0]
+    start = port_run(4) + 1  # PaddleJob's master is one port below the trainers' first
     styles = {
         "PyTorchJob": lambda i: {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port), "PET_NNODES": "2",
                                  "PET_NODE_RANK": str(i)},
