@@ -12,7 +12,9 @@
 namespace paddle::ps {
 
 ServerTables build_server_tables(const TableSpecs& specs, int index, int count) {
-  const UpdateRule rule = UpdateRule::parse(specs.update_rule, specs.learning_rate);
+  UpdateRule rule = UpdateRule::parse(specs.update_rule, specs.learning_rate);
+  rule.momentum = specs.momentum;
+  rule.weight_decay = specs.weight_decay;
   ServerTables tables;
   for (const DenseTableSpec& d : specs.dense) {
     auto [begin, end] = dense_block(d.size, static_cast<size_t>(count), static_cast<size_t>(index));

@@ -41,6 +41,8 @@ struct TableSpecs {
   std::vector<SparseTableSpec> sparse;  // by table id
   std::string update_rule = "sgd";      // ps/update_rule.h names
   float learning_rate = 0.01f;
+  float momentum = 0.9f;  // the momentum rule's mu
+  float weight_decay = 0.0f;
 };
 
 // The tables server `index` of `count` holds. Throws common::ConfigError for an unknown rule.

@@ -1,7 +1,8 @@
 #pragma once
-// UpdateRule: the optimizer a parameter server applies to its rows: SGD, Adagrad or Adam,
-// each keeping its state beside the values (state_width() floats per value). The arithmetic is the
-// runtime optimizers' (kernels/functors.h), without weight decay.
+// UpdateRule: the optimizer a parameter server applies to its rows: SGD, Momentum, Adagrad or
+// Adam, each keeping its state beside the values (state_width() floats per value). The arithmetic
+// is the runtime optimizers' (kernels/functors.h), weight decay included (L2: weight_decay * w
+// added to the gradient).
 
 #include <cstddef>
 #include <cstdint>
@@ -10,14 +11,16 @@
 namespace paddle::ps {
 
 struct UpdateRule {
-  enum class Kind { kSgd, kAdagrad, kAdam };
+  enum class Kind { kSgd, kMomentum, kAdagrad, kAdam };
   Kind kind = Kind::kSgd;
   float lr = 0.01f;
+  float momentum = 0.9f;  // Momentum's mu
+  float weight_decay = 0.0f;  // L2
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
 
-  // Throws std::invalid_argument for a name other than sgd, adagrad, adam.
+  // Throws std::invalid_argument for a name other than sgd, momentum, adagrad, adam.
   static UpdateRule parse(const std::string& name, float lr);
-  size_t state_width() const { return kind == Kind::kSgd ? 0 : kind == Kind::kAdagrad ? 1 : 2; }
+  size_t state_width() const { return kind == Kind::kSgd ? 0 : kind == Kind::kAdam ? 2 : 1; }
   // Updates n values from their gradients; `state` holds state_width() * n floats and `step`
   // counts this row's updates (for Adam's bias correction).
   void apply(float* values, float* state, const float* grads, size_t n, int64_t step) const;

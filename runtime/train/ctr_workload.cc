@@ -78,6 +78,8 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
   tables.sparse.push_back({"wide", 1, config.seed + 1ULL, config.data.hash_dim});
   tables.update_rule = config.ps.server_optimizer;
   tables.learning_rate = config.lr_schedule.base_lr;
+  tables.momentum = config.optimizer.momentum;
+  tables.weight_decay = config.optimizer.weight_decay;
   return tables;
 }
 

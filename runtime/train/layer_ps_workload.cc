@@ -16,6 +16,8 @@ LayerPsWorkload::LayerPsWorkload(const TrainConfig& config, Fleet& fleet)
   steps_per_epoch(data_.train.size());
   layer_tables_.emplace(model_.net, model_.embeddings);
   specs_ = layer_tables_->specs(config.seed, config.ps.server_optimizer, config.lr_schedule.base_lr);
+  specs_.momentum = config.optimizer.momentum;
+  specs_.weight_decay = config.optimizer.weight_decay;
 }
 
 LayerPsWorkload::~LayerPsWorkload() = default;

@@ -203,13 +203,12 @@ bool is_server_rule(const std::string& name) {
   }
 }
 
-// The servers' rule from ps.server_optimizer (`given`, may be empty) and optimizer.type.
+// The servers' rule: optimizer.type, which ps.server_optimizer (`given`, may be empty) may repeat.
 std::string server_rule(const std::string& given, const std::string& optimizer_type) {
   if (!given.empty() && !is_server_rule(given))
-    throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not sgd, adagrad or adam", given));
-  const bool type_is_rule = is_server_rule(optimizer_type);
-  if (given.empty()) return type_is_rule ? optimizer_type : std::string();
-  if (type_is_rule && given != optimizer_type)
+    throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not sgd, momentum, adagrad or adam", given));
+  if (given.empty()) return optimizer_type;
+  if (given != optimizer_type)
     throw ConfigError(fmt::format("ps.server_optimizer: {} contradicts optimizer.type: {}; the servers run the program's "
                                   "optimizer, so drop ps.server_optimizer or make the two agree",
                                   given, optimizer_type));
@@ -453,9 +452,6 @@ bool TrainConfig::uses_parameter_servers(JobKind kind) const {
       if (ps_only) throw ConfigError("parallelism: model wide_deep trains on parameter servers only");
       break;
   }
-  if (ps && this->ps.server_optimizer.empty())
-    throw ConfigError("optimizer.type: momentum has no rule on parameter servers; set optimizer.type to sgd, adagrad or "
-                      "adam, or ps.server_optimizer to the servers' rule");
   if (ps && amp.enabled)
     throw ConfigError("amp.enabled: parameter-server training runs in float32 only; set amp.enabled=false, or train "
                       "collectively on GPUs");

@@ -44,9 +44,9 @@ struct PsConfig {
   int k_steps = 0;  // GEO: local steps between sends
   int max_merge_var_num = 4;
   int send_queue_size = 16;
-  // The servers' update rule (ps/update_rule.h): the program's optimizer.type, as Paddle's servers
-  // run the program's optimizer. ps.server_optimizer may name it where optimizer.type has no server
-  // rule (momentum), and must agree with it otherwise. Empty: none (an error in PS mode).
+  // The servers' update rule (ps/update_rule.h): the program's optimizer.type (with its lr,
+  // momentum and weight decay), as Paddle's servers run the program's optimizer. ps.server_optimizer, kept for
+  // older configs, may repeat it; a different value is an error naming both keys.
   std::string server_optimizer;
   std::string init_dir;                  // servers load this checkpoint at start
   int64_t start_pass = 0;                // the pass a resumed run carries on from

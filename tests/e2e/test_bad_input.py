@@ -217,8 +217,6 @@ CASES = [
          "device=cpu"], 2, "amp.enabled", progress=True),
     Case("PS server rule contradicts the optimizer", "config", "train", [*WIDE_DEEP, "--set", "ps.server_optimizer=sgd"],
          2, "ps.server_optimizer: sgd contradicts optimizer.type: adam"),
-    Case("PS optimizer without a server rule", "config", "train", [*WIDE_DEEP, "--set", "optimizer.type=momentum"], 2,
-         "optimizer.type: momentum has no rule on parameter servers", progress=True),
     # Data files: exit 1, naming the file and, for text, the line.
     Case("data dir missing", "data", "train", [*FIT_A_LINE, "--set", "data_dir=nowhere"], 1, "nowhere/housing.data"),
     Case("housing line malformed", "data", "train", [*FIT_A_LINE, "--set", "data_dir=uci"], 1, "uci/housing.data:3",

@@ -293,11 +293,17 @@ def test_the_servers_run_the_programs_optimizer():
 
 def test_recommender_sync_two_workers_equal_one_process_with_double_batch():
     need(MOVIELENS)
-    common = recommender_args(["--set", "max_steps=20", "--set", "optimizer.type=sgd", "--set", "optimizer.lr=0.1"])
+    for rule in ("sgd", "momentum"):
+        _sync_two_workers_equal_one_process(rule)
+
+
+def _sync_two_workers_equal_one_process(rule):
+    common = recommender_args(["--set", "max_steps=20", "--set", f"optimizer.type={rule}", "--set", "optimizer.lr=0.1",
+                               "--set", "optimizer.weight_decay=0.001"])
     local_dir = scratch()
     code, out, err = finish_all([by_hand({}, common + ["--set", "batch_size=64"], local_dir)])[0]
     check(code == 0, f"one process exits 0\n{err}")
-    check("parameter servers (sgd, lr 0.1): dense" in out, f"the lone process trains against local tables\n{out[:2000]}")
+    check(f"parameter servers ({rule}, lr 0.1): dense" in out, f"the lone process trains against local tables\n{out[:2000]}")
     r = launch(["--server_num=2", "--worker_num=2"], common + ["--set", "batch_size=32"], script=TRAIN, timeout=120)
     check(r.returncode == 0, "PS run exits 0", r)
     a, b = _dense(local_dir), _dense(r.workdir)
@@ -306,8 +312,8 @@ def test_recommender_sync_two_workers_equal_one_process_with_double_batch():
     moved = sum((x - y) ** 2 for x, y in zip(a, initial)) ** 0.5
     check(moved > 0, "training changed the dense parameters")
     diff = sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 / max(1e-12, sum(x * x for x in a) ** 0.5)
-    check(diff <= 1e-5, f"dense parameters after 20 steps: relative difference {diff:.2e}")
-    print(f"recommender: relative dense difference, 2 workers x 2 servers vs 1 process: {diff:.2e}")
+    check(diff <= 1e-5, f"{rule}: dense parameters after 20 steps: relative difference {diff:.2e}")
+    print(f"recommender, {rule} with weight decay: relative dense difference, 2 workers x 2 servers vs 1 process: {diff:.2e}")
 
 
 if __name__ == "__main__":

@@ -8,15 +8,12 @@
 using namespace paddle::runtime;
 using paddle::common::ConfigError;
 
-TEST_CASE("the servers run the program's optimizer unless ps.server_optimizer names a rule it lacks") {
+TEST_CASE("the servers run the program's optimizer; ps.server_optimizer may only repeat it") {
   CHECK(load_train_config("", {"optimizer.type=adam"}).ps.server_optimizer == "adam");
   CHECK(load_train_config("", {"optimizer.type=adagrad", "ps.server_optimizer=adagrad"}).ps.server_optimizer == "adagrad");
-  CHECK(load_train_config("", {"optimizer.type=momentum", "ps.server_optimizer=adam"}).ps.server_optimizer == "adam");
-  const TrainConfig momentum = load_train_config("", {"optimizer.type=momentum"});
-  CHECK(momentum.ps.server_optimizer.empty());
-  CHECK_FALSE(momentum.uses_parameter_servers(JobKind::kCollective));
-  CHECK_THROWS_WITH_AS(momentum.uses_parameter_servers(JobKind::kParameterServer),
-                       doctest::Contains("optimizer.type: momentum has no rule on parameter servers"), ConfigError);
+  const TrainConfig momentum = load_train_config("", {});
+  CHECK(momentum.ps.server_optimizer == "momentum");
+  CHECK(momentum.uses_parameter_servers(JobKind::kParameterServer));
   CHECK_THROWS_WITH_AS(load_train_config("", {"optimizer.type=adam", "ps.server_optimizer=sgd"}),
                        "ps.server_optimizer: sgd contradicts optimizer.type: adam; the servers run the program's optimizer, "
                        "so drop ps.server_optimizer or make the two agree",
