@@ -5,6 +5,11 @@ if(PADDLE_LAUNCH_WITH_CUDA)
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
+  # enable_language(CUDA) fills CMAKE_CUDA_ARCHITECTURES with nvcc's own default (sm_75 for CUDA
+  # 13), so whether the user chose one must be read before it runs.
+  if(NOT DEFINED CACHE{CMAKE_CUDA_ARCHITECTURES} AND NOT DEFINED ENV{CUDAARCHS})
+    set(_paddle_default_cuda_architectures ON)
+  endif()
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
@@ -29,8 +34,9 @@ if(PADDLE_LAUNCH_WITH_CUDA)
     set_target_properties(paddle::nccl PROPERTIES IMPORTED_LOCATION ${PADDLE_NCCL_LIBRARY}
                                                   INTERFACE_INCLUDE_DIRECTORIES ${PADDLE_NCCL_INCLUDE})
     set(PADDLE_LAUNCH_HAVE_CUDA ON)
-    if(NOT CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    # Ampere and Hopper machine code, each with its PTX (newer GPUs compile that at load time).
+    if(_paddle_default_cuda_architectures)
+      set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures to build for" FORCE)
     endif()
     message(STATUS "CUDA: ${CMAKE_CUDA_COMPILER} (cuDNN ${PADDLE_CUDNN_LIBRARY}, NCCL ${PADDLE_NCCL_LIBRARY})")
   else()

@@ -2,58 +2,92 @@
 # GPU training on one device through paddle-launch --gpus=0 (needs a CUDA build and a GPU):
 #  - the default config (Fashion-MNIST CNN) on the GPU: test accuracy, samples/s, wall time;
 #  - the same CNN with mixed precision (amp.enabled, float16 O1): its test accuracy against FP32's;
-#  - ResNet-50 (configs/resnet.json, batch 32, 3x224x224) images/s in strict FP32, with TF32 and
-#    with AMP (float16 and bfloat16, O1), steady state: two runs of STEPS_SHORT and STEPS_LONG
-#    steps, (difference in images) / (difference in training seconds), so start-up and cuDNN's
-#    first calls cancel out. AMP autocasts Linear's GEMMs only so far (convolutions stay float32).
+#  - ResNet-50 (configs/resnet.json, 3x224x224, Momentum) at each batch of BATCHES in strict FP32,
+#    TF32, AMP float16 O1, AMP float16 O2 and AMP bfloat16 O1: images/s in the steady state, from
+#    the metrics log's times between step WARMUP and step STEPS (start-up and cuDNN's algorithm
+#    search fall before WARMUP), and the peak device memory nvidia-smi saw during the run (the
+#    whole process: CUDA context, cuDNN workspace and the memory pool included). A mode the
+#    build refuses at start (O2 so far) is reported as refused, with the reason.
 #   scripts/bench_gpu.sh                    DATA_DIR=... to read Fashion-MNIST elsewhere
+#   BATCHES="32 256" MODES="fp32 amp-fp16" STEPS=60 WARMUP=20 SKIP_CNN=1 scripts/bench_gpu.sh
 set -euo pipefail
 source "$(dirname "$0")/bench_setup.sh" runtime/train
 data_dir="${DATA_DIR:-/usr/share/datasets/fashion-mnist}"
-short="${STEPS_SHORT:-20}"
-long="${STEPS_LONG:-80}"
+batches="${BATCHES:-32 128 256}"
+mode_list="${MODES:-fp32 tf32 amp-fp16 amp-fp16-o2 amp-bf16}"
+steps="${STEPS:-60}"
+warmup="${WARMUP:-20}"
 echo "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'); $cpu"
 
 metric() { python3 -c "import json; m=json.load(open('$1')); print(m['$2'])"; }
 
-run() {  # NAME ARGS...: one process on GPU 0, its metrics in $work/NAME/output
-  local name=$1
+# Samples the GPU's used memory every 100 ms into $work/NAME.mem while the named run goes on.
+memory_watch() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$work/$1.mem" 2>/dev/null & }
+
+run() {  # NAME ARGS...: one process on GPU 0, its metrics in $work/NAME/output; false if it failed
+  local name=$1 status=0 watcher
   shift
   mkdir -p "$work/$name"
+  memory_watch "$name"
+  watcher=$!
   (cd "$work/$name" && "$launcher" --gpus=0 "$train" --set data_dir="$data_dir" --set checkpoint=false "$@" \
-      >"$work/$name.out" 2>&1) || { tail -30 "$work/$name.out"; tail -30 "$work/$name/log/workerlog.0"; exit 1; }
+      >"$work/$name.out" 2>&1) || status=$?
+  kill "$watcher" 2>/dev/null || true
+  wait "$watcher" 2>/dev/null || true
+  return $status
 }
 
-start=$(date +%s.%N)
-run cnn --config "$(realpath configs/fashion_mnist.json)"
-end=$(date +%s.%N)
-grep -m1 "^device:" "$work/cnn/log/workerlog.0"
-python3 -c "print(f'fashion_mnist CNN, 1 GPU, 2 epochs: test_acc {$(metric "$work/cnn/output/metrics.json" test_acc):.4f}, '
-                  f'{$(metric "$work/cnn/output/metrics.json" samples_per_sec):.0f} samples/s, wall {$end - $start:.1f} s')"
+show_failure() {  # NAME: the end of its console and worker log
+  tail -30 "$work/$1.out"
+  tail -30 "$work/$1/log/workerlog.0" 2>/dev/null || true
+}
 
-run cnn-amp --config "$(realpath configs/fashion_mnist.json)" --set amp.enabled=true
-grep -m1 "^mixed precision:" "$work/cnn-amp/log/workerlog.0" || true
-echo "skipped AMP steps: $(grep -c 'step skipped' "$work/cnn-amp/log/workerlog.0" || true)"
-python3 -c "print(f'fashion_mnist CNN, 1 GPU, 2 epochs, AMP float16 O1: test_acc {$(metric "$work/cnn-amp/output/metrics.json" test_acc):.4f} '
-                  f'(FP32: {$(metric "$work/cnn/output/metrics.json" test_acc):.4f}), '
-                  f'{$(metric "$work/cnn-amp/output/metrics.json" samples_per_sec):.0f} samples/s')"
+if [ "${SKIP_CNN:-0}" != 1 ]; then
+  start=$(date +%s.%N)
+  run cnn --config "$(realpath configs/fashion_mnist.json)" || { show_failure cnn; exit 1; }
+  end=$(date +%s.%N)
+  grep -m1 "^device:" "$work/cnn/log/workerlog.0"
+  python3 -c "print(f'fashion_mnist CNN, 1 GPU, 2 epochs: test_acc {$(metric "$work/cnn/output/metrics.json" test_acc):.4f}, '
+                    f'{$(metric "$work/cnn/output/metrics.json" samples_per_sec):.0f} samples/s, wall {$end - $start:.1f} s')"
 
-resnet=(--config "$(realpath configs/resnet.json)" --set test_samples=64 --set log_every=1000)
+  run cnn-amp --config "$(realpath configs/fashion_mnist.json)" --set amp.enabled=true || { show_failure cnn-amp; exit 1; }
+  grep -m1 "^mixed precision:" "$work/cnn-amp/log/workerlog.0" || true
+  echo "skipped AMP steps: $(grep -c 'step skipped' "$work/cnn-amp/log/workerlog.0" || true)"
+  python3 -c "print(f'fashion_mnist CNN, 1 GPU, 2 epochs, AMP float16 O1: test_acc {$(metric "$work/cnn-amp/output/metrics.json" test_acc):.4f} '
+                    f'(FP32: {$(metric "$work/cnn/output/metrics.json" test_acc):.4f}), '
+                    f'{$(metric "$work/cnn-amp/output/metrics.json" samples_per_sec):.0f} samples/s')"
+fi
+
 declare -A modes=([fp32]="tf32=false" [tf32]="tf32=true" [amp-fp16]="amp.enabled=true"
-                  [amp-bf16]="amp.enabled=true amp.dtype=bfloat16")
-for mode in fp32 tf32 amp-fp16 amp-bf16; do
-  sets=()
-  for kv in ${modes[$mode]}; do sets+=(--set "$kv"); done
-  run "r$short-$mode" "${resnet[@]}" "${sets[@]}" --set max_steps=$short
-  run "r$long-$mode" "${resnet[@]}" "${sets[@]}" --set max_steps=$long
-  python3 - "$work/r$short-$mode/output/metrics.json" "$work/r$long-$mode/output/metrics.json" "$mode" <<'PY'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-batch = 32
-seconds = lambda m: m["steps"] * batch / m["samples_per_sec"]
-ips = (b["steps"] - a["steps"]) * batch / (seconds(b) - seconds(a))
-mode = {"fp32": "strict FP32", "tf32": "TF32", "amp-fp16": "AMP float16 O1", "amp-bf16": "AMP bfloat16 O1"}[sys.argv[3]]
-print(f"ResNet-50, batch 32, 3x224x224, 1 GPU, {mode}: {ips:.0f} images/s "
-      f"(steps {a['steps']}..{b['steps']}; whole {b['steps']}-step run {b['samples_per_sec']:.0f} images/s)")
+                  [amp-fp16-o2]="amp.enabled=true amp.level=O2" [amp-bf16]="amp.enabled=true amp.dtype=bfloat16")
+declare -A titles=([fp32]="strict FP32" [tf32]="TF32" [amp-fp16]="AMP float16 O1" [amp-fp16-o2]="AMP float16 O2"
+                   [amp-bf16]="AMP bfloat16 O1")
+idle_mib=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1 || echo 0)
+for batch in $batches; do
+  for mode in $mode_list; do
+    sets=()
+    for kv in ${modes[$mode]}; do sets+=(--set "$kv"); done
+    name="resnet-b$batch-$mode"
+    if ! run "$name" --config "$(realpath configs/resnet.json)" --set batch_size="$batch" \
+        --set train_samples=$((batch * steps)) --set test_samples=64 --set max_steps="$steps" --set log_every=10 \
+        "${sets[@]}"; then
+      reason=$(grep -h -m1 "^train: " "$work/$name/log/workerlog.0" 2>/dev/null || tail -1 "$work/$name/log/workerlog.0" 2>/dev/null)
+      echo "ResNet-50, batch $batch, ${titles[$mode]}: refused or failed: ${reason:-see below}"
+      [ -n "$reason" ] || show_failure "$name"
+      continue
+    fi
+    python3 - "$work/$name" "$batch" "$warmup" "${titles[$mode]}" "$idle_mib" <<'PY'
+import glob, json, sys
+folder, batch, warmup, title, idle = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+lines = [json.loads(l) for f in glob.glob(f"{folder}/log/metrics.*.jsonl") for l in open(f) if l.strip()]
+lines.sort(key=lambda l: l["step"])
+first = next(l for l in lines if l["step"] >= warmup)
+last = lines[-1]
+ips = (last["step"] - first["step"]) * batch / (last["time"] - first["time"])
+peak = max((int(v) for v in open(f"{folder}.mem").read().split() if v.isdigit()), default=0)
+print(f"ResNet-50, batch {batch}, 3x224x224, 1 GPU, {title}: {ips:.0f} images/s "
+      f"(steps {first['step']}..{last['step']}), peak device memory {peak} MiB ({peak - idle} MiB above idle), "
+      f"loss at step {last['step']} {last['loss']:.4f}")
 PY
+  done
 done
