@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
+for tool in file:file dpkg-shlibdeps:dpkg-dev; do  # cpack's Depends come from dpkg-shlibdeps, which needs file
+  command -v "${tool%%:*}" >/dev/null ||
+    { echo "package.sh: ${tool%%:*} is not installed; install the Debian package ${tool#*:}" >&2; exit 1; }
+done
 "$python" -m pip --version >/dev/null 2>&1 ||
   { echo "package.sh: $python has no pip; install python3-pip (Debian) or set PYTHON to a Python with pip" >&2; exit 1; }
 

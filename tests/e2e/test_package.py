@@ -145,7 +145,9 @@ def job(launcher, train, config, workdir, path):
 def test_the_deb_installs_and_runs_a_two_process_job():
     for tool in ("dpkg-deb", "dpkg-query", "readelf", "ldd"):
         if shutil.which(tool) is None:
-            raise Skip(f"{tool} is not installed")
+            raise Skip(f"{tool} is not installed (not a Debian system?)")
+    check(shutil.which("file") is not None,
+          "cpack's Depends come from dpkg-shlibdeps, which needs `file`: install the Debian package file")
     if not os.path.exists(os.path.join(BUILD_DIR, "CPackConfig.cmake")):
         raise Skip(f"no CPackConfig.cmake in BUILD_DIR={BUILD_DIR!r}")
     if not os.path.exists(HOUSING):
