@@ -97,7 +97,10 @@ def owning_package(library_path):
 def loaded_libraries(program):
     """{soname: path} of the shared libraries PROGRAM names itself (DT_NEEDED), as ld.so finds them."""
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", ok(["readelf", "-d", program], "readelf"))
-    found = dict(re.findall(r"^\s*(\S+) => (\S+)", ok(["ldd", program], "ldd"), re.M))
+    listing = ok(["ldd", program], "ldd")
+    found = dict(re.findall(r"^\s*(\S+) => (\S+)", listing, re.M))
+    # The dynamic loader, named by path ("/lib64/ld-linux-x86-64.so.2 (0x...)"), as some links (CUDA's) name it.
+    found.update({os.path.basename(p): p for p in re.findall(r"^\s*(/\S+) \(0x", listing, re.M)})
     missing = [n for n in needed if n not in found or found[n] == "not"]
     check(not missing, f"{program}: every library it names is found: missing {missing}")
     return {n: found[n] for n in needed}
