@@ -6,7 +6,8 @@
 // The signal handler is async-signal-safe: it formats the record into a buffer with its own
 // digits, no allocation and no locks; the frames come from Boost.Stacktrace's safe_dump_to,
 // each written as MODULE+0xOFFSET from a table of the loaded modules taken at installation.
-// Names are added by the reader (the launcher runs addr2line on them: launcher/root_cause.h).
+// Names are added by the reader (the launcher runs addr2line on them:
+// launcher/supervise/root_cause.h).
 // The handler then restores the signal's default action and raises it again, so the process
 // still dies of its signal and its exit status tells the launcher so.
 //

@@ -9,9 +9,9 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "launcher/console/log_echo.h"
 #include "launcher/dashboard/page.h"
-#include "launcher/job_state.h"
-#include "launcher/log_echo.h"
+#include "launcher/job/job_state.h"
 
 namespace paddle::launcher {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "launcher/dispatch/remote_hosts.h"
 #include "launcher/dispatch/ssh_command.h"
-#include "launcher/environment.h"
-#include "launcher/launch_options.h"
+#include "launcher/plan/environment.h"
+#include "launcher/plan/launch_options.h"
 
 namespace paddle::launcher {
 

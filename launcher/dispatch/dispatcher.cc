@@ -14,10 +14,10 @@
 
 #include "common/error.h"
 #include "common/file.h"
-#include "launcher/child_process.h"
-#include "launcher/launch_options.h"
-#include "launcher/log_echo.h"
-#include "launcher/scheduler_env.h"
+#include "launcher/console/log_echo.h"
+#include "launcher/plan/launch_options.h"
+#include "launcher/plan/scheduler_env.h"
+#include "launcher/supervise/child_process.h"
 
 namespace paddle::launcher {
 namespace {

@@ -21,8 +21,8 @@
 
 #include <chrono>
 
+#include "launcher/console/launch_log.h"
 #include "launcher/dispatch/dispatch_plan.h"
-#include "launcher/launch_log.h"
 
 namespace paddle::launcher {
 

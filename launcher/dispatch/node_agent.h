@@ -11,9 +11,9 @@
 #include <chrono>
 #include <string>
 
-#include "launcher/environment.h"
-#include "launcher/launch_log.h"
-#include "launcher/launch_options.h"
+#include "launcher/console/launch_log.h"
+#include "launcher/plan/environment.h"
+#include "launcher/plan/launch_options.h"
 
 namespace paddle::launcher {
 

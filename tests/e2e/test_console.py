@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the console (launcher/console_echo.h): whose output it shows
+"""End-to-end tests of the console (launcher/console/console_echo.h): whose output it shows
 (--log_output), each line whole and labelled, and a slow console that never slows the job."""
 
 import os

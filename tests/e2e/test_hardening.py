@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the orphan guard (launcher/orphan_guard.h): whatever shape of process tree
-a training script makes, nothing of it survives the launcher, however the launcher ends. Each
+"""End-to-end tests of the orphan guard (launcher/supervise/orphan_guard.h): whatever shape of
+process tree a training script makes, nothing of it survives the launcher, however the launcher ends. Each
 script records the pids of what it starts; the tests check those pids (never names)."""
 
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of error files and the root cause (common/error_record.h,
-launcher/root_cause.h): each failing process leaves LOG_DIR/error.<role>.<rank>.json, and the
-launcher's report leads with what it says, frames named; side effects are called so."""
+launcher/supervise/root_cause.h): each failing process leaves LOG_DIR/error.<role>.<rank>.json,
+and the launcher's report leads with what it says, frames named; side effects are called so."""
 
 import json
 import os

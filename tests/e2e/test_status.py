@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end tests of the live metrics (runtime/train/metrics_log.h), LOG_DIR/job.json
-(launcher/job_state.h) and `paddle-launch status` (launcher/status_command.h)."""
+(launcher/job/job_state.h) and `paddle-launch status` (launcher/job/status_command.h)."""
 
 import json
 import os

@@ -1,6 +1,6 @@
 // Fuzz target: the launcher's readers of a cluster's environment: the schedulers' variables
-// (launcher/scheduler_env.h detect_scheduler: Slurm node lists, Open MPI, Kubernetes jobs) and
-// the start port (launcher/plan_support.h explicit_start_port). The input is the environment,
+// (launcher/plan/scheduler_env.h detect_scheduler: Slurm node lists, Open MPI, Kubernetes jobs) and
+// the start port (launcher/plan/plan_support.h explicit_start_port). The input is the environment,
 // one NAME=VALUE per line. Anything wrong must be a common::Error naming the variable. Nothing
 // here resolves a host name, so no input reaches the network.
 
@@ -8,9 +8,9 @@
 #include <string>
 
 #include "common/error.h"
-#include "launcher/launch_options.h"
-#include "launcher/plan_support.h"
-#include "launcher/scheduler_env.h"
+#include "launcher/plan/launch_options.h"
+#include "launcher/plan/plan_support.h"
+#include "launcher/plan/scheduler_env.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   paddle::launcher::EnvMap env;

@@ -1,4 +1,4 @@
-// Fuzz target: the launcher's command line (launcher/launch_options.h parse_command_line, then
+// Fuzz target: the launcher's command line (launcher/plan/launch_options.h parse_command_line, then
 // describe_options as the launcher prints them). The input is argv after the program name, one
 // argument per line. Anything wrong must be a common::UsageError naming the flag.
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "launcher/launch_options.h"
+#include "launcher/plan/launch_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> args = {"paddle-launch"};

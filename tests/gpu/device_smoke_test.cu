@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "launcher/cuda_device_count.h"
+#include "launcher/plan/cuda_device_count.h"
 
 namespace {
 

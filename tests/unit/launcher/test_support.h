@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "launcher/launch_options.h"
-#include "launcher/launch_plan.h"
-#include "launcher/port_reservation.h"
+#include "launcher/plan/launch_options.h"
+#include "launcher/plan/launch_plan.h"
+#include "launcher/plan/port_reservation.h"
 
 namespace paddle::launcher::testing {
 

@@ -1,0 +1,187 @@
+#pragma once
+// ClusterLink: this launcher's tie to the other launchers of a multi-node job, through the
+// job's control store (control_store.h): the HTTP store on the master node (the same store
+// kind the workers' rendezvous uses), or etcd.
+//
+// Keys, under JOB (the --job_id) and G (the generation: 0, then one more per restart):
+//   JOB.gG.node.IP     a node's registration (rank_map.h), written when it joins generation G
+//   JOB.gG.members     an elastic job's members of G, fixed by the first node to see that
+//                      enough have come (below); the registrations, in a JSON list
+//   JOB.generation     an elastic job's newest generation with members: where newcomers join
+//   JOB.gG.report.IP   why G ended on that node (job_failure.h); the first report anywhere
+//                      makes every node stop its processes
+//   JOB.gG.failed      the judge's verdict: settle_time after the first report, the most
+//                      likely root cause among them (JobFailure::Cause order, then the earliest),
+//                      so every node names the same one; a process that lost its peer fails
+//                      too, but it is not the cause
+//   JOB.gG.done.IP     the node's processes all succeeded
+//   JOB.hb.IP          a node's heartbeat (etcd: on its lease)
+// One launcher judges (the master's host; on etcd the holder of JOB.judge): a node the store
+// counts as gone (control_store.h) gets a report "launcher lost". A node that cannot reach the
+// store for dead_after reports the store lost itself.
+//
+// Elastic jobs (--nnodes=MIN:MAX, on etcd): generation G starts once MIN nodes have registered
+// and either MAX have, or every live launcher has (G > 0: the survivors and newcomers of a
+// restart), or elastic_timeout has passed since MIN were there. Later nodes register for G+1;
+// the judge then ends G so that they are admitted (a node joining); a lost node ends G too,
+// and the rest go on without it when at least MIN remain.
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collective/etcd_client.h"
+#include "common/error.h"
+#include "common/job_token.h"
+#include "launcher/cluster/control_store.h"
+#include "launcher/console/launch_log.h"
+#include "launcher/plan/rank_map.h"
+#include "launcher/supervise/job_failure.h"
+
+namespace paddle::launcher {
+
+// The nodes did not all arrive within --rendezvous_timeout.
+class RendezvousTimeout : public common::Error {
+ public:
+  static constexpr int kExitCode = 124;
+  explicit RendezvousTimeout(const std::string& message) : common::Error(message, kExitCode) {}
+};
+
+struct ClusterSettings {
+  std::string master_ip;  // the HTTP master; empty with etcd
+  int master_port = 0;
+  std::vector<collective::EtcdEndpoint> etcd;  // --master=etcd://...
+  std::string job_id = "default";
+  int nnodes = 1;     // the most nodes
+  int min_nodes = 1;  // the fewest an elastic job runs with; nnodes otherwise
+  std::string node_ip;  // this node's address, as the others reach it
+  bool host_master = false;  // this node serves the store
+  std::vector<std::string> ips_order;  // --ips, else the scheduler's node list: the rank order
+  std::optional<int> node_rank;        // --rank, else the scheduler's
+  std::string source;                  // where the settings came from, printed once
+  std::chrono::milliseconds rendezvous_timeout{300000};
+  std::chrono::milliseconds elastic_timeout{30000};
+  std::chrono::milliseconds report_interval{5000};
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds dead_after{5000};
+  std::chrono::milliseconds settle_time{1500};
+  std::optional<common::JobToken> token;  // PADDLE_JOB_TOKEN, shared by every node of the job
+
+  bool elastic() const { return min_nodes < nnodes; }
+  // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".
+  std::string master_name() const;
+  // As PADDLE_MASTER gives it: "10.0.0.1:6069" or "etcd://10.0.0.5:2379".
+  std::string master_url() const;
+};
+
+// A generation as this node joined it.
+struct JoinedGeneration {
+  int generation = 0;     // a node joining a running elastic job starts at the job's
+  int restarts_used = 0;  // of --max_restarts, job-wide
+  std::vector<RankedNode> nodes;
+};
+
+class ClusterLink {
+ public:
+  // Hosts the store when settings.host_master; starts heartbeats. Throws common::UsageError
+  // when this node should host the master but cannot bind its address, common::PeerError when
+  // etcd cannot be reached.
+  ClusterLink(ClusterSettings settings, LaunchLog& log);
+  ~ClusterLink();
+  ClusterLink(const ClusterLink&) = delete;
+  ClusterLink& operator=(const ClusterLink&) = delete;
+
+  const ClusterSettings& settings() const { return settings_; }
+
+  // Registers `me` for `generation` (or, elastic, the job's next one) and waits for the nodes,
+  // printing "waiting for K of N nodes; have: ...; missing: ..." every report interval.
+  // Throws RendezvousTimeout naming the missing nodes, common::UsageError for registrations
+  // that contradict each other, common::PeerError when the store cannot be reached.
+  JoinedGeneration join(int generation, const NodeRegistration& me);
+
+  // Why the job goes on to its next generation without counting a restart: an elastic job's
+  // nodes changed and at least MIN remain, or a process asked to be restarted (exit 101).
+  std::optional<std::string> membership_change(const JobFailure& root) const;
+
+  // Reports why `generation` ended here, so that every node stops; returns `failure`.
+  JobFailure report(int generation, const JobFailure& failure);
+
+  // The master's verdict on `generation`'s root cause, waiting for it up to settle_time plus
+  // dead_after; `provisional` when the master cannot give one.
+  JobFailure verdict(int generation, const JobFailure& provisional);
+
+  // This node's processes of `generation` all succeeded. The master's launcher then waits for
+  // every node to finish (the others need its store until they do), printing who it waits for;
+  // returns a failure reported meanwhile.
+  std::optional<JobFailure> finish(int generation);
+
+  // PS: this node's workers of `generation` have all exited 0 (JOB.gG.workers_done.IP); and
+  // whether every node with workers has said so (false while the store cannot tell).
+  void workers_done(int generation);
+  bool job_workers_done(int generation);
+
+  // A failure some node (or the master's liveness judge) reported for the joined generation:
+  // the verdict once there is one, else the first report; polled without blocking.
+  std::optional<JobFailure> failure();
+
+ private:
+  void watch();  // the background thread: heartbeats, the failure key, the master's judge
+  JoinedGeneration join_fixed(int generation, const NodeRegistration& me);
+  JoinedGeneration join_elastic(int generation, const NodeRegistration& me);
+  // Whether an elastic `generation` may start with the nodes in `have`.
+  bool may_start(int generation, const std::vector<std::string>& have,
+                 std::optional<std::chrono::steady_clock::time_point> enough_since);
+  // Fixes an elastic generation's members: earlier members first, then in rank order, at most nnodes.
+  void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
+  // The rank map of `nodes`, now the joined generation.
+  JoinedGeneration complete(int generation, std::vector<NodeRegistration> nodes, const std::vector<std::string>& have);
+  void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::string& status);
+  std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
+  // Reports the members the store counts as gone; returns whether one has been silent long
+  // enough that it may be gone too (the verdict then waits for the store to say).
+  bool judge_liveness(int generation, const std::vector<RankedNode>& members);
+  // The registrations of `generation` contradict each other: say so, and on the master wait
+  // (up to dead_after) until every node in `nodes` has found it too.
+  void refuse(int generation, const std::vector<std::string>& nodes);
+  void judge_root_cause(int generation, bool someone_silent);
+  // An elastic job below its most nodes admits a node that registered for the next generation.
+  void judge_newcomers(int generation, const std::vector<RankedNode>& members);
+  // The verdict, or the first report, of `generation` into failure_ (the master judges first).
+  void poll_failures(int generation, const std::vector<RankedNode>& members, bool failed);
+  // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
+  JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
+  void clear_stale_state();
+  void stop_judging();
+  std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
+  std::string generation_key(int generation, const std::string& suffix) const {
+    return key("g" + std::to_string(generation) + "." + suffix);
+  }
+
+  ClusterSettings settings_;
+  LaunchLog& log_;
+  std::unique_ptr<ControlStore> store_;
+
+  // Held by the watcher through one round of judging, and by stop_judging: once stop_judging
+  // returns no judge is halfway through a round, so the last node's removal of the job's keys
+  // cannot be followed by a report written on what those keys no longer say. Taken before mutex_.
+  std::mutex judging_mutex_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  int generation_ = -1;  // joined; -1 before the first join
+  std::vector<RankedNode> members_;
+  std::optional<JobFailure> failure_;
+  bool verdict_seen_ = false;
+  std::optional<std::chrono::steady_clock::time_point> first_report_;  // the master's, of the generation
+  std::thread thread_;
+};
+
+}  // namespace paddle::launcher

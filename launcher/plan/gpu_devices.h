@@ -1,0 +1,27 @@
+#pragma once
+// GPU selection: how many GPUs this process can see, and the --gpus list turned into ids
+// relative to CUDA_VISIBLE_DEVICES, as Paddle's launcher does.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/plan/environment.h"
+
+namespace paddle::launcher {
+
+struct GpuSelection {
+  std::vector<int> ids;  // relative to CUDA_VISIBLE_DEVICES, in the order given
+  std::string note;      // set when ids were translated through CUDA_VISIBLE_DEVICES
+};
+
+// Parses --gpus. With CUDA_VISIBLE_DEVICES set, every id must appear in it and becomes its
+// index there. Throws common::UsageError for a malformed, negative or duplicated id, or one that
+// CUDA_VISIBLE_DEVICES hides.
+GpuSelection parse_gpu_selection(const std::string& text, const std::optional<std::string>& cuda_visible_devices);
+
+// GPUs visible to this process: 0 without an NVIDIA driver; otherwise the CUDA runtime's count
+// when built with CUDA, else the driver's device list narrowed by CUDA_VISIBLE_DEVICES.
+int visible_gpu_count(const EnvMap& env);
+
+}  // namespace paddle::launcher

@@ -1,0 +1,217 @@
+#include "launcher/plan/ps_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "launcher/plan/address.h"
+#include "launcher/plan/gpu_devices.h"
+#include "launcher/plan/plan_support.h"
+
+namespace paddle::launcher {
+namespace {
+
+// A plan whose every port is given: asking for a free one is a bug.
+class FixedPortsOnly : public PortSource {
+ public:
+  std::vector<int> take_free_ports(int) override {
+    throw std::logic_error("a --master PS plan has its ports from the registrations");
+  }
+};
+
+// What every process of a PS job is told about the job.
+struct PsJob {
+  std::string server_list, worker_list, http_endpoint, with_gloo;
+  int worker_count = 0;
+};
+
+// The Gloo variables every PS process ends its environment with.
+void add_ps_gloo_env(EnvList& env, const PsJob& job) {
+  env.emplace_back("PADDLE_WITH_GLOO", job.with_gloo);
+  env.emplace_back("PADDLE_GLOO_RENDEZVOUS", "3");
+  env.emplace_back("PADDLE_GLOO_HTTP_ENDPOINT", job.http_endpoint);
+}
+
+void add_ps_servers(LaunchPlan& plan, const PsJob& job, const std::vector<Endpoint>& servers, bool fixed_ports) {
+  int local = 0;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    if (servers[i].ip != plan.node_ip) continue;
+    ProcessSpec p;
+    p.role = Role::kServer;
+    p.rank = static_cast<int>(i);
+    p.local_index = local++;
+    p.endpoint = servers[i].str();
+    p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list},
+             {"PADDLE_TRAINER_ENDPOINTS", job.worker_list},
+             {"PADDLE_PORT", std::to_string(*servers[i].port)},
+             {"TRAINING_ROLE", "PSERVER"},
+             {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
+             {"POD_IP", servers[i].ip}};
+    add_ps_gloo_env(p.env, job);
+    if (fixed_ports) plan.fixed_local_ports.push_back(*servers[i].port);
+    plan.processes.push_back(std::move(p));
+  }
+}
+
+// GPUs for PS workers, one each, round robin, named as CUDA_VISIBLE_DEVICES expects.
+std::vector<std::string> ps_worker_gpus(const LaunchOptions& o, const HostFacts& host) {
+  std::vector<std::string> gpus;
+  if (o.gpus) {
+    parse_gpu_selection(*o.gpus, get_env(host.env, "CUDA_VISIBLE_DEVICES"));  // validates
+    return split_list(*o.gpus, "--gpus");
+  }
+  if (host.gpu_count == 0) return gpus;
+  auto cvd = get_env(host.env, "CUDA_VISIBLE_DEVICES");
+  if (cvd && !cvd->empty()) return split_list(*cvd, "CUDA_VISIBLE_DEVICES");
+  for (int i = 0; i < host.gpu_count; ++i) gpus.push_back(std::to_string(i));
+  return gpus;
+}
+
+void add_ps_workers(LaunchPlan& plan, const PsJob& job, const std::vector<Endpoint>& workers,
+                    const std::vector<std::string>& gpus, bool fixed_ports) {
+  std::vector<size_t> local;
+  for (size_t i = 0; i < workers.size(); ++i)
+    if (workers[i].ip == plan.node_ip) local.push_back(i);
+  for (size_t k = 0; k < local.size(); ++k) {
+    const size_t i = local[k];
+    ProcessSpec p;
+    p.role = Role::kWorker;
+    p.rank = static_cast<int>(i);
+    p.local_index = static_cast<int>(k);
+    p.endpoint = workers[i].str();
+    p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list},
+             {"PADDLE_TRAINER_ENDPOINTS", job.worker_list},
+             {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
+             {"TRAINING_ROLE", "TRAINER"},
+             {"POD_IP", workers[i].ip},
+             {"PADDLE_PORT", std::to_string(*workers[i].port)},
+             {"PADDLE_TRAINER_ID", std::to_string(i)}};
+    add_ps_gloo_env(p.env, job);
+    if (!gpus.empty()) {
+      p.env.emplace_back("FLAGS_selected_gpus", "0");
+      p.env.emplace_back("CUDA_VISIBLE_DEVICES", gpus[static_cast<size_t>(p.local_index) % gpus.size()]);
+    }
+    add_torch_env(p.env, p.rank, job.worker_count, p.local_index, static_cast<int>(local.size()), plan.trainer_endpoints.front());
+    if (fixed_ports) plan.fixed_local_ports.push_back(*workers[i].port);
+    plan.processes.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
+LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& port_source) {
+  LaunchPlan plan;
+  plan.mode = LaunchPlan::Mode::kPs;
+  if (o.nproc_per_node)
+    throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num or --workers");
+  // The nodes of a PS job come from --servers/--workers (or a --master's rank map), never from
+  // --ips: a list of several would be silently ignored and each node would run a job of its own.
+  if (const auto ips = parse_ip_list(o.ips, "--ips"); ips.size() > 1)
+    throw common::UsageError(fmt::format("--ips={} lists {} nodes, but PS mode takes its nodes from --servers and "
+                                         "--workers (or --master with --nnodes); drop --ips",
+                                         o.ips, ips.size()));
+
+  std::optional<int> start = explicit_start_port(o, host.env);
+  std::vector<Endpoint> servers, workers;
+  if (o.servers) {
+    servers = parse_endpoint_list(*o.servers, "--servers", true);
+    if (o.server_num && *o.server_num != static_cast<int>(servers.size()))
+      throw common::UsageError(fmt::format("--server_num={} disagrees with --servers, which lists {} server(s)",
+                                   *o.server_num, servers.size()));
+  }
+  if (o.workers) {
+    workers = parse_endpoint_list(*o.workers, "--workers", false);
+    if (o.worker_num && *o.worker_num != static_cast<int>(workers.size()))
+      throw common::UsageError(fmt::format("--worker_num={} disagrees with --workers, which lists {} worker(s)",
+                                   *o.worker_num, workers.size()));
+  }
+  const int server_count = o.servers ? static_cast<int>(servers.size()) : o.server_num.value_or(1);
+  const int worker_count = o.workers ? static_cast<int>(workers.size()) : o.worker_num.value_or(1);
+
+  // Local counts run on 127.0.0.1. With a fixed start port: servers from start, workers after
+  // them, then the rendezvous port, as Paddle numbers them.
+  if (!o.servers)
+    for (int port : allocate_ports(start, 0, server_count, port_source)) servers.push_back({"127.0.0.1", port});
+  if (!o.workers)
+    for (int port : allocate_ports(start, server_count, worker_count, port_source))
+      workers.push_back({"127.0.0.1", port});
+  for (size_t i = 0; i < workers.size(); ++i)
+    if (!workers[i].port) workers[i].port = start.value_or(kDefaultPsPort) + server_count + static_cast<int>(i);
+  const int http_port =
+      o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
+  for (size_t i = 0; i < workers.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (workers[i] == workers[j])
+        throw common::UsageError(fmt::format("--workers: endpoint {} is listed twice", workers[i].str()));
+  for (const auto& w : workers)
+    if (std::find(servers.begin(), servers.end(), w) != servers.end())
+      throw common::UsageError(fmt::format("--workers: endpoint {} is also a server in --servers", w.str()));
+
+  std::vector<std::string> node_ips;
+  for (const auto* list : {&servers, &workers})
+    for (const auto& e : *list)
+      if (std::find(node_ips.begin(), node_ips.end(), e.ip) == node_ips.end()) node_ips.push_back(e.ip);
+  plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, "--servers/--workers", o, host);
+  plan.node_count = static_cast<int>(node_ips.size());
+  plan.node_rank = static_cast<int>(std::find(node_ips.begin(), node_ips.end(), plan.node_ip) - node_ips.begin());
+
+  for (const auto& s : servers) plan.server_endpoints.push_back(s.str());
+  for (const auto& w : workers) plan.trainer_endpoints.push_back(w.str());
+  const PsJob job{join(plan.server_endpoints), join(plan.trainer_endpoints), fmt::format("{}:{}", servers.front().ip, http_port),
+                  get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count};
+  add_ps_servers(plan, job, servers, o.servers || start);
+  add_ps_workers(plan, job, workers, ps_worker_gpus(o, host), o.workers || start);
+  if (plan.processes.empty())
+    throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
+  return plan;
+}
+
+NodeRegistration register_ps_node(const LaunchOptions& o, const HostFacts& host, const std::string& node_ip,
+                                  const std::string& hostname, std::optional<int> rank, PortSource& ports) {
+  if (o.servers || o.workers)
+    throw common::UsageError("--servers/--workers: a --master PS job makes these lists from every node's --server_num and "
+                             "--worker_num; give those instead");
+  if (o.nproc_per_node)
+    throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num");
+  const int servers = o.server_num.value_or(1), workers = o.worker_num.value_or(1);
+  const std::vector<int> port_list = allocate_ports(explicit_start_port(o, host.env), 0, servers + workers + 1, ports);
+  NodeRegistration me;
+  me.ip = node_ip;
+  me.hostname = hostname;
+  me.requested_rank = rank;
+  me.max_restarts = o.max_restarts;
+  for (int i = 0; i < servers + workers; ++i)
+    (i < servers ? me.server_endpoints : me.endpoints).push_back(fmt::format("{}:{}", node_ip, port_list[static_cast<size_t>(i)]));
+  me.ps_store_port = port_list.back();
+  return me;
+}
+
+LaunchPlan make_cluster_ps_plan(const LaunchOptions& o, std::vector<std::string> command, const HostFacts& host,
+                                const std::vector<RankedNode>& nodes, int node_rank, const EnvList& job_env) {
+  std::vector<std::string> servers, workers;
+  for (const auto& n : nodes) {
+    servers.insert(servers.end(), n.node.server_endpoints.begin(), n.node.server_endpoints.end());
+    workers.insert(workers.end(), n.node.endpoints.begin(), n.node.endpoints.end());
+  }
+  if (servers.empty()) throw common::UsageError("--server_num: no node of the job runs a parameter server");
+  if (workers.empty()) throw common::UsageError("--worker_num: no node of the job runs a worker");
+  LaunchOptions lists = o;
+  lists.servers = join(servers);
+  lists.workers = join(workers);
+  lists.server_num.reset();
+  lists.worker_num.reset();
+  lists.host = nodes.at(static_cast<size_t>(node_rank)).node.ip;
+  lists.http_port = nodes.front().node.ps_store_port;
+  lists.start_port.reset();
+  FixedPortsOnly no_free_ports;
+  LaunchPlan plan = make_launch_plan(lists, std::move(command), host, no_free_ports);
+  plan.node_rank = node_rank;
+  plan.node_count = static_cast<int>(nodes.size());
+  EnvList env = job_env;
+  for (auto& variable : socket_interface_env(o, host, plan.node_ip, plan.node_count)) env.push_back(std::move(variable));
+  for (auto& p : plan.processes) p.env.insert(p.env.end(), env.begin(), env.end());
+  return plan;
+}
+
+}  // namespace paddle::launcher

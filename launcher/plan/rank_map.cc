@@ -1,0 +1,106 @@
+#include "launcher/plan/rank_map.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/error.h"
+
+namespace paddle::launcher {
+namespace {
+
+// Dotted quads compare by their numbers, so 10.0.0.9 comes before 10.0.0.10.
+std::vector<int> address_key(const std::string& ip) {
+  std::vector<int> parts;
+  size_t start = 0;
+  while (start <= ip.size()) {
+    const size_t dot = std::min(ip.find('.', start), ip.size());
+    parts.push_back(std::atoi(ip.substr(start, dot - start).c_str()));
+    start = dot + 1;
+  }
+  return parts;
+}
+
+std::string describe(const NodeRegistration& n) { return fmt::format("{} ({})", n.ip, n.hostname); }
+
+}  // namespace
+
+nlohmann::json NodeRegistration::to_json() const {
+  nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
+                      {"max_restarts", max_restarts}, {"restarts_used", restarts_used},
+                      {"servers", server_endpoints}, {"ps_store_port", ps_store_port}};
+  j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
+  return j;
+}
+
+NodeRegistration NodeRegistration::from_json(const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    NodeRegistration n;
+    n.ip = j.at("ip");
+    n.hostname = j.at("hostname");
+    n.endpoints = j.at("endpoints").get<std::vector<std::string>>();
+    n.devices = j.at("devices");
+    n.max_restarts = j.at("max_restarts");
+    n.restarts_used = j.value("restarts_used", 0);
+    n.server_endpoints = j.value("servers", std::vector<std::string>{});
+    n.ps_store_port = j.value("ps_store_port", 0);
+    if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
+    return n;
+  } catch (const std::exception& e) {
+    throw common::PeerError(fmt::format("a node's registration at the master is malformed ({}): {}", e.what(), text));
+  }
+}
+
+std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order) {
+  const int count = static_cast<int>(nodes.size());
+  std::map<int, const NodeRegistration*> claimed;
+  for (const auto& n : nodes) {
+    if (n.max_restarts != nodes.front().max_restarts)
+      throw common::UsageError(fmt::format("--max_restarts: node {} says {}, node {} says {}; give every node the same",
+                                           describe(nodes.front()), nodes.front().max_restarts, describe(n), n.max_restarts));
+    if (!n.requested_rank) continue;
+    if (*n.requested_rank >= count)
+      throw common::UsageError(fmt::format("--rank: node {} asks for rank {}, but the job has {} nodes",
+                                           describe(n), *n.requested_rank, count));
+    auto [it, fresh] = claimed.emplace(*n.requested_rank, &n);
+    if (!fresh)
+      throw common::UsageError(fmt::format("--rank: nodes {} and {} both claim rank {}", describe(*it->second),
+                                           describe(n), *n.requested_rank));
+  }
+  auto listed_at = [&](const NodeRegistration& n) {
+    return static_cast<size_t>(std::find(ips_order.begin(), ips_order.end(), n.ip) - ips_order.begin());
+  };
+  std::vector<const NodeRegistration*> unranked;
+  for (const auto& n : nodes)
+    if (!n.requested_rank) unranked.push_back(&n);
+  std::sort(unranked.begin(), unranked.end(), [&](const NodeRegistration* a, const NodeRegistration* b) {
+    return std::pair(listed_at(*a), address_key(a->ip)) < std::pair(listed_at(*b), address_key(b->ip));
+  });
+  std::vector<RankedNode> ranked;
+  auto next_unranked = unranked.begin();
+  int global = 0;
+  for (int rank = 0; rank < count; ++rank) {
+    auto it = claimed.find(rank);
+    const NodeRegistration& n = it != claimed.end() ? *it->second : **next_unranked++;
+    ranked.push_back({rank, global, n});
+    global += static_cast<int>(n.endpoints.size());
+  }
+  return ranked;
+}
+
+std::string rank_map_text(const std::vector<RankedNode>& nodes) {
+  std::string text;
+  for (const auto& r : nodes) {
+    const int last = r.first_global_rank + static_cast<int>(r.node.endpoints.size()) - 1;
+    text += fmt::format("node {}  {} ({})  {} process(es)  ranks {}-{}  devices {}{}\n", r.node_rank, r.node.ip,
+                        r.node.hostname, r.node.endpoints.size(), r.first_global_rank, last,
+                        r.node.devices.empty() ? "cpu" : r.node.devices,
+                        r.node.server_endpoints.empty() ? "" : fmt::format("  {} server(s)", r.node.server_endpoints.size()));
+  }
+  return text;
+}
+
+}  // namespace paddle::launcher

@@ -1,0 +1,151 @@
+#include "launcher/plan/scheduler_env.h"
+
+#include <netdb.h>
+#include <arpa/inet.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/parse.h"
+#include "launcher/plan/address.h"
+
+namespace paddle::launcher {
+namespace {
+
+using common::UsageError;
+
+constexpr int64_t kMaxNodes = 100000;  // what one node list may expand to
+
+std::optional<std::string> present(const EnvMap& env, const char* name) {
+  auto v = get_env(env, name);
+  if (!v || v->empty()) return std::nullopt;
+  return v;
+}
+
+int count(const EnvMap& env, const char* name, int min) {
+  return static_cast<int>(common::parse_int<UsageError>(*present(env, name), name, min, 1000000));
+}
+
+// Splits at commas outside brackets: "a[1-2],b" -> "a[1-2]", "b".
+std::vector<std::string> top_level_items(std::string_view list) {
+  std::vector<std::string> items;
+  int depth = 0;
+  std::string item;
+  for (char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (depth < 0) throw UsageError(fmt::format("SLURM_JOB_NODELIST: unbalanced ']' in '{}'", list));
+    if (c == ',' && depth == 0) {
+      items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (depth != 0) throw UsageError(fmt::format("SLURM_JOB_NODELIST: unbalanced '[' in '{}'", list));
+  items.push_back(item);
+  return items;
+}
+
+// "01-04" or "7" -> the numbers as text, keeping the first bound's zero padding.
+void expand_range(const std::string& prefix, const std::string& range, const std::string& suffix, std::string_view list,
+                  std::vector<std::string>& out) {
+  const auto dash = range.find('-');
+  const std::string first = range.substr(0, dash);
+  const std::string last = dash == std::string::npos ? first : range.substr(dash + 1);
+  const auto number = [](const std::string& s) -> std::optional<int64_t> {
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+    return common::to_int(s);  // nothing when it overflows
+  };
+  const auto lo = number(first), hi = number(last);
+  if (!lo || !hi)
+    throw UsageError(fmt::format("SLURM_JOB_NODELIST: '{}' in '{}' is not a number or a range", range, list));
+  if (*hi < *lo || *hi - *lo >= kMaxNodes || out.size() + static_cast<size_t>(*hi - *lo) >= kMaxNodes)
+    throw UsageError(fmt::format("SLURM_JOB_NODELIST: range '{}' in '{}' runs backwards or makes more than {} nodes",
+                                 range, list, kMaxNodes));
+  for (int64_t n = *lo; n <= *hi; ++n) {
+    std::string digits = std::to_string(n);
+    if (digits.size() < first.size()) digits.insert(0, first.size() - digits.size(), '0');
+    out.push_back(prefix + digits + suffix);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_slurm_nodelist(std::string_view list) {
+  std::vector<std::string> nodes;
+  for (const std::string& item : top_level_items(list)) {
+    if (item.empty()) throw UsageError(fmt::format("SLURM_JOB_NODELIST: empty entry in '{}'", list));
+    const auto open = item.find('[');
+    if (open == std::string::npos) {
+      nodes.push_back(item);
+      continue;
+    }
+    const auto close = item.find(']', open);
+    const std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
+    if (suffix.find('[') != std::string::npos)
+      throw UsageError(fmt::format("SLURM_JOB_NODELIST: '{}' has more than one bracket range", item));
+    for (const std::string& range : common::split_list<UsageError>(item.substr(open + 1, close - open - 1), "SLURM_JOB_NODELIST"))
+      expand_range(prefix, range, suffix, list, nodes);
+  }
+  return nodes;
+}
+
+std::optional<std::string> resolve_ipv4(const std::string& host) {
+  if (is_ipv4(host)) return host;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return std::nullopt;
+  char text[INET_ADDRSTRLEN] = {};
+  const auto* address = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+  std::optional<std::string> ip;
+  if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text) != nullptr) ip = text;
+  ::freeaddrinfo(found);
+  return ip;
+}
+
+std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
+  SchedulerView v;
+  if (auto nodelist = present(env, "SLURM_JOB_NODELIST")) {
+    v.source = fmt::format("Slurm (SLURM_JOB_NODELIST={})", *nodelist);
+    v.nodes = expand_slurm_nodelist(*nodelist);
+    v.nnodes = present(env, "SLURM_NNODES") ? count(env, "SLURM_NNODES", 1) : static_cast<int>(v.nodes.size());
+    if (*v.nnodes != static_cast<int>(v.nodes.size()))
+      throw UsageError(fmt::format("SLURM_NNODES={} disagrees with SLURM_JOB_NODELIST={}, which lists {} node(s)", *v.nnodes,
+                                   *nodelist, v.nodes.size()));
+    if (present(env, "SLURM_NODEID")) v.node_rank = count(env, "SLURM_NODEID", 0);
+    v.master_host = v.nodes.front();
+    return v;
+  }
+  if (present(env, "OMPI_COMM_WORLD_SIZE")) {
+    v.source = "Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)";
+    v.nnodes = count(env, "OMPI_COMM_WORLD_SIZE", 1);
+    if (present(env, "OMPI_COMM_WORLD_RANK")) v.node_rank = count(env, "OMPI_COMM_WORLD_RANK", 0);
+    return v;
+  }
+  if (present(env, "PET_NNODES") && present(env, "MASTER_ADDR")) {
+    v.source = "Kubernetes PyTorchJob (MASTER_ADDR, MASTER_PORT, PET_NNODES, PET_NODE_RANK)";
+    v.nnodes = count(env, "PET_NNODES", 1);
+    if (present(env, "PET_NODE_RANK")) v.node_rank = count(env, "PET_NODE_RANK", 0);
+    v.master_host = *present(env, "MASTER_ADDR");
+    if (auto port = present(env, "MASTER_PORT")) v.master_port = common::parse_port<UsageError>(*port, "MASTER_PORT");
+    return v;
+  }
+  if (present(env, "PADDLE_TRAINER_ENDPOINTS") && present(env, "POD_IP") && present(env, "PADDLE_TRAINER_ID")) {
+    v.source = "Kubernetes PaddleJob (PADDLE_TRAINER_ENDPOINTS, POD_IP, PADDLE_TRAINER_ID)";
+    for (const auto& e : common::split_list<UsageError>(*present(env, "PADDLE_TRAINER_ENDPOINTS"), "PADDLE_TRAINER_ENDPOINTS")) {
+      const std::string ip = common::parse_endpoint<UsageError>(e, "PADDLE_TRAINER_ENDPOINTS").host;
+      if (std::find(v.nodes.begin(), v.nodes.end(), ip) == v.nodes.end()) v.nodes.push_back(ip);
+    }
+    v.nnodes = static_cast<int>(v.nodes.size());
+    v.node_rank = count(env, "PADDLE_TRAINER_ID", 0);
+    v.master_host = v.nodes.front();
+    return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace paddle::launcher

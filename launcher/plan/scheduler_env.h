@@ -1,0 +1,43 @@
+#pragma once
+// What a scheduler tells a launcher about the job's nodes through the environment, so that
+// `srun --ntasks-per-node=1 paddle-launch ...`, `mpirun -npernode 1 paddle-launch ...` and the
+// Kubernetes operators' pods need no --master/--nnodes/--rank. Detected, in this order:
+//   Slurm          SLURM_JOB_NODELIST (bracket ranges parsed here, no scontrol), SLURM_NODEID,
+//                  SLURM_NNODES; the master is the first listed node
+//   Open MPI       OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (one launcher per node); the master
+//                  must be given, unless there is one node
+//   PyTorchJob     MASTER_ADDR, MASTER_PORT, PET_NNODES, PET_NODE_RANK
+//   PaddleJob      PADDLE_TRAINER_ENDPOINTS, POD_IP, PADDLE_TRAINER_ID; the master is the first
+//                  endpoint's node
+// Explicit flags win over all of these; a flag that contradicts them is an error.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "launcher/plan/environment.h"
+
+namespace paddle::launcher {
+
+struct SchedulerView {
+  std::string source;               // "Slurm (SLURM_JOB_NODELIST=...)", printed by the launcher
+  std::vector<std::string> nodes;   // host names or addresses, in the scheduler's order; may be empty
+  std::optional<int> nnodes;
+  std::optional<int> node_rank;
+  std::optional<std::string> master_host;  // a host name or address
+  std::optional<int> master_port;
+};
+
+// Throws common::UsageError naming a malformed variable.
+std::optional<SchedulerView> detect_scheduler(const EnvMap& env);
+
+// "node[01-04,07],gpu5" -> node01 node02 node03 node04 node07 gpu5 (zero padding kept).
+// Throws common::UsageError naming SLURM_JOB_NODELIST for a malformed list.
+std::vector<std::string> expand_slurm_nodelist(std::string_view list);
+
+// The IPv4 address of a host name (an address is returned as it is); nothing when it does
+// not resolve.
+std::optional<std::string> resolve_ipv4(const std::string& host);
+
+}  // namespace paddle::launcher

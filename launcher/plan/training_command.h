@@ -1,0 +1,18 @@
+#pragma once
+// The command every launched process runs: the training script resolved to a file that exists
+// and can run, so that a typo fails before anything starts instead of in every child.
+
+#include <string>
+#include <vector>
+
+#include "launcher/plan/environment.h"
+
+namespace paddle::launcher {
+
+// An executable given as a path, found in the current directory, or found on PATH; or a `.py`
+// file, run as `python3 -u script args...` (PYTHON overrides the interpreter). Throws common::UsageError
+// naming the script when it is missing or cannot be run.
+std::vector<std::string> resolve_training_command(const std::string& script, const std::vector<std::string>& args,
+                                                  const EnvMap& env);
+
+}  // namespace paddle::launcher

@@ -1,0 +1,430 @@
+#include "launcher/supervise/supervisor.h"
+
+#include <sys/wait.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "launcher/console/log_echo.h"
+#include "launcher/job/job_state.h"
+#include "launcher/plan/address.h"
+#include "launcher/supervise/child_process.h"
+#include "launcher/supervise/orphan_guard.h"
+#include "launcher/supervise/root_cause.h"
+
+namespace paddle::launcher {
+namespace {
+
+bool succeeded(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+
+// "trainer 0", "trainers 0, 2 and 3", "server 1 and workers 0 and 2".
+std::string name_processes(const std::vector<const ProcessSpec*>& processes) {
+  std::vector<std::string> groups;
+  for (Role role : {Role::kServer, Role::kTrainer, Role::kWorker}) {
+    std::vector<std::string> ranks;
+    for (const ProcessSpec* p : processes)
+      if (p->role == role) ranks.push_back(std::to_string(p->rank));
+    if (ranks.empty()) continue;
+    std::string list = ranks.back();
+    if (ranks.size() > 1) list = fmt::format("{} and {}", fmt::join(ranks.begin(), ranks.end() - 1, ", "), list);
+    groups.push_back(fmt::format("{}{} {}", role_name(role), ranks.size() > 1 ? "s" : "", list));
+  }
+  std::string text = groups.empty() ? "" : groups.back();
+  if (groups.size() > 1) text = fmt::format("{} and {}", fmt::join(groups.begin(), groups.end() - 1, ", "), text);
+  return text;
+}
+
+std::string indent(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (!out.empty()) out += "\n";
+    out += "    | " + text.substr(start, end - start);
+    start = end + 1;
+  }
+  return out;
+}
+
+class Job {
+ public:
+  Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
+      : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
+        grace_timer_(io_), peer_timer_(io_), workers_timer_(io_) {
+    wait_for_signal();
+  }
+
+  int run() {
+    const int status = run_generations();
+    if (job_state_) {
+      job_state_->finish(interrupted_by_ ? "stopped" : status == 0 ? "succeeded" : "failed", status,
+                         root_ ? root_->describe() : "");
+      job_state_->save();
+    }
+    return status;
+  }
+
+ private:
+  int run_generations() {
+    int restarts_used = 0;
+    std::optional<int> previous;  // the generation before, whose logs are archived
+    for (int generation = 0;;) {
+      if (previous) archive_logs(*previous);
+      plan_ = &peers_.plan(generation, restarts_used);
+      // A node joining a running elastic job takes the job's count; a one-node plan has none.
+      generation = std::max(generation, plan_->generation);
+      restarts_used = std::max(restarts_used, plan_->restarts_used);
+      run_attempt(generation);
+      if (interrupted_by_) return 128 + interrupted_by_;
+      if (!root_) root_ = peers_.finish(generation);
+      if (!root_) return 0;
+      root_ = peers_.verdict(generation, *root_);
+      previous = generation++;
+      if (auto change = peers_.membership_change(*root_)) {
+        log_.warning(fmt::format("the job's nodes change: {}; restarting the whole job on every node as generation {} "
+                                 "(PADDLE_RESTART_COUNT={}), which does not count against --max_restarts",
+                                 *change, generation, generation));
+        continue;
+      }
+      const bool multi_node = plan_->node_count > 1;
+      if (multi_node) log_.error(fmt::format("the job's root cause: {}", root_->describe()));
+      const int status = root_->exit_status;
+      const int max = options_.max_restarts;
+      if (root_->stops_job() && restarts_used < max)
+        log_.error(fmt::format("not restarting: a restart cannot mend this ({}); exit status {}", root_->what, status));
+      else if (restarts_used >= max && max > 0)
+        log_.error(fmt::format("giving up after {} restart(s); exit status {}", max, status));
+      if (root_->stops_job() || restarts_used >= max) return status;
+      ++restarts_used;
+      log_.warning(fmt::format("restarting {}: restart {} of {} (PADDLE_RESTART_COUNT={})",
+                               multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
+                               restarts_used, max, generation));
+    }
+  }
+
+  struct Slot {
+    const ProcessSpec* spec;
+    std::unique_ptr<ChildProcess> child;
+    std::optional<int> status;
+    int exit_order = -1;
+    int signal_sent = 0;  // by a stop: an end by that signal is not a failure of its own
+  };
+
+  std::string name(const Slot& s) const {
+    return fmt::format("{} {} (local {}, pid {})", role_name(s.spec->role), s.spec->rank, s.spec->local_index,
+                       s.child ? s.child->pid() : -1);
+  }
+
+  void run_attempt(int attempt) {
+    attempt_ = attempt;
+    slots_.clear();
+    slots_.reserve(plan_->processes.size());
+    failed_.reset();
+    root_.reset();
+    exits_ = 0;
+    stopping_ = false;
+    servers_finishing_ = false;
+    std::fflush(stdout);  // the launcher's own lines before the processes'
+    echo_ = std::make_unique<ConsoleEcho>(*plan_, options_.echo, options_.console);
+    job_state_.emplace(*plan_, ::getpid());
+    job_state_->begin_attempt(attempt);
+    io_.restart();
+
+    for (const auto& spec : plan_->processes) {
+      Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
+      const size_t index = slots_.size() - 1;
+      std::error_code ignored;
+      std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
+      if (attempt == 0) std::filesystem::remove(spec.metrics_file, ignored);  // restarts go on with the curve
+      try {
+        EnvMap env = child_environment(env_, spec, attempt);
+        const OrphanGuard* guard = options_.orphan_guard;
+        if (guard) env.insert_or_assign(guard->child_variable().first, guard->child_variable().second);
+        slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,
+                                                    [this, index](int status) { on_exit(index, status); },
+                                                    ChildProcess::Stdin::kNull, guard ? guard->cgroup_procs_fd() : -1);
+        job_state_->process(index).pid = slot.child->pid();
+        job_state_->process(index).state = "running";
+      } catch (const std::exception& e) {
+        log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
+        slot.status = W_EXITCODE(127, 0);
+        on_failure(index);
+        break;
+      }
+    }
+    job_state_->save();
+    if (!all_exited()) {
+      watch_peers();
+      if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
+        peers_.workers_done(attempt);
+        finish_servers_when_job_workers_done();
+      }
+      io_.run();
+    }
+    if (const uint64_t lost = echo_->finish())
+      log_.warning(fmt::format("{} lines of output did not reach the console, which was slower than the job; "
+                               "every line is in the log files", lost));
+    grace_timer_.cancel();
+    workers_timer_.cancel();
+    peer_timer_.cancel();
+    // Whatever the processes left behind, in their groups or beyond, goes with them.
+    for (auto& s : slots_)
+      if (s.child) s.child->signal_group(SIGKILL);
+    if (options_.orphan_guard) {
+      if (int left = options_.orphan_guard->signal_all(SIGKILL); left > 0)
+        log_.warning(fmt::format("killed {} process(es) the job's processes left behind outside their groups", left));
+    }
+    if (failed_) report_failure(*failed_);
+  }
+
+  void on_exit(size_t index, int status) {
+    Slot& slot = slots_[index];
+    slot.status = status;
+    slot.exit_order = exits_++;
+    ProcessState& state = job_state_->process(index);
+    state.state = succeeded(status) ? "succeeded"
+                  : WIFSIGNALED(status) && WTERMSIG(status) == slot.signal_sent ? "stopped"
+                                                                              : "failed";
+    state.ended = describe_wait_status(status);
+    job_state_->save();
+    if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
+      on_failure(index);
+    } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
+      peers_.workers_done(attempt_);
+      finish_servers_when_job_workers_done();
+    }
+    if (all_exited()) {
+      if (servers_finishing_ && !stopping_ && count_local(Role::kServer) > 0) log_.info("all parameter server are killed");
+      io_.stop();
+    }
+  }
+
+  void on_failure(size_t index) {
+    failed_ = index;
+    const Slot& s = slots_[index];
+    log_.error(fmt::format("ABORT!!! Out of all {} {}s, the {} process with rank=[{}] was aborted ({}). Please check its log.",
+                           count_role(s.spec->role), role_name(s.spec->role), role_name(s.spec->role), s.spec->rank,
+                           describe_wait_status(*s.status)));
+    stopping_ = true;
+    stop(std::nullopt);
+    JobFailure failure = this_node(fmt::format("{} {} (local {}) ended with {}", role_name(s.spec->role), s.spec->rank,
+                                               s.spec->local_index, describe_wait_status(*s.status)),
+                                   shell_exit_status(*s.status));
+    failure.cause = WIFSIGNALED(*s.status) ? JobFailure::Cause::kProcessSignalled : JobFailure::Cause::kProcessFailed;
+    failure.log_file = s.spec->log_file;
+    failure.tail = last_lines(s.spec->log_file, 10);
+    if (auto account = RootCause::read(s.spec->error_file))
+      failure.own_account = fmt::format("{} says ({}): {}", role_name(s.spec->role), s.spec->error_file,
+                                        account->describe());
+    root_ = peers_.report(attempt_, failure);
+  }
+
+  JobFailure this_node(std::string what, int exit_status) const {
+    JobFailure f;
+    f.node_rank = plan_->node_rank;
+    f.ip = plan_->node_ip;
+    f.hostname = host_name();
+    f.what = std::move(what);
+    f.exit_status = exit_status;
+    return f;
+  }
+
+  // PS: the servers serve until every worker of the job, on every node, has exited 0.
+  void finish_servers_when_job_workers_done() {
+    if (stopping_ || servers_finishing_) return;
+    if (peers_.job_workers_done(attempt_)) {
+      servers_finishing_ = true;
+      log_.info("all workers exit, going to finish parameter server");
+      stop(Role::kServer);
+      return;
+    }
+    workers_timer_.expires_after(std::chrono::milliseconds(250));
+    workers_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) finish_servers_when_job_workers_done();
+    });
+  }
+
+  // A failure on another node stops this node's processes too.
+  void watch_peers() {
+    peer_timer_.expires_after(std::chrono::milliseconds(250));
+    peer_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (!stopping_ && !servers_finishing_) {
+        if (auto failure = peers_.failure_elsewhere()) {
+          root_ = failure;
+          log_.error(fmt::format("the job failed on another node: {}; stopping this node's processes", failure->describe()));
+          stopping_ = true;
+          stop(std::nullopt);
+        }
+      }
+      watch_peers();
+    });
+  }
+
+  // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the grace period.
+  void stop(std::optional<Role> role) {
+    std::vector<std::string> names;
+    for (auto& s : slots_) {
+      if (!s.child || s.child->exited() || (role && s.spec->role != *role)) continue;
+      s.child->signal_group(SIGTERM);
+      s.signal_sent = SIGTERM;
+      names.push_back(name(s));
+    }
+    if (!role && options_.orphan_guard) options_.orphan_guard->signal_all(SIGTERM);  // escapees of the groups too
+    if (names.empty()) return;
+    log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL",
+                          fmt::join(names, ", "), options_.grace_period.count() / 1000.0));
+    grace_timer_.expires_after(options_.grace_period);
+    grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) kill_remaining("did not exit within the grace period");
+    });
+  }
+
+  void kill_remaining(std::string_view why) {
+    for (auto& s : slots_) {
+      if (!s.child || s.child->exited()) continue;
+      log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
+      s.child->signal_group(SIGKILL);
+      s.signal_sent = SIGKILL;
+    }
+    if (options_.orphan_guard) options_.orphan_guard->signal_all(SIGKILL);
+  }
+
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (!interrupted_by_) {
+        interrupted_by_ = sig;
+        const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)", name));
+        stopping_ = true;
+        stop(std::nullopt);
+        JobFailure failure = this_node(fmt::format("paddle-launch received {}", name), 128 + sig);
+        failure.cause = JobFailure::Cause::kLauncherSignalled;
+        if (plan_ != nullptr) peers_.report(attempt_, failure);
+      } else {
+        kill_remaining("second signal");
+      }
+      wait_for_signal();
+    });
+  }
+
+  // The failure report, led by the root cause: the failed process's own account (its error
+  // record) when it left one. A process that failed on a lost peer is a side effect: when one
+  // failed first, the process that failed of itself (died by a signal, or threw anything but a
+  // peer error) is named as the cause, and the side effects are named as such.
+  void report_failure(size_t first) {
+    std::vector<const Slot*> own;  // the failures that were not our stops, in the order they came
+    const auto ended_by_us = [](const Slot& s) { return WIFSIGNALED(*s.status) && WTERMSIG(*s.status) == s.signal_sent; };
+    for (const auto& s : slots_)
+      if (s.status && !succeeded(*s.status) && !ended_by_us(s)) own.push_back(&s);
+    std::sort(own.begin(), own.end(), [](const Slot* a, const Slot* b) { return a->exit_order < b->exit_order; });
+    const auto account = [](const Slot& s) { return RootCause::read(s.spec->error_file); };
+    const auto side_effect = [&](const Slot& s) {
+      const auto a = account(s);
+      return a && a->record.peer;
+    };
+    const Slot* root = &slots_[first];
+    if (side_effect(*root))
+      for (const Slot* s : own)
+        if (!side_effect(*s)) {
+          root = s;
+          break;
+        }
+    std::vector<const ProcessSpec*> side;  // named in rank order: the order they failed in is chance
+    for (const Slot* s : own)
+      if (s != root && side_effect(*s)) side.push_back(s->spec);
+    std::sort(side.begin(), side.end(), [](const ProcessSpec* a, const ProcessSpec* b) {
+      return std::pair(a->role, a->rank) < std::pair(b->role, b->rank);
+    });
+    const ProcessSpec& first_failed = *slots_[first].spec;
+    std::string not_the_cause;
+    if (root != &slots_[first])
+      not_the_cause = side.size() == 1 ? " (the first to fail, but not the cause)"
+                                       : fmt::format(" ({} {} was the first to fail, but not the cause)",
+                                                     role_name(first_failed.role), first_failed.rank);
+
+    const Slot& r = *root;
+    const auto cause = account(r);
+    const std::string tail = last_lines(r.spec->log_file, 20);
+    log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}{}; log: {}{}",
+                           role_name(r.spec->role), r.spec->rank, r.spec->local_index, r.spec->endpoint,
+                           describe_wait_status(*r.status),
+                           cause ? fmt::format("; root cause ({}):\n{}", r.spec->error_file, indent(cause->describe()))
+                                 : "",
+                           r.spec->log_file, tail.empty() ? " (empty)" : ", last lines:\n" + indent(tail)));
+    if (!side.empty())
+      log_.error(fmt::format("{} {} ended with {}; {} then failed on the lost peer{}", role_name(r.spec->role),
+                             r.spec->rank, describe_wait_status(*r.status), name_processes(side), not_the_cause));
+  }
+
+  void archive_logs(int attempt) {
+    for (const auto& spec : plan_->processes) {
+      std::error_code ec;
+      std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
+      std::filesystem::rename(spec.error_file, fmt::format("{}.attempt{}", spec.error_file, attempt), ec);
+    }
+  }
+
+  bool all_exited() const {
+    for (const auto& s : slots_)
+      if (s.child && !s.status) return false;
+    return true;
+  }
+
+  bool all_workers_done() const {
+    for (const auto& s : slots_)
+      if (s.spec->role == Role::kWorker && (!s.status || !succeeded(*s.status))) return false;
+    return true;
+  }
+
+  int count_local(Role role) const {
+    int n = 0;
+    for (const auto& s : slots_) n += s.spec->role == role;
+    return n;
+  }
+
+  int count_role(Role role) const {
+    if (role != Role::kServer) return plan_->world_size();
+    return static_cast<int>(plan_->server_endpoints.size());
+  }
+
+  JobPeers& peers_;
+  const LaunchPlan* plan_ = nullptr;
+  const EnvMap& env_;
+  const SupervisorOptions& options_;
+  LaunchLog& log_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer grace_timer_;
+  boost::asio::steady_timer peer_timer_;
+  boost::asio::steady_timer workers_timer_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<ConsoleEcho> echo_;
+  std::optional<JobState> job_state_;  // LOG_DIR/job.json
+  std::optional<size_t> failed_;  // the local process that failed
+  std::optional<JobFailure> root_;  // why this generation of the job ended
+  int attempt_ = 0;
+  int exits_ = 0;  // processes ended so far this attempt, for their exit_order
+  int interrupted_by_ = 0;
+  bool stopping_ = false;
+  bool servers_finishing_ = false;
+};
+
+}  // namespace
+
+int supervise(JobPeers& peers, const EnvMap& launcher_env, const SupervisorOptions& options, LaunchLog& log) {
+  Job job(peers, launcher_env, options, log);
+  return job.run();
+}
+
+}  // namespace paddle::launcher

@@ -1,0 +1,65 @@
+#include <doctest/doctest.h>
+
+#include "common/error.h"
+#include "launcher/plan/rank_map.h"
+
+using namespace paddle::launcher;
+using paddle::common::UsageError;
+
+namespace {
+
+NodeRegistration node(std::string ip, int processes, std::optional<int> rank = std::nullopt, int max_restarts = 0) {
+  NodeRegistration n;
+  n.ip = ip;
+  n.hostname = "host-" + ip;
+  n.requested_rank = rank;
+  n.max_restarts = max_restarts;
+  for (int i = 0; i < processes; ++i) n.endpoints.push_back(ip + ":" + std::to_string(6070 + i));
+  return n;
+}
+
+std::vector<std::string> order(const std::vector<RankedNode>& ranked) {
+  std::vector<std::string> ips;
+  for (const auto& r : ranked) ips.push_back(r.node.ip);
+  return ips;
+}
+
+}  // namespace
+
+TEST_CASE("node ranks: --rank first, then the order of --ips, then sorted IP; never arrival") {
+  // Arrival order is deliberately scrambled.
+  const auto by_ip = rank_nodes({node("10.0.0.10", 1), node("10.0.0.9", 1), node("10.0.0.2", 1)}, {});
+  CHECK(order(by_ip) == std::vector<std::string>{"10.0.0.2", "10.0.0.9", "10.0.0.10"});
+  const auto by_ips = rank_nodes({node("10.0.0.10", 1), node("10.0.0.9", 1), node("10.0.0.2", 1)},
+                                 {"10.0.0.9", "10.0.0.10", "10.0.0.2"});
+  CHECK(order(by_ips) == std::vector<std::string>{"10.0.0.9", "10.0.0.10", "10.0.0.2"});
+  const auto with_rank = rank_nodes({node("10.0.0.1", 2), node("10.0.0.2", 3, 0), node("10.0.0.3", 1)}, {});
+  CHECK(order(with_rank) == std::vector<std::string>{"10.0.0.2", "10.0.0.1", "10.0.0.3"});
+  CHECK(with_rank[0].first_global_rank == 0);
+  CHECK(with_rank[1].first_global_rank == 3);
+  CHECK(with_rank[2].first_global_rank == 5);
+  CHECK(rank_map_text(with_rank) ==
+        "node 0  10.0.0.2 (host-10.0.0.2)  3 process(es)  ranks 0-2  devices cpu\n"
+        "node 1  10.0.0.1 (host-10.0.0.1)  2 process(es)  ranks 3-4  devices cpu\n"
+        "node 2  10.0.0.3 (host-10.0.0.3)  1 process(es)  ranks 5-5  devices cpu\n");
+}
+
+TEST_CASE("contradicting registrations are named") {
+  CHECK_THROWS_WITH_AS(rank_nodes({node("10.0.0.1", 1, 1), node("10.0.0.2", 1, 1)}, {}),
+                       doctest::Contains("nodes 10.0.0.1 (host-10.0.0.1) and 10.0.0.2 (host-10.0.0.2) both claim rank 1"),
+                       UsageError);
+  CHECK_THROWS_WITH_AS(rank_nodes({node("10.0.0.1", 1, 2), node("10.0.0.2", 1)}, {}),
+                       doctest::Contains("asks for rank 2, but the job has 2 nodes"), UsageError);
+  CHECK_THROWS_WITH_AS(rank_nodes({node("10.0.0.1", 1, std::nullopt, 1), node("10.0.0.2", 1, std::nullopt, 2)}, {}),
+                       doctest::Contains("--max_restarts"), UsageError);
+}
+
+TEST_CASE("a registration round-trips through JSON and a malformed one is a peer error") {
+  const NodeRegistration n = node("10.0.0.7", 2, 1, 3);
+  const NodeRegistration back = NodeRegistration::from_json(n.to_json().dump());
+  CHECK(back.ip == n.ip);
+  CHECK(back.endpoints == n.endpoints);
+  CHECK(back.requested_rank == 1);
+  CHECK(back.max_restarts == 3);
+  CHECK_THROWS_AS(NodeRegistration::from_json("{\"ip\": 1}"), paddle::common::PeerError);
+}
