@@ -25,6 +25,14 @@
 // restart), or elastic_timeout has passed since MIN were there. Later nodes register for G+1;
 // the judge then ends G so that they are admitted (a node joining); a lost node ends G too,
 // and the rest go on without it when at least MIN remain.
+//
+// The link's steps, each in its own file (torch's elastic agent: initialize, monitor, restart):
+//   rendezvous.cc      join: the fixed or elastic rendezvous of a generation
+//   node_watch.cc      the node's own watch: heartbeats, and the failures any node reported
+//   judge.cc           the judge's round on the one judging launcher: liveness, newcomers,
+//                      the root cause
+//   generation_end.cc  a generation's end: report, verdict, membership change, finish
+//   cluster_link.cc    the store the steps share, and the watch's thread
 
 #include <nlohmann/json.hpp>
 
@@ -101,12 +109,14 @@ class ClusterLink {
 
   const ClusterSettings& settings() const { return settings_; }
 
-  // Registers `me` for `generation` (or, elastic, the job's next one) and waits for the nodes,
-  // printing "waiting for K of N nodes; have: ...; missing: ..." every report interval.
+  // The rendezvous (rendezvous.cc). Registers `me` for `generation` (or, elastic, the job's next
+  // one) and waits for the nodes, printing "waiting for K of N nodes; have: ...; missing: ..."
+  // every report interval.
   // Throws RendezvousTimeout naming the missing nodes, common::UsageError for registrations
   // that contradict each other, common::PeerError when the store cannot be reached.
   JoinedGeneration join(int generation, const NodeRegistration& me);
 
+  // A generation's end (generation_end.cc).
   // Why the job goes on to its next generation without counting a restart: an elastic job's
   // nodes changed and at least MIN remain, or a process asked to be restarted (exit 101).
   std::optional<std::string> membership_change(const JobFailure& root) const;
@@ -128,12 +138,13 @@ class ClusterLink {
   void workers_done(int generation);
   bool job_workers_done(int generation);
 
+  // The node's own watch (node_watch.cc).
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
   std::optional<JobFailure> failure();
 
  private:
-  void watch();  // the background thread: heartbeats, the failure key, the master's judge
+  // The rendezvous (rendezvous.cc).
   JoinedGeneration join_fixed(int generation, const NodeRegistration& me);
   JoinedGeneration join_elastic(int generation, const NodeRegistration& me);
   // Whether an elastic `generation` may start with the nodes in `have`.
@@ -145,21 +156,28 @@ class ClusterLink {
   JoinedGeneration complete(int generation, std::vector<NodeRegistration> nodes, const std::vector<std::string>& have);
   void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::string& status);
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
-  // Reports the members the store counts as gone; returns whether one has been silent long
-  // enough that it may be gone too (the verdict then waits for the store to say).
-  bool judge_liveness(int generation, const std::vector<RankedNode>& members);
   // The registrations of `generation` contradict each other: say so, and on the master wait
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);
-  void judge_root_cause(int generation, bool someone_silent);
-  // An elastic job below its most nodes admits a node that registered for the next generation.
-  void judge_newcomers(int generation, const std::vector<RankedNode>& members);
+
+  // The node's own watch (node_watch.cc).
+  void watch();  // the background thread: heartbeats, the failure key, the master's judge
   // The verdict, or the first report, of `generation` into failure_ (the master judges first).
   void poll_failures(int generation, const std::vector<RankedNode>& members, bool failed);
   // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
   JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
-  void clear_stale_state();
+
+  // The judge (judge.cc).
+  // Reports the members the store counts as gone; returns whether one has been silent long
+  // enough that it may be gone too (the verdict then waits for the store to say).
+  bool judge_liveness(int generation, const std::vector<RankedNode>& members);
+  // An elastic job below its most nodes admits a node that registered for the next generation.
+  void judge_newcomers(int generation, const std::vector<RankedNode>& members);
+  void judge_root_cause(int generation, bool someone_silent);
+
+  // A generation's end (generation_end.cc) and the store (cluster_link.cc).
   void stop_judging();
+  void clear_stale_state();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
     return key("g" + std::to_string(generation) + "." + suffix);

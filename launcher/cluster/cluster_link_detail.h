@@ -1,0 +1,31 @@
+#pragma once
+// What the parts of ClusterLink share (cluster_link.cc, rendezvous.cc, judge.cc, node_watch.cc,
+// generation_end.cc); nothing outside launcher/cluster/ includes it.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "launcher/cluster/control_store.h"
+
+namespace paddle::launcher::cluster_link_detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s", ms.count() / 1000.0); }
+
+// The IPs of `entries`, keys of the form `prefix` + IP.
+inline std::vector<std::string> node_ips(const std::vector<ControlStore::Entry>& entries, const std::string& prefix) {
+  std::vector<std::string> ips;
+  for (const auto& e : entries) ips.push_back(e.key.substr(prefix.size()));
+  return ips;
+}
+
+inline bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+}  // namespace paddle::launcher::cluster_link_detail

@@ -1,0 +1,172 @@
+// ClusterLink, step three: a generation's end. This node reports why it ended here, reads the
+// judge's verdict, and learns whether the job goes on to a next generation (a restart) or,
+// when all succeeded, finishes (the keys: cluster_link.h).
+#include "launcher/cluster/cluster_link.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "launcher/cluster/cluster_link_detail.h"
+
+namespace paddle::launcher {
+
+using namespace cluster_link_detail;
+
+namespace {
+
+// A request can fail for a moment; what is still failing after this is the store gone.
+constexpr auto kRetryFor = std::chrono::seconds(2);
+// A process exiting with this asks for the job's restart (Paddle's elastic convention).
+constexpr int kRestartMeExitStatus = 101;
+
+}  // namespace
+
+std::optional<std::string> ClusterLink::membership_change(const JobFailure& root) const {
+  if (!settings_.elastic()) return std::nullopt;
+  if (root.cause == JobFailure::Cause::kNodeJoined) return root.what;
+  if (root.cause == JobFailure::Cause::kProcessFailed && root.exit_status == kRestartMeExitStatus)
+    return fmt::format("{} asked for a restart (exit status {})", root.what, kRestartMeExitStatus);
+  if (root.cause != JobFailure::Cause::kLauncherLost) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  const int remaining = static_cast<int>(members_.size()) - 1;
+  if (remaining < settings_.min_nodes) return std::nullopt;
+  return fmt::format("node {} ({}) left; {} node(s) remain, at least the {} --nnodes asks for", root.node_rank, root.ip,
+                     remaining, settings_.min_nodes);
+}
+
+JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
+  // A request can fail for a moment (a signal interrupts it); the store gone fails it for good.
+  const auto give_up = Clock::now() + kRetryFor;
+  const std::string report_key = generation_key(generation, "report." + settings_.node_ip);
+  while (Clock::now() < give_up) {
+    try {
+      store_->put(report_key, failure.to_json().dump());
+      break;
+    } catch (const common::PeerError&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::lock_guard lock(mutex_);
+  if (!failure_) failure_ = failure;
+  return failure;
+}
+
+JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional) {
+  const bool master_lost = provisional.cause == JobFailure::Cause::kLauncherLost && provisional.ip == settings_.master_ip &&
+                           settings_.etcd.empty();
+  if (master_lost) return provisional;
+  const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
+  auto answered = Clock::now();
+  std::optional<JobFailure> root;
+  while (!root && Clock::now() < deadline && Clock::now() - answered < kRetryFor) {
+    try {
+      if (auto text = store_->get(generation_key(generation, "failed"))) root = JobFailure::from_json(*text);
+      answered = Clock::now();
+    } catch (const common::PeerError&) {
+    }
+    if (!root) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!root) return provisional;
+  const std::string acks = generation_key(generation, "ack.");
+  try {
+    store_->put(acks + settings_.node_ip, "1");
+  } catch (const common::PeerError&) {
+  }
+  // The master's store must outlive the other nodes' reading of the verdict.
+  if (store_->hosted_here()) {
+    const auto give_up = Clock::now() + kRetryFor;
+    std::vector<RankedNode> members;
+    {
+      std::lock_guard lock(mutex_);
+      members = members_;
+    }
+    for (const auto& m : members) {
+      if (m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost) continue;
+      while (Clock::now() < give_up) {
+        try {
+          if (store_->get(acks + m.node.ip)) break;
+        } catch (const common::PeerError&) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
+  return *root;
+}
+
+std::optional<JobFailure> ClusterLink::finish(int generation) {
+  const std::string prefix = generation_key(generation, "done.");
+  try {
+    store_->put(prefix + settings_.node_ip, "1");
+  } catch (const common::PeerError&) {
+    return failure();
+  }
+  auto last_report = Clock::now();
+  while (true) {
+    if (auto f = failure()) return f;
+    std::vector<std::string> waiting;
+    try {
+      const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
+      std::lock_guard lock(mutex_);
+      for (const auto& m : members_)
+        if (!contains(done, m.node.ip)) waiting.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
+    } catch (const common::PeerError&) {
+      if (!store_->hosted_here()) return failure();
+      // Our own store; a failed request is retried.
+    }
+    if (waiting.empty()) {
+      stop_judging();
+      // The last node done forgets the job where the store outlives it.
+      if (!store_->hosted_here()) {
+        try {
+          store_->remove_prefix(key(""));
+        } catch (const common::PeerError&) {
+        }
+      }
+      return std::nullopt;
+    }
+    if (!store_->hosted_here()) {
+      if (auto f = failure()) return f;
+      stop_judging();
+      return std::nullopt;
+    }
+    if (Clock::now() - last_report >= settings_.report_interval) {
+      log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(waiting, ", ")));
+      last_report = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void ClusterLink::workers_done(int generation) {
+  try {
+    store_->put(generation_key(generation, "workers_done." + settings_.node_ip), "1");
+  } catch (const common::PeerError&) {
+    // The store gone is a failure the watcher reports.
+  }
+}
+
+bool ClusterLink::job_workers_done(int generation) {
+  const std::string prefix = generation_key(generation, "workers_done.");
+  try {
+    const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
+    std::lock_guard lock(mutex_);
+    return std::all_of(members_.begin(), members_.end(),
+                       [&](const RankedNode& m) { return m.node.endpoints.empty() || contains(done, m.node.ip); });
+  } catch (const common::PeerError&) {
+    return false;
+  }
+}
+
+void ClusterLink::stop_judging() {
+  // The job is over here: a finished node, and the keys the last one removes, must not be
+  // judged lost (nor reported so, in a store that outlives the job).
+  std::lock_guard judging(judging_mutex_);
+  std::lock_guard lock(mutex_);
+  generation_ = -1;
+}
+
+}  // namespace paddle::launcher

@@ -1,0 +1,208 @@
+// ClusterLink, step one: the rendezvous (join). A fixed job waits for its --nnodes; an elastic
+// one closes a generation of MIN to MAX members (the keys: cluster_link.h).
+#include "launcher/cluster/cluster_link.h"
+
+#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "common/parse.h"
+#include "launcher/cluster/cluster_link_detail.h"
+
+namespace paddle::launcher {
+
+using namespace cluster_link_detail;
+
+namespace {
+
+// An elastic node rewrites its registration each round: slower than a fixed job's polling.
+constexpr auto kElasticRound = std::chrono::milliseconds(100);
+
+}  // namespace
+
+JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
+  // A node is alive before it registers, so the judge can tell when it goes.
+  try {
+    store_->heartbeat();
+  } catch (const common::PeerError&) {
+    // Not reachable yet: the rendezvous waits for it and says so.
+  }
+  return settings_.elastic() ? join_elastic(generation, me) : join_fixed(generation, me);
+}
+
+void ClusterLink::check_rendezvous_time(Clock::time_point started, const std::string& status) {
+  if (Clock::now() - started >= settings_.rendezvous_timeout)
+    throw RendezvousTimeout(fmt::format("rendezvous of job {} at {} timed out after {}: {}", settings_.job_id,
+                                        store_->describe(), seconds(settings_.rendezvous_timeout), status));
+}
+
+JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration& me) {
+  const std::string prefix = generation_key(generation, "node.");
+  const auto started = Clock::now();
+  auto last_report = started;
+  std::optional<Clock::time_point> reached;  // the last time the store answered
+  while (true) {
+    std::vector<ControlStore::Entry> registrations;
+    std::string unreachable;
+    try {
+      // Registering is idempotent: a reply lost to a timeout is simply sent again.
+      store_->put_while_alive(prefix + me.ip, me.to_json().dump());
+      registrations = store_->range(prefix);
+      // Alive (the master's presence connection held) before any worker starts, so that a
+      // launcher killed right after is seen gone at once, not a heartbeat timeout later.
+      if (static_cast<int>(registrations.size()) == settings_.nnodes) store_->heartbeat();
+      reached = Clock::now();
+    } catch (const common::PeerError&) {
+      unreachable = fmt::format("{} is not reachable yet", store_->describe());
+    }
+    const std::vector<std::string> have = node_ips(registrations, prefix);
+    if (reached && Clock::now() - *reached > settings_.dead_after)
+      throw common::PeerError(fmt::format("{} went away during the rendezvous of job {} (its launcher exited or was "
+                                          "killed: see its log)",
+                                          store_->describe(), settings_.job_id));
+    if (static_cast<int>(have.size()) > settings_.nnodes)
+      throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with {}: {}", settings_.nnodes, have.size(),
+                                           store_->describe(), fmt::join(have, ", ")));
+    if (static_cast<int>(have.size()) == settings_.nnodes) {
+      std::vector<NodeRegistration> nodes;
+      for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
+      return complete(generation, std::move(nodes), have);
+    }
+    const std::string status = rendezvous_status(have, unreachable);
+    check_rendezvous_time(started, status);
+    if (Clock::now() - last_report >= settings_.report_interval) {
+      log_.info(status);
+      last_report = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistration& me) {
+  int target = generation;
+  const auto started = Clock::now();
+  auto last_report = started;
+  std::optional<Clock::time_point> enough_since;  // MIN nodes were registered for `target`
+  int announced_wait = -1;
+  while (true) {
+    std::string unreachable;
+    std::vector<std::string> have;
+    try {
+      if (auto newest = store_->get(key("generation")))
+        target = std::max(target, static_cast<int>(common::to_int(*newest).value_or(0)));
+      const std::string prefix = generation_key(target, "node.");
+      if (auto members = store_->get(generation_key(target, "members"))) {
+        std::vector<NodeRegistration> nodes;
+        std::vector<std::string> ips;
+        for (const auto& j : nlohmann::json::parse(*members)) {
+          nodes.push_back(NodeRegistration::from_json(j.dump()));
+          ips.push_back(nodes.back().ip);
+        }
+        if (contains(ips, me.ip)) return complete(target, std::move(nodes), ips);
+        if (announced_wait != target) {
+          log_.info(fmt::format("generation {} of job {} runs with {} node(s) without this one; this node joins generation {}",
+                                target, settings_.job_id, ips.size(), target + 1));
+          announced_wait = target;
+        }
+        ++target;
+        enough_since.reset();
+        continue;
+      }
+      store_->put_while_alive(prefix + me.ip, me.to_json().dump());
+      const std::vector<ControlStore::Entry> registrations = store_->range(prefix);
+      have = node_ips(registrations, prefix);
+      if (static_cast<int>(have.size()) >= settings_.min_nodes && !enough_since) enough_since = Clock::now();
+      if (static_cast<int>(have.size()) < settings_.min_nodes) enough_since.reset();
+      if (may_start(target, have, enough_since)) {
+        close_generation(target, registrations);
+        continue;
+      }
+    } catch (const common::PeerError& e) {
+      unreachable = e.what();
+    }
+    const std::string status = rendezvous_status(have, unreachable);
+    check_rendezvous_time(started, status);
+    if (Clock::now() - last_report >= settings_.report_interval) {
+      log_.info(fmt::format("generation {}: {}", target, status));
+      last_report = Clock::now();
+    }
+    std::this_thread::sleep_for(kElasticRound);
+  }
+}
+
+bool ClusterLink::may_start(int generation, const std::vector<std::string>& have,
+                            std::optional<Clock::time_point> enough_since) {
+  const int count = static_cast<int>(have.size());
+  if (count < settings_.min_nodes) return false;
+  if (count >= settings_.nnodes) return true;
+  if (enough_since && Clock::now() - *enough_since >= settings_.elastic_timeout) return true;
+  if (generation == 0) return false;  // the first generation gives latecomers elastic_timeout
+  const std::vector<std::string> alive = store_->alive_nodes();
+  return std::all_of(alive.begin(), alive.end(), [&](const std::string& ip) { return contains(have, ip); });
+}
+
+void ClusterLink::close_generation(int generation, const std::vector<ControlStore::Entry>& registrations) {
+  std::vector<NodeRegistration> nodes;
+  for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
+  std::vector<std::string> earlier;
+  if (auto members = store_->get(generation_key(generation - 1, "members")))
+    for (const auto& j : nlohmann::json::parse(*members)) earlier.push_back(j.at("ip").get<std::string>());
+  std::vector<RankedNode> ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+  std::stable_partition(ranked.begin(), ranked.end(), [&](const RankedNode& n) { return contains(earlier, n.node.ip); });
+  if (static_cast<int>(ranked.size()) > settings_.nnodes) ranked.resize(settings_.nnodes);
+  nlohmann::json members = nlohmann::json::array();
+  for (const auto& n : ranked) members.push_back(n.node.to_json());
+  store_->add_if_absent(generation_key(generation, "members"), members.dump());
+  store_->put(key("generation"), std::to_string(generation));
+}
+
+JoinedGeneration ClusterLink::complete(int generation, std::vector<NodeRegistration> nodes,
+                                       const std::vector<std::string>& have) {
+  int restarts_used = 0;
+  for (const auto& n : nodes) restarts_used = std::max(restarts_used, n.restarts_used);
+  std::vector<RankedNode> ranked;
+  try {
+    ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+  } catch (const common::UsageError&) {
+    // Every node finds the same contradiction; the master's store stays up until they have.
+    refuse(generation, have);
+    throw;
+  }
+  std::lock_guard lock(mutex_);
+  generation_ = generation;
+  members_ = ranked;
+  failure_.reset();
+  verdict_seen_ = false;
+  first_report_.reset();
+  return {generation, restarts_used, ranked};
+}
+
+std::string ClusterLink::rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const {
+  const int waiting = std::max(settings_.min_nodes - static_cast<int>(have.size()), 0);
+  std::vector<std::string> missing;
+  for (const auto& ip : settings_.ips_order)
+    if (!contains(have, ip)) missing.push_back(ip);
+  const std::string wanted = settings_.elastic() ? fmt::format("{} of {} to {} nodes", waiting, settings_.min_nodes, settings_.nnodes)
+                                                 : fmt::format("{} of {} nodes", waiting, settings_.nnodes);
+  return fmt::format("waiting for {}; have: {}; missing: {}{}", wanted,
+                     have.empty() ? "none" : fmt::format("{}", fmt::join(have, ", ")),
+                     missing.empty() ? fmt::format("{} unnamed node(s)", waiting) : fmt::format("{}", fmt::join(missing, ", ")),
+                     unreachable.empty() ? "" : " (" + unreachable + ")");
+}
+
+void ClusterLink::refuse(int generation, const std::vector<std::string>& nodes) {
+  const std::string prefix = generation_key(generation, "refused.");
+  try {
+    store_->put(prefix + settings_.node_ip, "1");
+    if (!store_->hosted_here()) return;
+    const auto give_up = Clock::now() + settings_.dead_after;
+    for (const auto& ip : nodes)
+      while (Clock::now() < give_up && !store_->get(prefix + ip)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } catch (const common::PeerError&) {
+  }
+}
+
+}  // namespace paddle::launcher
