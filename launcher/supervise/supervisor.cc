@@ -17,43 +17,12 @@
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
 #include "launcher/supervise/child_process.h"
+#include "launcher/supervise/failure_report.h"
 #include "launcher/supervise/orphan_guard.h"
 #include "launcher/supervise/root_cause.h"
 
 namespace paddle::launcher {
 namespace {
-
-bool succeeded(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
-
-// "trainer 0", "trainers 0, 2 and 3", "server 1 and workers 0 and 2".
-std::string name_processes(const std::vector<const ProcessSpec*>& processes) {
-  std::vector<std::string> groups;
-  for (Role role : {Role::kServer, Role::kTrainer, Role::kWorker}) {
-    std::vector<std::string> ranks;
-    for (const ProcessSpec* p : processes)
-      if (p->role == role) ranks.push_back(std::to_string(p->rank));
-    if (ranks.empty()) continue;
-    std::string list = ranks.back();
-    if (ranks.size() > 1) list = fmt::format("{} and {}", fmt::join(ranks.begin(), ranks.end() - 1, ", "), list);
-    groups.push_back(fmt::format("{}{} {}", role_name(role), ranks.size() > 1 ? "s" : "", list));
-  }
-  std::string text = groups.empty() ? "" : groups.back();
-  if (groups.size() > 1) text = fmt::format("{} and {}", fmt::join(groups.begin(), groups.end() - 1, ", "), text);
-  return text;
-}
-
-std::string indent(const std::string& text) {
-  std::string out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (!out.empty()) out += "\n";
-    out += "    | " + text.substr(start, end - start);
-    start = end + 1;
-  }
-  return out;
-}
 
 class Job {
  public:
@@ -111,13 +80,7 @@ class Job {
     }
   }
 
-  struct Slot {
-    const ProcessSpec* spec;
-    std::unique_ptr<ChildProcess> child;
-    std::optional<int> status;
-    int exit_order = -1;
-    int signal_sent = 0;  // by a stop: an end by that signal is not a failure of its own
-  };
+  using Slot = ProcessSlot;
 
   std::string name(const Slot& s) const {
     return fmt::format("{} {} (local {}, pid {})", role_name(s.spec->role), s.spec->rank, s.spec->local_index,
@@ -183,7 +146,7 @@ class Job {
       if (int left = options_.orphan_guard->signal_all(SIGKILL); left > 0)
         log_.warning(fmt::format("killed {} process(es) the job's processes left behind outside their groups", left));
     }
-    if (failed_) report_failure(*failed_);
+    if (failed_) report_failure(slots_, *failed_, log_);
   }
 
   void on_exit(size_t index, int status) {
@@ -316,55 +279,6 @@ class Job {
       }
       wait_for_signal();
     });
-  }
-
-  // The failure report, led by the root cause: the failed process's own account (its error
-  // record) when it left one. A process that failed on a lost peer is a side effect: when one
-  // failed first, the process that failed of itself (died by a signal, or threw anything but a
-  // peer error) is named as the cause, and the side effects are named as such.
-  void report_failure(size_t first) {
-    std::vector<const Slot*> own;  // the failures that were not our stops, in the order they came
-    const auto ended_by_us = [](const Slot& s) { return WIFSIGNALED(*s.status) && WTERMSIG(*s.status) == s.signal_sent; };
-    for (const auto& s : slots_)
-      if (s.status && !succeeded(*s.status) && !ended_by_us(s)) own.push_back(&s);
-    std::sort(own.begin(), own.end(), [](const Slot* a, const Slot* b) { return a->exit_order < b->exit_order; });
-    const auto account = [](const Slot& s) { return RootCause::read(s.spec->error_file); };
-    const auto side_effect = [&](const Slot& s) {
-      const auto a = account(s);
-      return a && a->record.peer;
-    };
-    const Slot* root = &slots_[first];
-    if (side_effect(*root))
-      for (const Slot* s : own)
-        if (!side_effect(*s)) {
-          root = s;
-          break;
-        }
-    std::vector<const ProcessSpec*> side;  // named in rank order: the order they failed in is chance
-    for (const Slot* s : own)
-      if (s != root && side_effect(*s)) side.push_back(s->spec);
-    std::sort(side.begin(), side.end(), [](const ProcessSpec* a, const ProcessSpec* b) {
-      return std::pair(a->role, a->rank) < std::pair(b->role, b->rank);
-    });
-    const ProcessSpec& first_failed = *slots_[first].spec;
-    std::string not_the_cause;
-    if (root != &slots_[first])
-      not_the_cause = side.size() == 1 ? " (the first to fail, but not the cause)"
-                                       : fmt::format(" ({} {} was the first to fail, but not the cause)",
-                                                     role_name(first_failed.role), first_failed.rank);
-
-    const Slot& r = *root;
-    const auto cause = account(r);
-    const std::string tail = last_lines(r.spec->log_file, 20);
-    log_.error(fmt::format("failed process: {} {} (local {}, endpoint {}) ended with {}{}; log: {}{}",
-                           role_name(r.spec->role), r.spec->rank, r.spec->local_index, r.spec->endpoint,
-                           describe_wait_status(*r.status),
-                           cause ? fmt::format("; root cause ({}):\n{}", r.spec->error_file, indent(cause->describe()))
-                                 : "",
-                           r.spec->log_file, tail.empty() ? " (empty)" : ", last lines:\n" + indent(tail)));
-    if (!side.empty())
-      log_.error(fmt::format("{} {} ended with {}; {} then failed on the lost peer{}", role_name(r.spec->role),
-                             r.spec->rank, describe_wait_status(*r.status), name_processes(side), not_the_cause));
   }
 
   void archive_logs(int attempt) {
