@@ -1,5 +1,14 @@
-// paddle-launch: parses the command line, plans this node's processes, prints what Paddle's
-// launcher prints, starts the processes and supervises them until the job ends.
+// paddle-launch, as a table of contents. run() takes each job through the launcher's rooms:
+//   1. options    the command line (plan/launch_options.h); `status` and the orphan watchdog
+//                 are commands of their own (job/status_command.h, supervise/orphan_guard.h)
+//   2. plan       this node's processes from the options and the host's facts (plan/), shown
+//                 as Paddle's launcher shows them (console/plan_report.h); --dispatch hands the
+//                 job to the hosts over SSH instead (dispatch/)
+//   3. cluster    a multi-node job: the link to the other launchers, which plans each
+//                 generation with them (cluster/)
+//   4. supervise  the processes started, watched and stopped (supervise/), the job page beside
+//                 them (dashboard/)
+//   5. report     the exit status, the root cause in launch.log and LOG_DIR/job.json (job/)
 
 #include <unistd.h>
 
@@ -85,75 +94,88 @@ std::string own_executable_path() {
   return error ? std::string() : path.string();
 }
 
+// 1. Options: what the supervisor takes from them (the console's colour comes with the host).
+SupervisorOptions supervisor_options(const LaunchOptions& options) {
+  SupervisorOptions supervision;
+  supervision.max_restarts = options.max_restarts;
+  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
+  supervision.echo = EchoSelection::parse(options.log_output, options.log_output_prefix);
+  return supervision;
+}
+
+// Creates DIR and starts `log` there (DIR/launch.log) with the "Configuration Arguments" block.
+void start_launch_log(LaunchLog& log, const std::string& dir, const LaunchOptions& options) {
+  prepare_log_dir(dir);
+  log.attach_file(dir + "/launch.log");
+  log.print(configuration_block(options));
+}
+
+// 2. Plan: the facts about this machine that planning reads (besides the environment).
+void gather_host_facts(HostFacts& host) {
+  host.interfaces = local_ipv4_interfaces();
+  host.local_addresses = local_ipv4_addresses();
+  host.gpu_count = visible_gpu_count(host.env);
+  host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
+}
+
 int run(int argc, const char* const argv[]) {
+  // 1. Options.
   CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.action != CommandLine::Action::kRun) {
     fmt::print("{}\n", command_line.text);
     return 0;
   }
   LaunchOptions& options = command_line.options;
-  SupervisorOptions supervision;
-  supervision.max_restarts = options.max_restarts;
-  supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
-  supervision.echo = EchoSelection::parse(options.log_output, options.log_output_prefix);
-
+  SupervisorOptions supervision = supervisor_options(options);
   HostFacts host;
   host.env = common::current_environment();
   supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(host.env, "NO_COLOR"));
-  if (options.dispatch.requested()) {
+  if (options.dispatch.requested()) {  // the hosts' launchers take it from here
     const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port(), own_executable_path());
-    prepare_log_dir(options.log_dir + "/dispatch");
     LaunchLog log;
-    log.attach_file(options.log_dir + "/dispatch/launch.log");
-    log.print(configuration_block(options));
+    start_launch_log(log, options.log_dir + "/dispatch", options);
     return dispatch_job(plan, supervision.grace_period, log);
   }
+
+  // 2. Plan: the host's facts, the training command, the ports.
   orphan_guard_choice(host.env);  // checked now: the guard itself is made only when processes start
   std::optional<NodeAgent> agent;
   if (options.agent) agent.emplace(options, host.env);
-  host.interfaces = local_ipv4_interfaces();
-  host.local_addresses = local_ipv4_addresses();
-  host.gpu_count = visible_gpu_count(host.env);
-  host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
-
+  gather_host_facts(host);
   std::vector<std::string> command =
       resolve_training_command(options.training_script, options.training_script_args, host.env);
   PortReservation ports(default_port_lock_dir(get_env(host.env, "TMPDIR").value_or("")));
 
+  // 3. Cluster, through a master: the plan comes from the rendezvous, generation by generation.
   if (auto cluster = cluster_settings(options, host)) {
     if (options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
-    prepare_log_dir(options.log_dir);
     LaunchLog log;
-    log.attach_file(options.log_dir + "/launch.log");
-    log.print(configuration_block(options));
+    start_launch_log(log, options.log_dir, options);
     if (agent) agent->watch_dispatcher(log);
     ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
-    return supervise_guarded(options, peers, host.env, supervision, log);
+    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
   }
 
   LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
-
   if (options.dry_run) {
     fmt::print("{}", *options.dry_run == "json" ? dry_run_json(plan) : dry_run_table(plan));
     return 0;
   }
   check_ports_bindable(plan.node_ip, plan.fixed_local_ports,
                        plan.mode == LaunchPlan::Mode::kPs ? "--servers/--workers/--start_port" : "--start_port");
-  prepare_log_dir(options.log_dir);
-
   LaunchLog log;
-  log.attach_file(options.log_dir + "/launch.log");
-  log.print(configuration_block(options));
+  start_launch_log(log, options.log_dir, options);
   if (auto scheduler = detect_scheduler(host.env))
     log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", scheduler->source, scheduler->nnodes.value_or(1),
                          scheduler->node_rank.value_or(0)));
+  // 3. Cluster, by --ips: every node plans alike; their launchers meet at the first of --ips.
   if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {
     std::vector<std::string> mine;
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);
     ClusterSettings settings = ips_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(host.env, "the master store");
     ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
-    return supervise_guarded(options, peers, host.env, supervision, log);
+    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
   }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
   if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
@@ -161,6 +183,7 @@ int run(int argc, const char* const argv[]) {
   announce_plan(plan, log);
 
   ports.release_sockets();
+  // 4. Supervise, and 5. report: the exit status, the root cause and job.json.
   SingleNode peers(plan);
   return supervise_guarded(options, peers, host.env, supervision, log);
 }
