@@ -1,0 +1,173 @@
+// ParameterServer's command handlers: what a frame that passed its session's checks asks for,
+// and the reply it gets (PROTOCOL.md).
+#include "ps/server.h"
+
+#include <fmt/format.h>
+
+#include "ps/server_session.h"
+
+namespace paddle::ps {
+
+bool ParameterServer::acceptable(const Header& header) const {
+  return header.magic == kMagic && header.body_bytes <= options_.limits.max_frame_bytes;
+}
+
+ParameterServer::Answer ParameterServer::answer(const Header& header, std::span<const unsigned char> body,
+                                                const std::shared_ptr<Session>& session, Workspace& work) {
+  auto error = [&work](Status status, const std::string& message, bool then_close = false) {
+    work.reply.clear();
+    work.reply.str(message);
+    return Answer{false, status, then_close};
+  };
+  if (header.version != kVersion)
+    return error(Status::kBadVersion, fmt::format("protocol version {} is not {}", header.version, kVersion), true);
+  Reader reader(body.data(), body.size());
+  work.reply.clear();
+  try {
+    if (!handle(session, static_cast<Command>(header.command), reader, work)) return Answer{true, Status::kOk, false};
+  } catch (const ProtocolError& e) {
+    return error(Status::kBadRequest, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(header.command >= 1 && header.command <= kLastCommand ? Status::kBadRequest : Status::kUnknownCommand, e.what());
+  } catch (const std::exception& e) {
+    return error(Status::kServerError, e.what());
+  }
+  return Answer{false, Status::kOk, false};
+}
+
+std::vector<unsigned char> ParameterServer::answer_frame(std::span<const unsigned char> frame) {
+  if (frame.size() < kHeaderBytes) return {};
+  const Header header = decode_header(frame.data());
+  if (!acceptable(header) || frame.size() - kHeaderBytes != header.body_bytes) return {};
+  const std::vector<unsigned char> body(frame.begin() + kHeaderBytes, frame.end());  // aligned as a connection's
+  Workspace work;
+  auto answer = this->answer(header, body, nullptr, work);
+  if (answer.deferred) return {};
+  work.reply.finish(reply_header(header, answer.status));
+  return work.reply.flatten();
+}
+
+bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work) {
+  auto dense = [&](uint32_t id) -> DenseTable& {
+    if (id >= tables_.dense.size()) throw std::invalid_argument(fmt::format("no dense table {}", id));
+    return *tables_.dense[id];
+  };
+  auto sparse = [&](uint32_t id) -> SparseTable& {
+    if (id >= tables_.sparse.size()) throw std::invalid_argument(fmt::format("no sparse table {}", id));
+    return *tables_.sparse[id];
+  };
+  OutFrame& reply = work.reply;
+  switch (command) {
+    case Command::kPing:
+      body.expect_end();
+      reply.u32(static_cast<uint32_t>(options_.server_index));
+      return true;
+    case Command::kInitDense: {
+      auto& t = dense(body.u32());
+      auto values = body.f32s(work.floats);
+      body.expect_end();
+      t.set(values);
+      return true;
+    }
+    case Command::kPullDense: {
+      auto& t = dense(body.u32());
+      body.expect_end();
+      work.values.resize(t.size());
+      t.pull(0, t.size(), work.values.data());
+      reply.f32s(work.values.data(), work.values.size());
+      return true;
+    }
+    case Command::kPullDenseRange: {
+      auto& t = dense(body.u32());
+      const uint64_t begin = body.u64(), count = body.u64();
+      body.expect_end();
+      if (begin > t.size() || count > t.size() - begin)
+        throw std::invalid_argument(fmt::format("dense values [{}, {}) asked of a block of {} (another model?)", begin,
+                                                begin + count, t.size()));
+      work.values.resize(count);
+      t.pull(begin, count, work.values.data());
+      reply.f32s(work.values.data(), work.values.size());
+      return true;
+    }
+    case Command::kPushDense: {
+      auto& t = dense(body.u32());
+      auto grads = body.f32s(work.floats);
+      body.expect_end();
+      options_.sync ? t.accumulate(grads) : t.push(grads);
+      return true;
+    }
+    case Command::kAddDense: {
+      auto& t = dense(body.u32());
+      auto delta = body.f32s(work.floats);
+      body.expect_end();
+      t.add(delta);
+      return true;
+    }
+    case Command::kAddSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s(work.keys);
+      auto delta = body.f32s(work.floats);
+      body.expect_end();
+      t.add(keys, delta);
+      return true;
+    }
+    case Command::kPullSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s(work.keys);
+      body.expect_end();
+      work.values.resize(keys.size() * t.dim());
+      t.pull(keys, work.values.data());
+      reply.f32s(work.values.data(), work.values.size());
+      return true;
+    }
+    case Command::kPushSparse: {
+      auto& t = sparse(body.u32());
+      auto keys = body.u64s(work.keys);
+      auto grads = body.f32s(work.floats);
+      body.expect_end();
+      options_.sync ? t.accumulate(keys, grads) : t.push(keys, grads);
+      return true;
+    }
+    case Command::kBarrier: {
+      body.expect_end();
+      std::vector<std::shared_ptr<Session>> released;
+      {
+        std::lock_guard lock(barrier_mutex_);
+        barrier_waiters_.push_back(session);
+        if (static_cast<int>(barrier_waiters_.size()) < options_.workers) return false;
+        for (auto& t : tables_.dense) t->apply_pending(options_.workers);
+        for (auto& t : tables_.sparse) t->apply_pending(options_.workers);
+        released.swap(barrier_waiters_);
+      }
+      for (auto& waiter : released)  // each on its own strand; null: answer_frame's
+        if (waiter && waiter != session) waiter->release_barrier();
+      return true;
+    }
+    case Command::kSave: {
+      auto dir = body.str();
+      body.expect_end();
+      save(dir);
+      return true;
+    }
+    case Command::kLoad: {
+      auto dir = body.str();
+      body.expect_end();
+      load(dir);
+      return true;
+    }
+    case Command::kStopWorker: {
+      body.expect_end();
+      std::lock_guard lock(barrier_mutex_);
+      if (++stopped_workers_ >= options_.workers) {
+        // Let this reply go out, then end run().
+        asio::post(io_, [this] {
+          asio::post(io_, [this] { io_.stop(); });
+        });
+      }
+      return true;
+    }
+  }
+  throw std::invalid_argument(fmt::format("unknown command {}", static_cast<unsigned>(command)));
+}
+
+}  // namespace paddle::ps
