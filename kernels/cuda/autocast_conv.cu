@@ -35,7 +35,7 @@ class HalfNhwc {
   }
   void* get() { return scratch_.get(); }
   // y (NCHW float32) = this, or y += this.
-  void widen_into(float* y, bool accumulate) {
+  void widen_to_nchw(float* y, bool accumulate) {
     widen_from_nhwc(half_, scratch_.get(), y, e_.n, e_.c, e_.plane, accumulate, stream_);
   }
 
@@ -54,7 +54,7 @@ void autocast_conv2d_forward(Handles& h, HalfType half, const ConvShape& s, int 
   HalfNhwc x16(half, input_of(s, batch), stream, x), w16(half, filter_of(s, out_channels), stream, w);
   HalfNhwc y16(half, output_of(s, batch, out_channels), stream);
   cudnn_conv_forward(h, cudnn_type(half), CUDNN_TENSOR_NHWC, s, batch, out_channels, x16.get(), w16.get(), y16.get());
-  y16.widen_into(y, false);
+  y16.widen_to_nchw(y, false);
 }
 
 void autocast_conv2d_backward_data(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
@@ -64,7 +64,7 @@ void autocast_conv2d_backward_data(Handles& h, HalfType half, const ConvShape& s
   HalfNhwc dx16(half, input_of(s, batch), stream);
   cudnn_conv_backward_data(h, cudnn_type(half), CUDNN_TENSOR_NHWC, s, batch, out_channels, w16.get(), dy16.get(),
                            dx16.get());
-  dx16.widen_into(dx, false);
+  dx16.widen_to_nchw(dx, false);
 }
 
 void autocast_conv2d_backward_filter(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
@@ -75,7 +75,7 @@ void autocast_conv2d_backward_filter(Handles& h, HalfType half, const ConvShape&
   HalfNhwc dw16(half, filter_of(s, out_channels), stream);
   cudnn_conv_backward_filter(h, cudnn_type(half), CUDNN_TENSOR_NHWC, s, batch, out_channels, x16.get(), dy16.get(),
                              dw16.get(), false);
-  dw16.widen_into(dw, true);
+  dw16.widen_to_nchw(dw, true);
 }
 
 }  // namespace paddle::kernels::cuda

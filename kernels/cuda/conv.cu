@@ -46,11 +46,9 @@ struct ConvDescriptors {
     check(cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor");
     check(cudnnSetTensor4dDescriptor(x, layout, type, batch, s.channels, s.height, s.width),
           "cudnnSetTensor4dDescriptor(x)");
-    check(cudnnSetTensor4dDescriptor(y, layout, type, batch, out_channels, s.out_height(),
-                                     s.out_width()),
+    check(cudnnSetTensor4dDescriptor(y, layout, type, batch, out_channels, s.out_height(), s.out_width()),
           "cudnnSetTensor4dDescriptor(y)");
-    check(cudnnSetFilter4dDescriptor(w, type, layout, out_channels, s.channels, s.kernel,
-                                     s.kernel),
+    check(cudnnSetFilter4dDescriptor(w, type, layout, out_channels, s.channels, s.kernel, s.kernel),
           "cudnnSetFilter4dDescriptor");
     check(cudnnSetConvolution2dDescriptor(conv, s.padding, s.padding, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                           CUDNN_DATA_FLOAT),
@@ -109,7 +107,7 @@ auto conv_algorithm(Handles& h, ConvOperation op, cudnnDataType_t type, cudnnTen
                     const ConvShape& s, int batch, int out_channels, const char* what, Find find)
     -> decltype(Perf{}.algo) {
   using Algo = decltype(Perf{}.algo);
-  const std::array<int, 11> key{op,    type,         layout,   batch,    s.channels, s.height,
+  const std::array<int, 11> key{op,      type,         layout,   batch,    s.channels, s.height,
                                 s.width, out_channels, s.kernel, s.stride, s.padding};
   auto& cache = h.impl().conv_algorithms;
   if (auto it = cache.find(key); it != cache.end()) return static_cast<Algo>(it->second);
