@@ -1,50 +1,9 @@
 #include "kernels/autocast_gemm.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "kernels/cuda/half_cast.h"
 #include "kernels/cuda/internal.h"
 
 namespace paddle::kernels::cuda {
-namespace {
-
-template <typename Half>
-__device__ Half round_to(float x);
-template <>
-__device__ __half round_to<__half>(float x) { return __float2half_rn(x); }
-template <>
-__device__ __nv_bfloat16 round_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-
-template <typename Half>
-__global__ void round_kernel(const float* x, Half* y, size_t n) {
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = round_to<Half>(x[i]);
-}
-
-// A stream-ordered device buffer of 16-bit elements, freed in stream order.
-class HalfScratch {
- public:
-  HalfScratch(size_t n, cudaStream_t stream) : stream_(stream) {
-    check(cudaMallocAsync(&ptr_, n * 2, stream), "autocast_gemm: scratch");
-  }
-  ~HalfScratch() { cudaFreeAsync(ptr_, stream_); }
-  HalfScratch(const HalfScratch&) = delete;
-  HalfScratch& operator=(const HalfScratch&) = delete;
-  void* get() { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-  cudaStream_t stream_;
-};
-
-void round_into(HalfType half, const float* x, void* y, size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  if (half == HalfType::kFloat16) round_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(y), n);
-  else round_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__nv_bfloat16*>(y), n);
-  check(cudaGetLastError(), "autocast_gemm: round");
-}
-
-}  // namespace
 
 void autocast_gemm(Handles& h, HalfType half, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a,
                    const float* b, float* c, bool accumulate) {

@@ -35,8 +35,9 @@ struct Handles::Impl {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   bool tf32 = false;
-  // The convolution algorithm cuDNN measured fastest, by operation and shape (found once each).
-  std::map<std::array<int, 9>, int> conv_algorithms;
+  // The convolution algorithm cuDNN measured fastest, by operation, data type, layout and shape
+  // (found once each).
+  std::map<std::array<int, 11>, int> conv_algorithms;
 
   void* ensure_workspace(size_t bytes) {
     if (bytes > workspace_bytes) {

@@ -61,9 +61,11 @@ Execution& Fleet::execution() {
   if (!execution_) {
     execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32);
     const AmpPolicy policy = strategy_.amp_policy();
-    if (strategy_.amp && execution_->device().is_cuda() && policy.runs_in_half("matmul"))
-      execution_->set_matmul_autocast(policy.dtype == DType::kBFloat16 ? kernels::HalfType::kBFloat16
-                                                                       : kernels::HalfType::kFloat16);
+    const auto half = policy.dtype == DType::kBFloat16 ? kernels::HalfType::kBFloat16 : kernels::HalfType::kFloat16;
+    if (strategy_.amp && execution_->device().is_cuda()) {
+      if (policy.runs_in_half("matmul")) execution_->set_matmul_autocast(half);
+      if (policy.runs_in_half("conv2d")) execution_->set_conv_autocast(half);
+    }
   }
   return *execution_;
 }

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "kernels/autocast_conv.h"
 #include "kernels/conv.h"
 
 namespace paddle::runtime {
@@ -32,8 +33,11 @@ Tensor Conv2D::forward(const Tensor& x, bool training) {
   const k::ConvShape s{as_int(x.dim(1)), as_int(x.dim(2)), as_int(x.dim(3)), kernel_, stride_, padding_};
   const int n = as_int(x.dim(0)), ho = s.out_height(), wo = s.out_width();
   Tensor y = Tensor::uninitialized({x.dim(0), out_channels_, ho, wo}, x.device());
-  k::conv2d_forward(context(), s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr(),
-                    training ? &saved_ : nullptr);
+  if (const auto half = autocast())
+    k::autocast_conv2d_forward(context(), *half, s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr());
+  else
+    k::conv2d_forward(context(), s, n, as_int(out_channels_), x.ptr(), weight_.value.ptr(), y.ptr(),
+                      training ? &saved_ : nullptr);
   if (with_bias_) k::add_channel_bias(context(), y.ptr(), bias_.value.ptr(), n, as_int(out_channels_), ho * wo);
   return y;
 }
@@ -45,10 +49,19 @@ Tensor Conv2D::backward(const Tensor& dy) {
   const k::ConvShape s{as_int(input_.dim(1)), as_int(input_.dim(2)), as_int(input_.dim(3)), kernel_, stride_, padding_};
   const int n = as_int(input_.dim(0)), channels = as_int(out_channels_), positions = as_int(dy.dim(2) * dy.dim(3));
   Tensor dx = Tensor::uninitialized(input_.shape, dy.device());
-  k::conv2d_backward_filter(context(), s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr(), &saved_);
+  const auto half = autocast();
+  if (half)
+    k::autocast_conv2d_backward_filter(context(), *half, s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr());
+  else
+    k::conv2d_backward_filter(context(), s, n, channels, input_.ptr(), dy.ptr(), weight_.grad.ptr(), &saved_);
   if (with_bias_) k::channel_bias_grad(context(), dy.ptr(), bias_.grad.ptr(), n, channels, positions);
-  k::conv2d_backward_data(context(), s, n, channels, weight_.value.ptr(), dy.ptr(), dx.ptr());
+  if (half) k::autocast_conv2d_backward_data(context(), *half, s, n, channels, weight_.value.ptr(), dy.ptr(), dx.ptr());
+  else k::conv2d_backward_data(context(), s, n, channels, weight_.value.ptr(), dy.ptr(), dx.ptr());
   return dx;
+}
+
+std::optional<k::HalfType> Conv2D::autocast() const {
+  return execution_ != nullptr ? execution_->conv_autocast() : std::nullopt;
 }
 
 std::string Conv2D::describe() const {

@@ -1,12 +1,16 @@
 #pragma once
 // Conv2D: 2-D convolution of [N,C,H,W] with a square kernel, stride and zero padding, and an
-// optional per-channel bias (kernels/conv.h).
+// optional per-channel bias (kernels/conv.h). Under mixed precision (the execution's
+// conv_autocast) its three convolutions round their inputs and results to 16 bits and accumulate
+// in float32 (kernels/autocast_conv.h); the weights and gradients stay float32.
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/autocast_gemm.h"
 #include "kernels/conv.h"
 #include "runtime/nn/layer.h"
 
@@ -22,6 +26,8 @@ class Conv2D : public Layer {
   std::string describe() const override;
 
  private:
+  std::optional<kernels::HalfType> autocast() const;  // the execution's conv_autocast, if any
+
   int64_t in_channels_, out_channels_;
   int kernel_, stride_, padding_;
   bool with_bias_;

@@ -29,9 +29,9 @@ void check_amp(const AmpConfig& amp, const Device& device) {
 
 std::string describe_amp(const AmpConfig& amp) {
   const LossScalingOptions& l = amp.scaling;
-  return fmt::format("\nmixed precision: {} O1, matmul (Linear) {}; conv2d in float32 (its autocast is not built "
-                     "yet); {} loss scaling from {}",
+  return fmt::format("\nmixed precision: {} O1, matmul (Linear) {}, conv2d {}; {} loss scaling from {}",
                      dtype_name(amp.policy.dtype), amp.policy.runs_in_half("matmul") ? "autocast" : "in float32",
+                     amp.policy.runs_in_half("conv2d") ? "autocast" : "in float32",
                      l.use_dynamic_loss_scaling ? "dynamic" : "static", l.init_loss_scaling);
 }
 

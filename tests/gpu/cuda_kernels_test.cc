@@ -7,13 +7,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/activation.h"
+#include "kernels/autocast_conv.h"
 #include "kernels/autocast_gemm.h"
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
@@ -61,6 +64,37 @@ void expect_close(const std::vector<float>& gpu_result, const std::vector<float>
     INFO("element " << i);
     CHECK(gpu_result[i] == doctest::Approx(cpu_result[i]).epsilon(tolerance).scale(1.0));
   }
+}
+
+
+// Autocast convolution against its CPU twin. Both round the inputs to the 16-bit type and sum
+// exact products in float32, in different orders, then round the result to 16 bits; so an
+// element may differ by an ulp of the 16-bit type where the two sums straddle a rounding
+// boundary, and more where cuDNN picks a transform algorithm (Winograd, FFT) whose error scales
+// with the output's magnitude. Tolerance per element: 2 ulps of the element plus 4 ulps of the
+// largest |element|, an ulp being 2^-10 relative for float16 and 2^-7 for bfloat16: at most
+// about 0.6% of the output's range in float16 and 4.7% in bfloat16, where a wrong layout or
+// algorithm errs by the whole range.
+void expect_within_half_ulps(const std::vector<float>& gpu_result, const std::vector<float>& twin,
+                             kernels::HalfType half, const char* what) {
+  REQUIRE(gpu_result.size() == twin.size());
+  const double ulp = half == kernels::HalfType::kFloat16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+  double largest = 0;
+  for (float v : twin) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  double worst = 0;  // the largest |difference| / tolerance
+  size_t outside = 0, worst_at = 0;
+  for (size_t i = 0; i < twin.size(); ++i) {
+    const double tolerance = 2 * ulp * std::fabs(twin[i]) + 4 * ulp * largest;
+    const double ratio = std::fabs(static_cast<double>(gpu_result[i]) - twin[i]) / tolerance;
+    if (ratio > 1) ++outside;
+    if (ratio > worst) worst = ratio, worst_at = i;
+  }
+  const std::string label = std::string(what) + (half == kernels::HalfType::kFloat16 ? " float16" : " bfloat16");
+  MESSAGE(label << ": worst difference "
+                << worst << " of its tolerance (element " << worst_at << ", gpu " << gpu_result[worst_at] << ", twin "
+                << twin[worst_at] << "), max |twin| " << largest);
+  CHECK(largest > 0);
+  CHECK(outside == 0);
 }
 
 }  // namespace
@@ -404,6 +438,47 @@ TEST_CASE("autocast GEMM on tensor cores matches its CPU twin, float16 and bfloa
           INFO("bfloat16 " << (half == kernels::HalfType::kBFloat16) << " ta " << ta << " tb " << tb);
           expect_close(dc.host(), expected, 1e-4);
         }
+}
+
+TEST_CASE("autocast convolution in 16 bits on cuDNN matches its CPU twin: forward, backward data, backward filter") {
+  struct Case {
+    kernels::ConvShape shape;
+    int batch, out;
+  };
+  const Case cases[] = {
+      {{3, 32, 32, 7, 2, 3}, 2, 16},   // ResNet's stem: 7x7, stride 2
+      {{16, 14, 14, 3, 1, 1}, 3, 24},  // 3x3, stride 1
+      {{8, 15, 15, 3, 2, 1}, 2, 8},    // 3x3, stride 2, odd size
+      {{32, 7, 7, 1, 1, 0}, 4, 64},    // 1x1 bottleneck
+      {{16, 8, 8, 1, 2, 0}, 2, 32},    // 1x1, stride 2 (projection shortcut)
+      {{40, 9, 9, 3, 1, 1}, 2, 72},    // channels and positions over one 32x32 transpose tile
+  };
+  for (kernels::HalfType half : {kernels::HalfType::kFloat16, kernels::HalfType::kBFloat16})
+    for (const Case& c : cases) {
+      const kernels::ConvShape& s = c.shape;
+      const int rows = s.channels * s.kernel * s.kernel, positions = s.out_height() * s.out_width();
+      const int image = s.channels * s.height * s.width;
+      auto x = random_vector(c.batch * image, 61), w = random_vector(c.out * rows, 62),
+           dy = random_vector(c.batch * c.out * positions, 63), dw = random_vector(c.out * rows, 64);
+      std::vector<float> y(c.batch * c.out * positions), dx(c.batch * image), dw_sum = dw;
+      cpu::autocast_conv2d_forward(half, s, c.batch, c.out, x.data(), w.data(), y.data());
+      cpu::autocast_conv2d_backward_data(half, s, c.batch, c.out, w.data(), dy.data(), dx.data());
+      cpu::autocast_conv2d_backward_filter(half, s, c.batch, c.out, x.data(), dy.data(), dw_sum.data());
+      gpu::Handles h;
+      DeviceBuffer<float> gx(x), gw(w), gy(std::vector<float>(y.size())), gdy(dy), gdx(std::vector<float>(dx.size())),
+          gdw(dw);
+      gpu::autocast_conv2d_forward(h, half, s, c.batch, c.out, gx.get(), gw.get(), gy.get());
+      gpu::autocast_conv2d_backward_data(h, half, s, c.batch, c.out, gw.get(), gdy.get(), gdx.get());
+      gpu::autocast_conv2d_backward_filter(h, half, s, c.batch, c.out, gx.get(), gdy.get(), gdw.get());
+      h.synchronize();
+      INFO("C " << s.channels << " H " << s.height << " k " << s.kernel << " stride " << s.stride << " out " << c.out);
+      expect_within_half_ulps(gy.host(), y, half, "forward");
+      expect_within_half_ulps(gdx.host(), dx, half, "backward data");
+      // dw accumulated onto a random start: the filter gradient adds to it, as the layer needs.
+      std::vector<float> got = gdw.host(), added(dw.size()), twin_added(dw.size());
+      for (size_t i = 0; i < dw.size(); ++i) added[i] = got[i] - dw[i], twin_added[i] = dw_sum[i] - dw[i];
+      expect_within_half_ulps(added, twin_added, half, "backward filter");
+    }
 }
 
 int main(int argc, char** argv) {

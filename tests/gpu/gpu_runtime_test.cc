@@ -317,6 +317,29 @@ TEST_CASE("Linear under O1 autocast computes on the GPU what its CPU twin comput
   }
 }
 
+TEST_CASE("Conv2D under O1 autocast computes on the GPU what its CPU twin computes, float16 and bfloat16") {
+  // Both round inputs and results to 16 bits and sum in float32 in different orders, so a value may
+  // differ by an ulp or two of the 16-bit type: 2^-10 relative in float16, 2^-7 in bfloat16.
+  for (auto half : {paddle::kernels::HalfType::kFloat16, paddle::kernels::HalfType::kBFloat16}) {
+    const double tolerance = half == paddle::kernels::HalfType::kFloat16 ? 4e-3 : 3e-2;
+    Execution cpu(Device::cpu()), gpu(kGpu);
+    cpu.set_conv_autocast(half);
+    gpu.set_conv_autocast(half);
+    std::mt19937 a(23), b(23);
+    Conv2D on_cpu(8, 16, 3, 2, 1, a, "conv"), on_gpu(8, 16, 3, 2, 1, b, "conv");
+    on_cpu.place(cpu);
+    on_gpu.place(gpu);
+    const Tensor x = random_tensor({4, 8, 10, 10}, 46), dy = random_tensor({4, 16, 5, 5}, 47);
+    expect_close(on_gpu.forward(x.to(kGpu), true).to_vector(), on_cpu.forward(x, true).to_vector(), tolerance,
+                 "forward");
+    expect_close(on_gpu.backward(dy.to(kGpu)).to_vector(), on_cpu.backward(dy).to_vector(), tolerance,
+                 "input gradient");
+    for (size_t i = 0; i < 2; ++i)
+      expect_close(on_gpu.parameters()[i]->grad.to_vector(), on_cpu.parameters()[i]->grad.to_vector(), tolerance,
+                   "parameter gradient");
+  }
+}
+
 TEST_CASE("16-bit tensors on the device hold what the CPU conversion makes") {
   const Tensor x = random_tensor({3, 7}, 41);
   for (DType half : {DType::kFloat16, DType::kBFloat16}) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/autocast_conv.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/residual.h"
 #include "runtime/nn/sequential.h"
@@ -81,6 +82,34 @@ TEST_CASE("Dropout keeps the expectation and is the identity in evaluation") {
   for (float v : y.values()) sum += v;
   CHECK(sum / 10000 == doctest::Approx(1.0).epsilon(0.05));
   CHECK(d.forward(x, false).to_vector() == x.to_vector());
+}
+
+TEST_CASE("Conv2D under O1 autocast runs its three convolutions through the autocast kernels; weights stay float32") {
+  std::mt19937 rng(12), same(12);
+  Conv2D plain(2, 3, 3, 2, 1, rng, "conv"), amp(2, 3, 3, 2, 1, same, "conv");
+  const std::vector<float> w32 = amp.parameters()[0]->value.to_vector();
+  Execution cpu(Device::cpu());
+  cpu.set_conv_autocast(paddle::kernels::HalfType::kBFloat16);
+  amp.place(cpu);
+  std::mt19937 data(6);
+  const Tensor x = random_tensor({2, 2, 5, 5}, data), dy = random_tensor({2, 3, 3, 3}, data);
+  const paddle::kernels::ConvShape s{2, 5, 5, 3, 2, 1};
+  std::vector<float> y_ref(2 * 3 * 9), dx_ref(2 * 2 * 25), dw_ref(3 * 18, 0.0f);
+  paddle::kernels::cpu::autocast_conv2d_forward(paddle::kernels::HalfType::kBFloat16, s, 2, 3, x.ptr(), w32.data(),
+                                                y_ref.data());
+  paddle::kernels::cpu::autocast_conv2d_backward_data(paddle::kernels::HalfType::kBFloat16, s, 2, 3, w32.data(),
+                                                      dy.ptr(), dx_ref.data());
+  paddle::kernels::cpu::autocast_conv2d_backward_filter(paddle::kernels::HalfType::kBFloat16, s, 2, 3, x.ptr(),
+                                                        dy.ptr(), dw_ref.data());
+  const Tensor y = amp.forward(x, true);
+  CHECK(y.dtype() == DType::kFloat32);
+  const Tensor plain_y = plain.forward(x, true);
+  for (size_t i = 0; i < y_ref.size(); ++i) y_ref[i] += amp.parameters()[1]->value.to_vector()[i / 9 % 3];
+  CHECK(y.to_vector() == y_ref);
+  CHECK(amp.backward(dy).to_vector() == dx_ref);
+  CHECK(amp.parameters()[0]->grad.to_vector() == dw_ref);
+  CHECK(amp.parameters()[0]->value.to_vector() == w32);
+  CHECK(plain_y.to_vector() != y.to_vector());  // bfloat16 rounding shows against the float32 layer
 }
 
 TEST_CASE("Linear under O1 autocast computes its three GEMMs on 16-bit-rounded operands, accumulating in float32") {
