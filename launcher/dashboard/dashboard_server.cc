@@ -38,7 +38,7 @@ nlohmann::json curve(const std::string& path) {
     nlohmann::json m = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!m.is_object() || !m.contains("step")) continue;
     nlohmann::json point = {{"step", m["step"]}};
-    for (const char* key : {"loss", "samples_per_sec", "time"})
+    for (const char* key : {"loss", "samples_per_sec", "time", "tables"})
       if (m.contains(key)) point[key] = m[key];
     all.push_back(std::move(point));
   }

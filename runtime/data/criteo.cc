@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -58,6 +59,16 @@ float parse_label(const std::string& text, const std::string& file, int line) {
   return text == "1" ? 1.0f : 0.0f;
 }
 
+uint64_t fold(uint64_t sign, uint64_t fold_into) { return fold_into > 0 ? sign % fold_into : sign; }
+
+// A slot file's id: a decimal feasign as it is, any other text hashed with its slot.
+uint64_t slot_feasign(int slot, const std::string& id) {
+  uint64_t sign = 0;
+  const auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), sign);
+  if (error == std::errc() && end == id.data() + id.size() && !id.empty()) return sign;
+  return slot_hash(slot, id);
+}
+
 }  // namespace
 
 uint64_t slot_hash(int slot, const std::string& text) {
@@ -84,7 +95,7 @@ CtrDataset CtrDataset::split_off(size_t begin) {
   return tail;
 }
 
-CtrDataset load_criteo_raw(const std::string& path, uint64_t hash_dim) {
+CtrDataset load_criteo_raw(const std::string& path, uint64_t fold_into) {
   CtrDataset d;
   for_each_line(path, [&](const std::string& file, int number, std::string& line) {
     const std::vector<std::string> fields = split_fields(line, "\t");
@@ -99,12 +110,12 @@ CtrDataset load_criteo_raw(const std::string& path, uint64_t hash_dim) {
       d.dense.push_back(f.empty() ? 0.0f : x);
     }
     for (int i = 0; i < kCriteoSlots; ++i)
-      d.sparse.push_back(slot_hash(1 + kCriteoDense + i, fields[1 + kCriteoDense + i]) % hash_dim);
+      d.sparse.push_back(fold(slot_hash(1 + kCriteoDense + i, fields[1 + kCriteoDense + i]), fold_into));
   });
   return d;
 }
 
-CtrDataset load_criteo_slot(const std::string& path, uint64_t hash_dim) {
+CtrDataset load_criteo_slot(const std::string& path, uint64_t fold_into) {
   CtrDataset d;
   for_each_line(path, [&](const std::string& file, int number, std::string& line) {
     std::istringstream tokens(line);
@@ -127,7 +138,7 @@ CtrDataset load_criteo_slot(const std::string& path, uint64_t hash_dim) {
         const int64_t slot = common::to_int(key).value_or(0);
         if (slot < 1 || slot > kCriteoSlots || slot != slots + 1)
           throw common::DataError(fmt::format("{}:{}: slot '{}' out of order (expected {})", file, number, key, slots + 1));
-        d.sparse.push_back(slot_hash(static_cast<int>(slot), value) % hash_dim);
+        d.sparse.push_back(fold(slot_feasign(static_cast<int>(slot), value), fold_into));
         ++slots;
       }
     }

@@ -173,7 +173,9 @@ ps::ServerControl& Fleet::server_control() {
   throw std::logic_error("Fleet::server_control before init_worker");
 }
 
-void Fleet::save_persistables(const std::string& dir) { server_control().save(dir); }
+void Fleet::save_persistables(const std::string& dir, ps::SaveMode mode) { server_control().save(dir, mode); }
+
+std::vector<ps::ShrinkReport> Fleet::shrink() { return server_control().shrink(); }
 
 void Fleet::stop_worker() {
   if (async_) async_->flush();

@@ -184,8 +184,13 @@ class Fleet {
   // Async mode: hands a step's gradients to the communicator thread; null in the other modes.
   ps::AsyncCommunicator* async_communicator() { return async_.get(); }
   // Every server writes its share of the tables into `dir` (one worker asks; the others need
-  // not); a single process writes its tables as one server would.
-  void save_persistables(const std::string& dir);
+  // not); a single process writes its tables as one server would. `mode` picks the sparse rows
+  // (ps/save_mode.h): all, a base for serving, or the delta since the last save.
+  void save_persistables(const std::string& dir, ps::SaveMode mode = ps::SaveMode::kAll);
+  // Every server shrinks its sparse tables (Paddle's fleet.shrink()): show and click decay, rows
+  // age a day, and rows under the delete threshold or unseen too long go (ps/ctr_accessor.h).
+  // One worker asks; one report per server, its tables' rows before and after.
+  std::vector<ps::ShrinkReport> shrink();
   // Sends what async mode still holds and tells the servers this worker is done.
   void stop_worker();
 

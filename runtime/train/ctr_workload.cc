@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
 #include <unordered_map>
 
 #include "common/error.h"
-#include "runtime/nn/metrics.h"
+#include "runtime/nn/bucketed_auc.h"
 
 namespace paddle::runtime {
 namespace {
@@ -15,10 +16,10 @@ WideDeep make_model(const TrainConfig& config) {
   return WideDeep(static_cast<size_t>(config.model.wide_deep.embedding_dim), config.model.wide_deep.hidden, rng);
 }
 
-CtrDataset load(const TrainConfig& config) {
+CtrDataset load(const TrainConfig& config, const std::string& path) {
   switch (config.data.kind) {
-    case DatasetKind::kCriteo: return load_criteo_raw(config.data.dir, config.data.hash_dim);
-    case DatasetKind::kCriteoSlot: return load_criteo_slot(config.data.dir, config.data.hash_dim);
+    case DatasetKind::kCriteo: return load_criteo_raw(path, config.data.hash_dim);
+    case DatasetKind::kCriteoSlot: return load_criteo_slot(path, config.data.hash_dim);
     default:
       throw common::ConfigError(
           fmt::format("dataset {} is not criteo or criteo_slot (model wide_deep)", dataset_name(config.data.kind)));
@@ -74,8 +75,18 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
   WideDeep model = make_model(config);
   ps::TableSpecs tables;
   tables.dense.push_back({"deep", model.dense_size()});
-  tables.sparse.push_back({"embedding", model.embedding_dim(), config.seed, config.data.hash_dim});
-  tables.sparse.push_back({"wide", 1, config.seed + 1ULL, config.data.hash_dim});
+  tables.dense.push_back({"auc_counts", BucketedAuc::kVectorSize});
+  for (auto [name, dim, seed] : {std::tuple{"embedding", model.embedding_dim(), uint64_t{config.seed}},
+                                 std::tuple{"wide", size_t{1}, config.seed + uint64_t{1}}}) {
+    ps::SparseTableSpec table;
+    table.name = name;
+    table.dim = dim;
+    table.seed = seed;
+    table.accessor = config.ps.sparse.accessor;
+    table.ctr = config.ps.sparse.ctr;
+    table.admission = config.ps.sparse.admission;
+    tables.sparse.push_back(std::move(table));
+  }
   tables.update_rule = config.ps.server_optimizer;
   tables.learning_rate = config.lr_schedule.base_lr;
   tables.momentum = config.optimizer.momentum;
@@ -84,22 +95,45 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
 }
 
 CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
-    : PsWorkload(config, fleet),
-      train_(load(config)),
-      model_(make_model(config)),
-      tables_(wide_deep_tables(config)) {
-  test_ = train_.split_off(static_cast<size_t>(static_cast<double>(train_.size()) * (1.0 - config.data.test_fraction)));
+    : PsWorkload(config, fleet), model_(make_model(config)), tables_(wide_deep_tables(config)) {
+  if (config.ps.online.enabled()) return;
+  train_ = load(config, config.data.dir);
+  hold_out_test();
   if (config.data.train_samples > 0) train_.split_off(config.data.train_samples);
   steps_per_epoch(train_.size());
+}
+
+void CtrWorkload::use_pass_data(const std::string& path) {
+  train_ = load(config_, path);
+  hold_out_test();
+  steps_per_epoch(train_.size());
+}
+
+void CtrWorkload::hold_out_test() {
+  test_ = train_.split_off(static_cast<size_t>(static_cast<double>(train_.size()) * (1.0 - config_.data.test_fraction)));
+}
+
+ps::TableSpecs CtrWorkload::trained_tables() const {
+  ps::TableSpecs trained = tables_;
+  trained.dense.resize(kDenseTable + 1);
+  return trained;
 }
 
 CtrWorkload::~CtrWorkload() = default;
 
 std::string CtrWorkload::describe() const {
-  return fmt::format("wide&deep on parameter servers ({}, lr {}): {} dense parameters, embedding dim {}, {} train / {} "
-                     "test samples, {} steps per pass",
-                     tables_.update_rule, tables_.learning_rate, tables_.dense[kDenseTable].size, model_.embedding_dim(), train_.size(), test_.size(),
-                     steps_per_epoch(train_.size()));
+  const ps::SparseTableSpec& embedding = tables_.sparse[kEmbeddingTable];
+  const std::string rows =
+      embedding.accessor == ps::SparseTableSpec::Accessor::kCtr
+          ? fmt::format("ctr rows ({} sparse rule, lr {})", config_.ps.sparse.rule, embedding.ctr.embed_rule.learning_rate)
+          : fmt::format("plain rows ({}, lr {})", tables_.update_rule, tables_.learning_rate);
+  const std::string data = config_.ps.online.enabled()
+                               ? fmt::format("online: {} day(s) x {} pass(es)", config_.ps.online.days.size(),
+                                             config_.ps.online.passes_per_day)
+                               : fmt::format("{} train / {} test samples, {} steps per pass", train_.size(), test_.size(),
+                                             steps_per_epoch(train_.size()));
+  return fmt::format("wide&deep on parameter servers, {}: {} dense parameters, embedding dim {}, {}", rows,
+                     tables_.dense[kDenseTable].size, model_.embedding_dim(), data);
 }
 
 nlohmann::json CtrWorkload::identity() const {
@@ -123,36 +157,69 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   PsValues grads;
   grads.dense.push_back(model_.dense_grads());
   grads.keys = {keys.keys, keys.keys};
-  grads.sparse = {std::vector<float>(keys.keys.size() * dim, 0.0f), std::vector<float>(keys.keys.size(), 0.0f)};
+  // A push row is the key's gradients, after its show and click counts where the table keeps
+  // statistics (ps::push_width): each appearance of the key in the batch is a show, and a
+  // click when the sample's label is.
+  const size_t embedding_width = ps::push_width(tables_.sparse[kEmbeddingTable]);
+  const size_t wide_width = ps::push_width(tables_.sparse[kWideTable]);
+  const size_t embedding_stats = embedding_width - dim, wide_stats = wide_width - 1;
+  std::vector<float> embedding(keys.keys.size() * embedding_width, 0.0f), wide(keys.keys.size() * wide_width, 0.0f);
   for (size_t i = 0; i < keys.slot_of.size(); ++i) {
-    for (size_t d = 0; d < dim; ++d) grads.sparse[kEmbeddingTable][keys.slot_of[i] * dim + d] += r.d_embedding[i * dim + d];
-    grads.sparse[kWideTable][keys.slot_of[i]] += r.d_wide[i];
+    const size_t k = keys.slot_of[i];
+    const float click = in.labels[i / kCriteoSlots];
+    if (embedding_stats) {
+      embedding[k * embedding_width] += 1;
+      embedding[k * embedding_width + 1] += click;
+    }
+    if (wide_stats) {
+      wide[k * wide_width] += 1;
+      wide[k * wide_width + 1] += click;
+    }
+    for (size_t d = 0; d < dim; ++d) embedding[k * embedding_width + embedding_stats + d] += r.d_embedding[i * dim + d];
+    wide[k * wide_width + wide_stats] += r.d_wide[i];
   }
+  grads.sparse = {std::move(embedding), std::move(wide)};
   apply(std::move(grads));
   return StepResult{r.loss, {}};
 }
 
 Evaluation CtrWorkload::evaluate() {
   ps::ParameterStore& store = fleet_.parameter_store();
-  std::vector<float> scores;
-  std::vector<int64_t> labels;
-  double loss = 0;
-  for (size_t start = 0; start < test_.size(); start += 512) {
-    std::vector<size_t> samples;
-    for (size_t i = start; i < std::min(test_.size(), start + 512); ++i) samples.push_back(i);
+  const auto workers = static_cast<size_t>(worker_num());
+  std::vector<size_t> share;  // every worker_num()-th test sample, from this worker's index on
+  for (size_t i = static_cast<size_t>(worker_index()); i < test_.size(); i += workers) share.push_back(i);
+  BucketedAuc counts;
+  for (size_t start = 0; start < share.size(); start += 512) {
+    const std::vector<size_t> samples(share.begin() + static_cast<long>(start),
+                                      share.begin() + static_cast<long>(std::min(share.size(), start + 512)));
     const BatchKeys keys = index_keys(test_, samples);
-    const PsValues values = pull_values(store, tables_.dense.size(), {keys.keys, keys.keys});
+    const PsValues values = pull_values(store, kDenseTables, {keys.keys, keys.keys});
     model_.set_dense_values(values.dense[kDenseTable]);
     const BatchInputs in = gather(test_, samples, keys, values, model_.embedding_dim());
-    auto r = model_.run(in.dense.data(), in.embedding, in.wide, in.labels.data(), samples.size(), false);
-    loss += r.loss * static_cast<double>(samples.size());
-    scores.insert(scores.end(), r.probabilities.begin(), r.probabilities.end());
-    for (float l : in.labels) labels.push_back(l > 0.5f ? 1 : 0);
+    const auto r = model_.run(in.dense.data(), in.embedding, in.wide, in.labels.data(), samples.size(), false);
+    for (size_t i = 0; i < samples.size(); ++i) counts.add(r.probabilities[i], in.labels[i] > 0.5f, r.loss);
   }
+  if (workers > 1) counts = job_counts(counts);
   Evaluation e;
-  e.auc = auc(scores, labels);
-  e.loss = test_.size() ? loss / static_cast<double>(test_.size()) : 0;
+  e.auc = counts.auc();
+  e.loss = counts.mean_loss();
+  e.samples = counts.samples();
   return e;
+}
+
+BucketedAuc CtrWorkload::job_counts(const BucketedAuc& mine) {
+  ps::ParameterStore& store = fleet_.parameter_store();
+  store.add_dense(kMetricsTable, mine.to_vector());
+  fleet_.ps_barrier();  // every worker's counts are in
+  std::vector<float> job = store.pull_dense(kMetricsTable);
+  fleet_.ps_barrier();  // every worker has read them
+  if (worker_index() == 0) {
+    for (float& v : job) v = -v;
+    store.add_dense(kMetricsTable, job);  // back to zeros for the next evaluation
+    for (float& v : job) v = -v;
+  }
+  fleet_.ps_barrier();  // nobody adds the next counts before the table is zero again
+  return BucketedAuc::from_vector(job);
 }
 
 }  // namespace paddle::runtime

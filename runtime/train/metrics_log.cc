@@ -35,7 +35,17 @@ void MetricsLog::write(const MetricsLine& line) {
                             {"lr", line.lr ? nlohmann::json(*line.lr) : nlohmann::json()},
                             {"samples_per_sec", line.samples_per_sec},
                             {"comm_seconds_per_step", line.comm_seconds_per_step}};
-  const std::string text = j.dump() + "\n";
+  append(j);
+}
+
+void MetricsLog::write_tables(int64_t step, const nlohmann::json& tables) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  append({{"time", now}, {"step", step}, {"tables", tables}});
+}
+
+void MetricsLog::append(const nlohmann::json& line) {
+  const std::string text = line.dump() + "\n";
   std::fwrite(text.data(), 1, text.size(), file_);
   std::fflush(file_);
 }

@@ -8,14 +8,17 @@
 //
 // time is seconds since the Unix epoch; samples_per_sec is this process's, over the steps
 // since the previous line; comm_seconds_per_step is the communication the step could not hide
-// (waiting for averaged gradients, or pulls and pushes to the servers); lr may be null. Any
-// program may write these lines: the readers need only "time" and "step".
+// (waiting for averaged gradients, or pulls and pushes to the servers); lr may be null. A
+// parameter server's lines carry its tables' memory instead (write_tables). Any program may
+// write these lines: the readers need only "time" and "step".
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "common/environment.h"
 
@@ -42,8 +45,13 @@ class MetricsLog {
 
   // One line, flushed at once so that readers see it.
   void write(const MetricsLine& line);
+  // A parameter server's line: its tables' memory, [{"table", "rows", "value_bytes",
+  // "index_bytes"}, ...], after `step` requests served.
+  void write_tables(int64_t step, const nlohmann::json& tables);
 
  private:
+  void append(const nlohmann::json& line);
+
   std::string path_;
   std::FILE* file_;
 };

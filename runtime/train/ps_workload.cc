@@ -7,10 +7,11 @@
 
 namespace paddle::runtime {
 
-void PsWorkload::begin() {
-  if (fleet_.worker_index() == 0 && config_.ps.init_dir.empty()) fleet_.parameter_store().init_dense(0, initial_dense());
+void PsWorkload::begin(bool initialize_dense) {
+  if (fleet_.worker_index() == 0 && config_.ps.init_dir.empty() && initialize_dense)
+    fleet_.parameter_store().init_dense(0, initial_dense());
   fleet_.ps_barrier();  // everyone starts from the initialized parameters
-  step_ = make_ps_step(fleet_, tables(), config_.lr_schedule.base_lr);
+  step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
 }
 
 void PsWorkload::save_final(const CheckpointPosition&) {

@@ -24,7 +24,9 @@ class PsWorkload : public FleetWorkload {
  public:
   // The tables the servers keep for this model.
   virtual const ps::TableSpecs& tables() const = 0;
-  void begin();
+  // Worker 0 writes the initial dense values unless `initialize_dense` is false (the servers
+  // loaded them); all wait.
+  void begin(bool initialize_dense = true);
 
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
   double communication_seconds() const override { return communication_seconds_; }
@@ -36,6 +38,9 @@ class PsWorkload : public FleetWorkload {
   using FleetWorkload::FleetWorkload;
   // Dense table 0 as the model starts.
   virtual std::vector<float> initial_dense() = 0;
+  // The tables a training step pulls and pushes: tables(), or the first of its dense tables
+  // where the rest are not parameters (ctr_workload.h's AUC counts).
+  virtual ps::TableSpecs trained_tables() const { return tables(); }
 
   // step_'s fetch and apply, timed for communication_seconds().
   PsValues fetch(std::vector<std::vector<uint64_t>> keys);

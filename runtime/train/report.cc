@@ -15,7 +15,7 @@ nlohmann::json evaluation_figures(const Evaluation& evaluation) {
   nlohmann::json figures = {{"test_loss", evaluation.loss}};
   const std::pair<const char*, const std::optional<double>*> named[] = {
       {"test_acc", &evaluation.acc1}, {"test_acc5", &evaluation.acc5}, {"test_rmse", &evaluation.rmse},
-      {"test_auc", &evaluation.auc}};
+      {"test_auc", &evaluation.auc}, {"test_samples", &evaluation.samples}};
   for (const auto& [name, value] : named)
     if (*value) figures[name] = **value;
   return figures;
@@ -35,6 +35,7 @@ nlohmann::json write_report(const std::string& output_dir, const nlohmann::json&
   report["test_rmse"] = or_null(evaluation.rmse);
   report["baseline_rmse"] = or_null(evaluation.baseline_rmse);
   report["test_auc"] = or_null(evaluation.auc);
+  report["test_samples"] = or_null(evaluation.samples);
   report["samples_per_sec"] = run.samples_per_sec;
   report["wall_seconds"] = run.wall_seconds;
   report["history"] = run.history;

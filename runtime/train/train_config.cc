@@ -188,7 +188,7 @@ DataConfig parse_data(const ConfigReader& r) {
     throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", shown(r.at("image_shape"))));
   d.test_fraction = r.number("ctr.test_fraction", 0);
   if (d.test_fraction >= 1) throw ConfigError(fmt::format("ctr.test_fraction: {} is not below 1", d.test_fraction));
-  d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 1));
+  d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 0));
   return d;
 }
 
@@ -213,6 +213,69 @@ std::string server_rule(const std::string& given, const std::string& optimizer_t
   return given;
 }
 
+ps::SparseRuleSpec parse_sparse_rule(const ConfigReader& r) {
+  ps::SparseRuleSpec rule;
+  try {
+    rule = ps::SparseRuleSpec::parse(r.text("ps.sparse_rule.type"));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(fmt::format("ps.sparse_rule.type: {}", e.what()));
+  }
+  rule.learning_rate = static_cast<float>(r.positive("ps.sparse_rule.lr"));
+  rule.initial_g2sum = static_cast<float>(r.number("ps.sparse_rule.initial_g2sum", 0));
+  rule.initial_range = static_cast<float>(r.number("ps.sparse_rule.initial_range", 0));
+  rule.min_bound = static_cast<float>(r.number("ps.sparse_rule.min_bound", -std::numeric_limits<double>::infinity()));
+  rule.max_bound = static_cast<float>(r.number("ps.sparse_rule.max_bound", rule.min_bound));
+  return rule;
+}
+
+SparseTablesConfig parse_sparse_tables(const ConfigReader& r, PsMode mode) {
+  SparseTablesConfig t;
+  const std::string accessor = r.text("ps.accessor");
+  if (accessor == "ctr") t.accessor = ps::SparseTableSpec::Accessor::kCtr;
+  else if (accessor != "plain") throw ConfigError(fmt::format("ps.accessor: '{}' is not plain or ctr", accessor));
+  if (t.accessor == ps::SparseTableSpec::Accessor::kCtr && mode == PsMode::kGeo)
+    throw ConfigError("ps.accessor: ctr rows count shows and clicks, which GEO's local copies do not send; use ps.mode sync "
+                      "or async, or ps.accessor plain");
+  ps::CtrAccessorSpec& ctr = t.ctr;
+  ctr.nonclk_coeff = static_cast<float>(r.number("ps.ctr.nonclk_coeff", 0));
+  ctr.click_coeff = static_cast<float>(r.number("ps.ctr.click_coeff", 0));
+  ctr.show_click_decay_rate = static_cast<float>(r.number("ps.ctr.show_click_decay_rate", 0));
+  if (ctr.show_click_decay_rate > 1)
+    throw ConfigError(fmt::format("ps.ctr.show_click_decay_rate: {} is above 1", ctr.show_click_decay_rate));
+  ctr.delete_threshold = static_cast<float>(r.number("ps.ctr.delete_threshold", 0));
+  ctr.delete_after_unseen_days = static_cast<int>(r.integer("ps.ctr.delete_after_unseen_days", 0, std::numeric_limits<int>::max()));
+  ctr.base_threshold = static_cast<float>(r.number("ps.ctr.base_threshold", 0));
+  ctr.delta_threshold = static_cast<float>(r.number("ps.ctr.delta_threshold", 0));
+  ctr.embed_rule = ctr.embedx_rule = parse_sparse_rule(r);
+  t.rule = r.text("ps.sparse_rule.type");
+  const std::string admission = r.text("ps.admission.type");
+  if (admission == "always") t.admission.kind = ps::AdmissionSpec::Kind::kAlways;
+  else if (admission == "count") t.admission.kind = ps::AdmissionSpec::Kind::kCount;
+  else if (admission == "probability") t.admission.kind = ps::AdmissionSpec::Kind::kProbability;
+  else throw ConfigError(fmt::format("ps.admission.type: '{}' is not always, count or probability", admission));
+  t.admission.count = static_cast<uint32_t>(r.integer("ps.admission.count", 1, std::numeric_limits<uint32_t>::max()));
+  t.admission.probability = static_cast<float>(r.number("ps.admission.probability", 0));
+  if (t.admission.probability > 1)
+    throw ConfigError(fmt::format("ps.admission.probability: {} is above 1", t.admission.probability));
+  t.shrink_every_passes = r.integer("ps.shrink_every_passes", 0);
+  return t;
+}
+
+OnlineConfig parse_online(const ConfigReader& r) {
+  OnlineConfig o;
+  o.days = r.strings("ps.online.days");
+  o.passes_per_day = static_cast<int>(r.integer("ps.online.passes_per_day", 1, 100000));
+  o.data_pattern = r.text("ps.online.data_pattern");
+  if (o.enabled() && o.data_pattern.find("{day}") == std::string::npos && o.data_pattern.find("{pass}") == std::string::npos)
+    throw ConfigError(fmt::format("ps.online.data_pattern: '{}' names neither {{day}} nor {{pass}}, so every pass would "
+                                  "read the same data (example: data/{{day}}/{{pass}})",
+                                  o.data_pattern));
+  for (const auto& day : o.days)
+    if (day.empty() || day.find('/') != std::string::npos || day == "." || day == "..")
+      throw ConfigError(fmt::format("ps.online.days: '{}' is not a directory name", day));
+  return o;
+}
+
 PsConfig parse_ps(const ConfigReader& r) {
   PsConfig ps;
   ps.mode = parse_ps_mode(r.text("ps.mode"));
@@ -224,6 +287,10 @@ PsConfig parse_ps(const ConfigReader& r) {
   ps.init_dir = r.text("ps.init_dir");
   ps.start_pass = r.integer("ps.start_pass", 0);
   ps.save_dir = r.text("ps.save_dir");
+  ps.sparse = parse_sparse_tables(r, ps.mode);
+  ps.online = parse_online(r);
+  if (ps.online.enabled() && ps.save_dir.empty())
+    throw ConfigError("ps.online: an online run saves a delta after every pass and resumes from them, so it needs ps.save_dir");
   return ps;
 }
 
@@ -275,6 +342,9 @@ TrainConfig parse_train_config(const json& merged) {
   c.lr_schedule.epochs = std::max<int64_t>(1, c.epochs);
   c.lr_schedule.validate();
   c.ps = parse_ps(r);
+  if (c.ps.online.enabled() && c.model.kind != ModelKind::kWideDeep)
+    throw ConfigError(fmt::format("ps.online: model {} trains on a fixed data set; online passes are for model wide_deep",
+                                  model_name(c.model.kind)));
   c.output_dir = r.text("output_dir");
   c.resume = r.boolean("resume");
   c.checkpoint = r.boolean("checkpoint");

@@ -36,7 +36,32 @@ struct DataConfig {
   size_t test_samples = 0;           // 0: all
   std::vector<int64_t> image_shape;  // [C,H,W] to resize images to; empty keeps theirs
   double test_fraction = 0.2;        // click data: the tail held out for evaluation
-  uint64_t hash_dim = 1000001;       // click data: sparse keys are hashed into [0, hash_dim)
+  // Click data: ctr.hash_dim > 0 folds the 64-bit feature signs into [0, hash_dim), for configs
+  // that ask for a hashed vocabulary; 0 (the default) keeps them whole.
+  uint64_t hash_dim = 0;
+};
+
+// Streaming training (ps.online), PaddleRec's online trainer: for each day, passes 1 to
+// passes_per_day, each on the files of data_pattern with {day} and {pass} replaced (a file or a
+// directory). After every pass the servers save a delta to ps.save_dir/DAY/PASS; after a day's
+// last pass they shrink and save a base to ps.save_dir/DAY/base. A run started again carries on
+// at the first pass not saved (ps.save_dir/donefile.txt lists the saves).
+struct OnlineConfig {
+  std::vector<std::string> days;  // empty: not an online run
+  int passes_per_day = 1;
+  std::string data_pattern;
+  bool enabled() const { return !days.empty(); }
+};
+
+// The sparse tables' value layout and upkeep (ps/table_spec.h): ps.accessor "plain" rows are the
+// embedding and the program's optimizer state; "ctr" rows keep show/click statistics and train
+// with ps.sparse_rule; ps.admission decides when a new feature gets a row (either accessor).
+struct SparseTablesConfig {
+  ps::SparseTableSpec::Accessor accessor = ps::SparseTableSpec::Accessor::kPlain;
+  ps::CtrAccessorSpec ctr;
+  std::string rule = "adagrad";  // ps.sparse_rule.type, the ctr rows' rule (ctr.embed_rule, ctr.embedx_rule)
+  ps::AdmissionSpec admission;
+  int64_t shrink_every_passes = 0;  // 0: only when the program (or an online day's end) asks
 };
 
 struct PsConfig {
@@ -51,6 +76,8 @@ struct PsConfig {
   std::string init_dir;                  // servers load this checkpoint at start
   int64_t start_pass = 0;                // the pass a resumed run carries on from
   std::string save_dir;                  // worker 0 has the servers save here at the end
+  SparseTablesConfig sparse;
+  OnlineConfig online;
 };
 
 // Mixed precision (Fleet's strategy.amp): the config's "amp" group, whose loss-scaling keys and

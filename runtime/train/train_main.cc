@@ -20,6 +20,7 @@
 #include "runtime/train/collective_workload.h"
 #include "runtime/train/ctr_workload.h"
 #include "runtime/train/layer_ps_workload.h"
+#include "runtime/train/online_training.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/training_loop.h"
 
@@ -35,8 +36,13 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
-  workload.begin();
-  run_training(config, workload, origin, started, MetricsLog::from_environment(env).get());
+  const auto metrics = MetricsLog::from_environment(env);
+  if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {
+    run_online_training(config, fleet, *ctr, started, metrics.get());
+  } else {
+    workload.begin();
+    run_training(config, workload, origin, started, metrics.get());
+  }
   if (fleet.is_first_worker() && !config.ps.save_dir.empty()) fleet.save_persistables(config.ps.save_dir);
   fleet.stop_worker();
 }

@@ -122,9 +122,11 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
         {"samples_per_sec", epoch_seconds > 0 ? static_cast<double>(position.step - epoch_first_step) *
                                                     static_cast<double>(workload.global_batch()) / epoch_seconds
                                               : 0.0}};
-    if (leader) {
+    if (leader || workload.evaluates_together()) {
       evaluation = workload.evaluate();
       evaluated = true;
+    }
+    if (leader) {
       log_evaluation(style, epoch, evaluation);
       figures.update(evaluation_figures(evaluation));
       if (!stop && config.checkpoint) workload.save_checkpoint(position);
@@ -134,8 +136,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
   }
 
   nlohmann::json report;
+  if (!evaluated && (leader || workload.evaluates_together())) evaluation = workload.evaluate();
   if (leader) {
-    if (!evaluated) evaluation = workload.evaluate();
     workload.save_final(position);
     run.position = position;
     run.samples_per_sec = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0;

@@ -38,6 +38,7 @@ struct StepResult {
 struct Evaluation {
   double loss = 0;
   std::optional<double> acc1, acc5, rmse, baseline_rmse, auc;
+  std::optional<double> samples;  // where the evaluation is the job's: the test samples of every worker
 };
 
 class Workload {
@@ -65,8 +66,10 @@ class Workload {
   virtual double mean_over_workers(double loss) { return loss; }
   // Sends what the mode still holds (async queues, GEO deltas) so the parameters are final.
   virtual void end_epoch() {}
-  // The leader's evaluation on the test set.
+  // The leader's evaluation on the test set; with evaluates_together(), every worker calls it
+  // (each evaluates its share and the shares are summed) and the leader reports the job's.
   virtual Evaluation evaluate() = 0;
+  virtual bool evaluates_together() const { return false; }
   // The leader saves a resumable checkpoint after a completed epoch (when the mode keeps them).
   virtual void save_checkpoint(const CheckpointPosition&) {}
   // The leader writes its final artifacts (final.bin, dense.json) beside the report.

@@ -42,6 +42,33 @@ TEST_CASE("PaddleRec slot format: the 80-line sample") {
   CHECK(test.sparse.size() == 16 * kCriteoSlots);
 }
 
+TEST_CASE("feature signs: raw values become 64-bit slot hashes, slot feasigns pass through") {
+  const std::string raw = std::string(PADDLE_SHARED_DATA) + "/criteo_sample/part-0";
+  const CtrDataset signs = load_criteo_raw(raw);
+  CHECK(signs.sparse[0] == slot_hash(14, "05db9164"));
+  bool above_32_bits = false;
+  for (uint64_t k : signs.sparse) above_32_bits |= k > UINT32_MAX;
+  CHECK(above_32_bits);
+  CHECK(slot_hash(14, "05db9164") != slot_hash(15, "05db9164"));  // one value, two slots: two signs
+
+  const std::string slot = std::string(PADDLE_SHARED_DATA) + "/criteo_slot/sample_train.txt";
+  CHECK(load_criteo_slot(slot).sparse[0] == 737395);  // the first line's "1:737395"
+
+  const fs::path dir = fs::temp_directory_path() / ("criteo_signs_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string line = "click:1";
+  for (int i = 0; i < kCriteoDense; ++i) line += " dense_feature:0.5";
+  for (int s = 1; s <= kCriteoSlots; ++s)
+    line += " " + std::to_string(s) + ":" + (s == 1 ? "18446744073709551610" : s == 2 ? "abc" : "4294967297");
+  std::ofstream(dir / "big.txt") << line << "\n";
+  const CtrDataset big = load_criteo_slot((dir / "big.txt").string());
+  CHECK(big.sparse[0] == 18446744073709551610ULL);
+  CHECK(big.sparse[1] == slot_hash(2, "abc"));  // not a number: hashed with its slot
+  CHECK(big.sparse[2] == 4294967297ULL);
+  CHECK(load_criteo_slot((dir / "big.txt").string(), 1000).sparse[0] == 18446744073709551610ULL % 1000);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("malformed click data is named with file and line") {
   const fs::path dir = fs::temp_directory_path() / ("ctr-" + std::to_string(::getpid()));
   fs::create_directories(dir);

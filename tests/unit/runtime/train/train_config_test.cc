@@ -181,3 +181,46 @@ TEST_CASE("amp: parameter-server training refuses it, naming amp.enabled") {
   CHECK_FALSE(cnn.uses_parameter_servers(JobKind::kCollective));
   CHECK_THROWS_AS(cnn.uses_parameter_servers(JobKind::kParameterServer), ConfigError);
 }
+
+TEST_CASE("sparse tables: ctr accessor, sparse rule, admission and online passes reach the settings") {
+  const TrainConfig plain = load_train_config("", {"model=wide_deep", "dataset=criteo"});
+  CHECK(plain.ps.sparse.accessor == paddle::ps::SparseTableSpec::Accessor::kPlain);
+  CHECK(plain.data.hash_dim == 0);  // feature signs stay whole unless a config folds them
+  CHECK_FALSE(plain.ps.online.enabled());
+  const TrainConfig c = load_train_config(
+      "", {"model=wide_deep", "dataset=criteo", "ps.accessor=ctr", "ps.sparse_rule.type=std_adagrad", "ps.sparse_rule.lr=0.1",
+           "ps.ctr.delete_after_unseen_days=7", "ps.admission.type=count", "ps.admission.count=3", "ps.save_dir=/m",
+           "ps.online.days=[\"20261101\",\"20261102\"]", "ps.online.passes_per_day=3",
+           "ps.online.data_pattern=data/{day}/{pass}"});
+  CHECK(c.ps.sparse.accessor == paddle::ps::SparseTableSpec::Accessor::kCtr);
+  CHECK(c.ps.sparse.ctr.embedx_rule.kind == paddle::ps::SparseRuleSpec::Kind::kStdAdagrad);
+  CHECK(c.ps.sparse.ctr.embed_rule.learning_rate == 0.1f);
+  CHECK(c.ps.sparse.ctr.delete_after_unseen_days == 7);
+  CHECK(c.ps.sparse.admission.kind == paddle::ps::AdmissionSpec::Kind::kCount);
+  CHECK(c.ps.sparse.admission.count == 3);
+  CHECK(c.ps.online.days.size() == 2);
+  CHECK(c.ps.online.passes_per_day == 3);
+}
+
+TEST_CASE("sparse tables and online passes: bad values fail at start naming the key") {
+  const std::vector<std::string> wd = {"model=wide_deep", "dataset=criteo"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), wd.begin(), wd.end());
+    return load_train_config("", more);
+  };
+  CHECK_THROWS_WITH_AS(with({"ps.accessor=fancy"}), doctest::Contains("ps.accessor: 'fancy' is not plain or ctr"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.accessor=ctr", "ps.mode=geo", "ps.k_steps=4"}), doctest::Contains("ps.accessor: ctr rows count"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.sparse_rule.type=lamb"}), doctest::Contains("ps.sparse_rule.type: "), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.admission.type=sometimes"}), doctest::Contains("ps.admission.type: 'sometimes'"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.admission.probability=2"}), doctest::Contains("ps.admission.probability: 2 is above 1"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.online.days=[\"d1\"]", "ps.online.data_pattern=data/all"}),
+                       doctest::Contains("ps.online.data_pattern: 'data/all' names neither"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.online.days=[\"d1\"]", "ps.online.data_pattern=data/{day}"}),
+                       doctest::Contains("needs ps.save_dir"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.online.days=[\"../x\"]", "ps.online.data_pattern=data/{day}", "ps.save_dir=/m"}),
+                       doctest::Contains("ps.online.days: '../x' is not a directory name"), ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"ps.online.days=[\"d1\"]", "ps.online.data_pattern=data/{day}", "ps.save_dir=/m"}),
+                       doctest::Contains("ps.online: model cnn"), ConfigError);
+}

@@ -1,0 +1,133 @@
+#include "runtime/train/online_training.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/train/online_passes.h"
+#include "runtime/train/report.h"
+#include "runtime/train/training_loop.h"
+
+namespace paddle::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Records `save` in the donefile, replacing an earlier record of the same save (a pass run again).
+void record_save(const std::string& save_dir, std::vector<OnlineSave>& saves, OnlineSave save) {
+  std::erase_if(saves, [&](const OnlineSave& s) { return s.day == save.day && s.pass == save.pass && s.mode == save.mode; });
+  saves.push_back(std::move(save));
+  write_online_saves(save_dir, saves);
+}
+
+std::string describe_shrink(const ps::ShrinkReport& report) {
+  std::string text = fmt::format("server {}:", report.server);
+  for (const ps::TableShrink& t : report.tables)
+    text += fmt::format(" {} {} -> {} rows", t.table, t.rows_before, t.rows_after);
+  return text;
+}
+
+void shrink(Fleet& fleet, const std::string& why) {
+  for (const ps::ShrinkReport& report : fleet.shrink())
+    fmt::print("shrink ({}): {}\n", why, describe_shrink(report));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload,
+                                   Clock::time_point started, MetricsLog* metrics) {
+  const OnlineConfig& online = config.ps.online;
+  const std::string& save_dir = config.ps.save_dir;
+  const bool leader = fleet.is_first_worker();
+  fmt::print("{}\n", workload.describe());
+  const std::vector<OnlinePass> passes = online_passes(online, save_dir);
+  std::vector<OnlineSave> saves = read_online_saves(save_dir);
+  const size_t resume_at = first_unsaved_pass(passes, saves);
+  if (leader)
+    for (const OnlineSave& s : saves_to_load(passes, saves, resume_at)) {
+      fmt::print("online: loading the {} of day {}{} from {}\n", s.mode, s.day,
+                 s.mode == "delta" ? fmt::format(" pass {}", s.pass) : "", s.dir);
+      fleet.server_control().load(s.dir);
+    }
+  if (resume_at == passes.size()) fmt::print("online: every pass of {} day(s) is saved already\n", online.days.size());
+  else if (resume_at > 0)
+    fmt::print("online: resuming at day {} pass {} ({} of {} passes saved)\n", passes[resume_at].day, passes[resume_at].pass,
+               resume_at, passes.size());
+  std::fflush(stdout);
+  workload.begin(/*initialize_dense=*/resume_at == 0);
+
+  RunFigures run;
+  run.world_size = fleet.worker_num();
+  Evaluation evaluation;
+  double train_seconds = 0;
+  int64_t trained_samples = 0, step = 0;
+  for (size_t i = resume_at; i < passes.size(); ++i) {
+    const OnlinePass& pass = passes[i];
+    workload.use_pass_data(pass.data);
+    const auto pass_start = Clock::now();
+    workload.begin_epoch(static_cast<int64_t>(pass.index));
+    int64_t pass_steps = 0;
+    double loss = 0;
+    while (auto result = workload.train_step(step)) {
+      ++step;
+      ++pass_steps;
+      loss = result->loss;
+      if (!std::isfinite(loss)) throw NanLossError();
+      if (step % config.log_every == 0) {
+        fmt::print("TRAIN ---> day: {} pass: {} loss: {:.6f}\n", pass.day, pass.pass, loss);
+        std::fflush(stdout);
+        if (metrics) metrics->write({step, static_cast<int64_t>(pass.index), loss, std::nullopt, 0.0, 0.0});
+      }
+    }
+    workload.end_epoch();
+    const double seconds = seconds_since(pass_start);
+    train_seconds += seconds;
+    trained_samples += pass_steps * static_cast<int64_t>(workload.global_batch());
+    evaluation = workload.evaluate();
+    nlohmann::json figures = {{"day", pass.day},
+                              {"pass", pass.pass},
+                              {"epoch", pass.index},
+                              {"train_loss", loss},
+                              {"seconds", seconds},
+                              {"samples_per_sec", seconds > 0 ? static_cast<double>(pass_steps) *
+                                                                    static_cast<double>(workload.global_batch()) / seconds
+                                                              : 0.0}};
+    figures.update(evaluation_figures(evaluation));
+    run.history.push_back(figures);
+    run.train_loss = loss;
+    if (leader) {
+      fmt::print("TEST ---> day: {} pass: {} auc: {:.6f} loss: {:.6f} samples: {:.0f}\n", pass.day, pass.pass,
+                 evaluation.auc.value_or(0.5), evaluation.loss, evaluation.samples.value_or(0));
+      fleet.save_persistables(pass.delta_dir, ps::SaveMode::kDelta);
+      record_save(save_dir, saves, {pass.day, pass.pass, "delta", pass.delta_dir});
+      const bool every = config.ps.sparse.shrink_every_passes > 0 &&
+                         (pass.index + 1) % static_cast<size_t>(config.ps.sparse.shrink_every_passes) == 0;
+      if (every && !pass.last_of_day) shrink(fleet, fmt::format("every {} passes", config.ps.sparse.shrink_every_passes));
+      if (pass.last_of_day) {
+        shrink(fleet, fmt::format("end of day {}", pass.day));
+        fleet.save_persistables(pass.base_dir, ps::SaveMode::kBase);
+        record_save(save_dir, saves, {pass.day, 0, "base", pass.base_dir});
+      }
+      std::fflush(stdout);
+    }
+    fleet.ps_barrier();  // the saves are done before anyone pushes the next pass
+  }
+
+  nlohmann::json report;
+  if (leader) {
+    run.position = {static_cast<int64_t>(passes.size()), step};
+    run.samples_per_sec = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0;
+    run.wall_seconds = seconds_since(started);
+    report = write_report(config.output_dir, workload.identity(), run, evaluation);
+    fmt::print("metrics: {}\n", report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::fflush(stdout);
+  }
+  fleet.ps_barrier();
+  return report;
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the production sparse tables (ps/sparse_table.h): 64-bit feature signs
+from Criteo-format data with millions of distinct values, each its own row on 2 servers; the
+AUC of the job summed over every worker's share; and online training day by day and pass by
+pass, with deltas, bases, shrinks and a resume after a kill that ends in the same table as a run
+that was never killed. Loopback only."""
+
+import glob
+import json
+import os
+import random
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, finish, main, scratch, start, wait_for  # noqa: E402
+
+TRAIN = os.environ.get("TRAIN", "train")
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs/wide_deep.json")
+SMALL = ["--set", "ctr.hidden=[32,16]", "--set", "ctr.embedding_dim=5"]
+SLOTS = 26
+
+
+def write_criteo(path, lines, seed, distinct=False, vocabulary_seed=1):
+    """Criteo-format lines with a learnable click signal. With `distinct`, every categorical value
+    of every line is new (lines x 26 distinct values); else each slot draws from a fixed vocabulary
+    (the same for every file of one vocabulary_seed), so days share features."""
+    rng = random.Random(seed)
+    vocab_rng = random.Random(vocabulary_seed)
+    vocab = [[f"{vocab_rng.getrandbits(32):08x}" for _ in range(40 + 8 * s)] for s in range(SLOTS)]
+    weight = [{v: vocab_rng.gauss(0, 0.8) for v in slot} for slot in vocab]
+    out = []
+    for i in range(lines):
+        dense = [rng.randint(0, 20)] + [rng.randint(0, 50) for _ in range(12)]
+        z = -1.0 + 2.0 * dense[0] / 20.0
+        if distinct:
+            cats = [f"{seed:x}{i:07x}{s:02x}" for s in range(SLOTS)]
+        else:
+            cats = [rng.choice(slot) for slot in vocab]
+            z += sum(weight[s][c] for s, c in enumerate(cats[:6]))
+        label = 1 if rng.random() < 1 / (1 + 2.718281828 ** -z) else 0
+        out.append("\t".join([str(label)] + [str(d) for d in dense] + cats))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def metrics(workdir):
+    with open(os.path.join(workdir, "output", "metrics.json")) as f:
+        return json.load(f)
+
+
+def manifests(save_dir):
+    found = []
+    for name in sorted(glob.glob(os.path.join(save_dir, "ps-server-*.json"))):
+        with open(name) as f:
+            found.append(json.load(f))
+    return found
+
+
+def test_five_million_distinct_features_each_get_their_own_row_and_the_auc_is_the_jobs():
+    workdir = scratch()
+    lines, test_fraction = 200400, 0.04
+    data = os.path.join(workdir, "data", "criteo.txt")
+    write_criteo(data, lines, seed=11, distinct=True)
+    train_lines = int(lines * (1 - test_fraction))
+    distinct = train_lines * SLOTS
+    save = os.path.join(workdir, "model")
+    proc, _ = start(["--server_num=2", "--worker_num=2"],
+                    ["--config", CONFIG, "--set", f"data_dir={data}", "--set", f"ctr.test_fraction={test_fraction}",
+                     "--set", "batch_size=2048", "--set", "log_every=1000", "--set", "ps.accessor=ctr",
+                     "--set", "ps.sparse_rule.type=sgd", "--set", f"ps.save_dir={save}", *SMALL],
+                    workdir=workdir, script=TRAIN)
+    r = finish(proc, workdir, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "exit 0", r)
+    rows = {}
+    for m in manifests(save):
+        for t in m["sparse"]:
+            rows[t["name"]] = rows.get(t["name"], 0) + t["rows"]
+    print(f"{distinct} distinct train features; rows on the 2 servers: {rows}")
+    check(rows.get("embedding") == distinct and rows.get("wide") == distinct,
+          f"every distinct feature sign has its own row, no collisions: {rows} for {distinct}")
+    m = metrics(workdir)
+    test_samples = lines - train_lines
+    check(m["test_samples"] == test_samples, f"the AUC counts every worker's share: {m['test_samples']} of {test_samples}")
+    check(0 <= m["test_auc"] <= 1, f"AUC {m['test_auc']}")
+
+
+def online_data(workdir):
+    """2 days x 3 passes of 1500 lines each, every pass its own file, one vocabulary."""
+    for d, day in enumerate(("20261101", "20261102")):
+        for p in (1, 2, 3):
+            write_criteo(os.path.join(workdir, "data", day, f"{p}.txt"), 1500, seed=100 + 10 * d + p)
+
+
+def online_args(workdir):
+    return ["--config", CONFIG, "--set", "batch_size=64", "--set", "log_every=5", "--set", "ps.accessor=ctr",
+            "--set", "ps.ctr.base_threshold=0", "--set", "ps.ctr.delta_threshold=0",
+            "--set", "ps.ctr.delete_threshold=1.0", "--set", f"ps.save_dir={os.path.join(workdir, 'model')}",
+            "--set", 'ps.online.days=["20261101","20261102"]', "--set", "ps.online.passes_per_day=3",
+            "--set", f"ps.online.data_pattern={os.path.join(workdir, 'data', '{day}', '{pass}.txt')}", *SMALL]
+
+
+def sparse_rows(save_dir):
+    """{(server, table): {key: row bytes}} and {server: dense bytes} of the .bin files of a save."""
+    tables, dense = {}, {}
+    for manifest in manifests(save_dir):
+        server = manifest["server"]
+        with open(os.path.join(save_dir, f"ps-server-{server}.bin"), "rb") as f:
+            blob = f.read()[:-4]  # the CRC
+        at = len(blob)
+        # Sparse tables follow the dense ones: walk them from their start, found by the manifest's sizes.
+        at = manifest["dense_bytes"]
+        dense[server] = blob[:at]
+        for t in manifest["sparse"]:
+            count, width = struct.unpack_from("<QQ", blob, at)
+            at += 16
+            rows = {}
+            for _ in range(count):
+                key = struct.unpack_from("<Q", blob, at)[0]
+                rows[key] = blob[at + 8:at + 8 + 4 * width]
+                at += 8 + 4 * width
+            tables[(server, t["name"])] = rows
+    return tables, dense
+
+
+def donefile(workdir):
+    path = os.path.join(workdir, "model", "donefile.txt")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.split() for line in f if line.strip()]
+
+
+def test_online_days_and_passes_save_deltas_and_bases_shrink_and_resume_after_a_kill_to_the_same_table():
+    whole, killed = scratch(), scratch()
+    for w in (whole, killed):
+        online_data(w)
+    job = ["--server_num=2", "--worker_num=2"]
+
+    proc, _ = start(job, online_args(whole), workdir=whole, script=TRAIN)
+    r = finish(proc, whole, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the uninterrupted run exits 0", r)
+    saves = donefile(whole)
+    check([s[2] for s in saves].count("delta") == 6 and [s[2] for s in saves].count("base") == 2,
+          f"6 deltas and 2 bases: {saves}")
+    for day in ("20261101", "20261102"):
+        for p in ("1", "2", "3", "base"):
+            check(len(manifests(os.path.join(whole, "model", day, p))) == 2, f"{day}/{p}: a manifest per server")
+    log = r.read("log", "workerlog.0")
+    shrinks = [line for line in log.splitlines() if line.startswith("shrink (end of day")]
+    check(len(shrinks) == 4, f"2 shrinks, on each of 2 servers:\n{shrinks}")
+    for line in shrinks:
+        before, after = (int(x) for x in line.split(" embedding ")[1].split(" rows")[0].split(" -> "))
+        check(after < before, f"rows fall: {line}")
+    check(metrics(whole)["test_samples"] > 0, "each pass is evaluated")
+
+    # The same run, killed once day 1's second pass is saved, then started again.
+    proc, _ = start(job, online_args(killed), workdir=killed, script=TRAIN)
+    wait_for(lambda: len(donefile(killed)) >= 2 or proc.poll() is not None, 120, "day 1 pass 2 to be saved")
+    check(proc.poll() is None, "the run to kill is still running")
+    os.kill(proc.pid, signal.SIGTERM)
+    finish(proc, killed, time.monotonic(), timeout=60)
+    saved_before = len(donefile(killed))
+    proc, _ = start(job, online_args(killed), workdir=killed, script=TRAIN)
+    r2 = finish(proc, killed, time.monotonic(), timeout=240)
+    check(r2.returncode == 0, "the resumed run exits 0", r2)
+    log2 = r2.read("log", "workerlog.0")
+    check(f"online: resuming at day 20261101 pass {saved_before + 1}" in log2 or saved_before >= 3,
+          f"resumed at the first pass not saved ({saved_before} saved)\n{log2[:2000]}")
+    a_tables, a_dense = sparse_rows(os.path.join(whole, "model", "20261102", "base"))
+    b_tables, b_dense = sparse_rows(os.path.join(killed, "model", "20261102", "base"))
+    check(a_tables.keys() == b_tables.keys(), "the same tables")
+    for name in a_tables:
+        check(a_tables[name] == b_tables[name], f"{name}: the same rows, row for row ({len(a_tables[name])} rows)")
+    check(a_dense == b_dense, "the same dense tables")
+    print(f"resumed after {saved_before} saves; final tables equal: "
+          + ", ".join(f"{k[1]}@{k[0]} {len(v)} rows" for k, v in sorted(a_tables.items())))
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
