@@ -74,8 +74,8 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
   WideDeep model = make_model(config);
   ps::TableSpecs tables;
   tables.dense.push_back({"deep", model.dense_size()});
-  tables.sparse.push_back({"embedding", model.embedding_dim(), config.seed, config.data.hash_dim});
-  tables.sparse.push_back({"wide", 1, config.seed + 1ULL, config.data.hash_dim});
+  tables.sparse.push_back({"embedding", model.embedding_dim(), config.seed});
+  tables.sparse.push_back({"wide", 1, config.seed + 1ULL});
   tables.update_rule = config.ps.server_optimizer;
   tables.learning_rate = config.lr_schedule.base_lr;
   tables.momentum = config.optimizer.momentum;
