@@ -90,6 +90,21 @@ struct AdagradStep {
   }
 };
 
+// The parameter servers' sparse adagrad: the step shrinks by sqrt(initial_g2sum / (initial_g2sum +
+// g2sum)), g2sum the sum of the squared gradients before this one. Per value (std adagrad), or
+// per row with g2sum the sum of each step's mean square (then each value takes SgdStep{lr * scale}).
+PADDLE_KERNELS_HD inline float adagrad_scale(float initial_g2sum, float g2sum) {
+  return sqrtf(initial_g2sum / (initial_g2sum + g2sum));
+}
+
+struct StdAdagradStep {
+  float lr, initial_g2sum;
+  PADDLE_KERNELS_HD void operator()(float& w, float g, float& g2sum) const {
+    w -= lr * g * adagrad_scale(initial_g2sum, g2sum);
+    g2sum += g * g;
+  }
+};
+
 // The floor under a row's norm in a cosine similarity: it keeps a zero row (an all-padding bag, dead
 // tanh units) from dividing by zero, and gives it cosine 0.
 inline constexpr double kCosineMinNorm = 1e-8;

@@ -64,11 +64,12 @@ void AsyncCommunicator::run() {
         for (size_t j = 0; j < dense.size(); ++j) dense[j] += batch[i].dense[j];
       for (auto& v : dense) v /= static_cast<float>(batch.size());
       sender_->push_dense(0, dense);
-      // Sparse: per table and key, the mean over the steps that touched the key.
+      // Sparse: per table and key, the mean over the steps that touched the key (a CTR push's show
+      // and click: the sum).
       std::map<uint32_t, std::unordered_map<uint64_t, std::pair<std::vector<float>, int>>> merged;
       for (auto& step : batch)
         for (auto& part : step.sparse) {
-          const size_t dim = tables_.sparse[part.table].dim;
+          const size_t dim = push_width(tables_.sparse[part.table]);
           auto& rows = merged[part.table];
           for (size_t k = 0; k < part.keys.size(); ++k) {
             auto& [sum, count] = rows[part.keys[k]];
@@ -80,9 +81,11 @@ void AsyncCommunicator::run() {
       for (auto& [table, rows] : merged) {
         std::vector<uint64_t> keys;
         std::vector<float> grads;
+        const size_t statistics = push_width(tables_.sparse[table]) - tables_.sparse[table].dim;
         for (auto& [key, value] : rows) {
           keys.push_back(key);
-          for (float g : value.first) grads.push_back(g / static_cast<float>(value.second));
+          for (size_t d = 0; d < value.first.size(); ++d)
+            grads.push_back(d < statistics ? value.first[d] : value.first[d] / static_cast<float>(value.second));
         }
         sender_->push_sparse(table, keys, grads);
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -15,8 +16,13 @@ namespace paddle::ps {
 namespace {
 
 using common::DataError;
-constexpr int kFormat = 2;  // the .bin ends with its checksum
+constexpr int kChecksumFormat = 2;  // the .bin ends with its checksum
+constexpr int kFormat = 3;          // sparse rows of any accessor, save modes; the manifest names accessors
 constexpr size_t kChecksumBytes = 4;
+
+const char* accessor_name(const SparseTable& table) {
+  return table.spec().accessor == SparseTableSpec::Accessor::kCtr ? "ctr" : "plain";
+}
 
 std::string base_path(const std::string& dir, int server_index) {
   return fmt::format("{}/ps-server-{}", dir, server_index);
@@ -61,19 +67,27 @@ void check_manifest(nlohmann::json& manifest, const std::string& dir, const std:
       throw DataError(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i,
                                            manifest["dense"][i].value("size", size_t{0}), tables.dense[i]->size()));
   for (size_t i = 0; i < tables.sparse.size(); ++i)
+  {
     if (manifest["sparse"][i].value("dim", size_t{0}) != tables.sparse[i]->dim())
       throw DataError(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i,
                                            manifest["sparse"][i].value("dim", size_t{0}), tables.sparse[i]->dim()));
+    const std::string accessor = manifest["sparse"][i].value("accessor", std::string("plain"));
+    if (accessor != accessor_name(*tables.sparse[i]))
+      throw DataError(fmt::format("checkpoint {}: sparse table {} is a {} table, the model's {}", base, i, accessor,
+                                  accessor_name(*tables.sparse[i])));
+  }
 }
 
 }  // namespace
 
-void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count) {
+void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count,
+                     SaveMode mode) {
   const std::string base = base_path(dir, server_index);
   nlohmann::json manifest;
   manifest["server_index"] = server_index;
   manifest["server_count"] = server_count;
   manifest["format"] = kFormat;
+  manifest["mode"] = save_mode_name(mode);
   manifest["dense"] = nlohmann::json::array();
   manifest["sparse"] = nlohmann::json::array();
   std::ostringstream out;
@@ -82,8 +96,11 @@ void save_checkpoint(const std::string& dir, const ServerTables& tables, int ser
     t->save(out);
   }
   for (auto& t : tables.sparse) {
-    manifest["sparse"].push_back({{"dim", t->dim()}, {"rows", t->rows()}});
-    t->save(out);
+    const auto start = out.tellp();
+    t->save(out, mode);
+    uint64_t rows = 0;  // the count the table wrote first
+    std::memcpy(&rows, out.view().data() + static_cast<size_t>(start), sizeof rows);
+    manifest["sparse"].push_back({{"dim", t->dim()}, {"accessor", accessor_name(*t)}, {"rows", rows}});
   }
   std::string bytes = std::move(out).str();
   append_checksum(bytes);
@@ -91,30 +108,41 @@ void save_checkpoint(const std::string& dir, const ServerTables& tables, int ser
   common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
 }
 
-void load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count) {
+SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count) {
   const std::string base = base_path(dir, server_index);
   std::ifstream manifest_file(base + ".json");
   if (!manifest_file) throw DataError(fmt::format("checkpoint {}.json is missing", base));
   nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, false);
   if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
-  bool has_checksum = false;
+  int format = 1;
+  bool accessor_rows = false;
+  SaveMode mode = SaveMode::kAll;
   try {
     check_manifest(manifest, dir, base, tables, server_count);
-    has_checksum = manifest.value("format", 1) >= kFormat;
+    format = manifest.value("format", 1);
+    // The rows' layout goes with the manifest naming each sparse table's accessor (format 3).
+    for (auto& sparse : manifest["sparse"]) accessor_rows = accessor_rows || sparse.contains("accessor");
+    mode = parse_save_mode(manifest.value("mode", std::string("all")));
+  } catch (const std::invalid_argument& e) {
+    throw DataError(fmt::format("checkpoint {}.json: {}", base, e.what()));
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("checkpoint {}.json: a value of the wrong type: {}", base, e.what()));
   }
   const std::string file = base + ".bin";
   const std::string bytes = read_whole_file(file);
-  std::istringstream in(std::string(has_checksum ? checked_tables(bytes, file) : bytes));
+  std::istringstream in(std::string(format >= kChecksumFormat ? checked_tables(bytes, file) : bytes));
   try {
     for (auto& t : tables.dense) t->load(in);
-    for (auto& t : tables.sparse) t->load(in);
+    for (auto& t : tables.sparse) {
+      if (accessor_rows) t->load(in, mode == SaveMode::kDelta);
+      else t->load_legacy(in);
+    }
   } catch (const std::exception& e) {
     throw DataError(fmt::format("checkpoint {}: {}", file, e.what()));
   }
   if (in.peek() != std::char_traits<char>::eof())
     throw DataError(fmt::format("checkpoint {}: bytes after the last table (another model's file?)", file));
+  return mode;
 }
 
 }  // namespace paddle::ps

@@ -1,11 +1,16 @@
 #pragma once
 // A checkpoint of one server's share of the tables, as PROTOCOL.md's SAVE writes it and LOAD
 // (or a server's init_server(dir)) reads it back: DIR/ps-server-I.json, a manifest with the
-// server's index, the job's server count, every dense table's size and every sparse table's dim
-// and row count, and "format": 2; and DIR/ps-server-I.bin, the tables' values in table order,
-// dense tables first, then 4 bytes: the CRC-32 (common/checksum.h) of every byte before them,
-// little-endian. A manifest without "format" (written before the checksum) names a .bin without
-// it, which still loads.
+// server's index, the job's server count, the save mode ("all", "base" or "delta",
+// ps/save_mode.h), every dense table's size and every sparse table's dim, accessor and row count,
+// and "format": 3; and DIR/ps-server-I.bin, the tables' values in table order, dense tables
+// first (whole in every mode), then the sparse rows the mode selects (ps/sparse_table.h), then
+// 4 bytes: the CRC-32 (common/checksum.h) of every byte before them, little-endian. Formats 1
+// (no checksum, no "format") and 2 (plain rows of ps/PROTOCOL.md's older layout) still load.
+//
+// Loading an all or base save replaces the tables; a delta save replaces the dense tables and
+// upserts its sparse rows, so base, then each delta in order, rebuilds the tables of an all
+// save taken with the last delta. The directory layout above DIR is the caller's.
 //
 // Each file is replaced whole (common/file.h), the .bin first, and the .bin checks itself, so a
 // server killed between the two leaves a pair that loads: the manifest's sizes and dims are the
@@ -17,16 +22,18 @@
 
 #include <string>
 
+#include "ps/save_mode.h"
 #include "ps/tables.h"
 
 namespace paddle::ps {
 
 // Replaces both files atomically (the manifest last); throws common::DataError naming a file it
 // cannot write.
-void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count);
+void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count,
+                     SaveMode mode = SaveMode::kAll);
 
 // Throws common::DataError naming the file for a missing, truncated, corrupted or mismatched
-// checkpoint.
-void load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count);
+// checkpoint. Returns the checkpoint's mode.
+SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count);
 
 }  // namespace paddle::ps

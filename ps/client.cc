@@ -188,7 +188,7 @@ void PsClient::send_dense(Command command, std::string_view call, uint32_t table
 void PsClient::send_sparse(Command command, std::string_view call, uint32_t table, const std::vector<uint64_t>& keys,
                            const std::vector<float>& values) {
   check_sparse_length(tables_, table, keys.size(), values.size(), call);
-  const size_t dim = tables_.sparse[table].dim;
+  const size_t dim = push_width(tables_.sparse[table]);
   router_.route(keys, servers());
   router_.gather(values, dim);
   for (size_t s = 0; s < servers(); ++s) {
@@ -266,8 +266,54 @@ void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, co
 
 void PsClient::barrier() { broadcast(Command::kBarrier, {}); }
 
-void PsClient::save(const std::string& dir) {
-  broadcast(Command::kSave, [&](OutFrame& f) { f.str(dir); });
+void PsClient::save(const std::string& dir, SaveMode mode) {
+  if (mode == SaveMode::kAll) broadcast(Command::kSave, [&](OutFrame& f) { f.str(dir); });
+  else broadcast(Command::kSaveMode, [&](OutFrame& f) { f.str(dir).u32(static_cast<uint32_t>(mode)); });
+}
+
+std::vector<std::vector<unsigned char>> PsClient::ask_every_server(Command command) {
+  std::vector<std::vector<unsigned char>> bodies(servers());
+  for (size_t s = 0; s < servers(); ++s) {
+    request(s, command);
+    requests_.back().reply_body = &bodies[s];
+  }
+  run_requests();
+  return bodies;
+}
+
+std::vector<ShrinkReport> PsClient::shrink() {
+  std::vector<ShrinkReport> reports;
+  for (const auto& body : ask_every_server(Command::kShrink)) {
+    Reader reader(body.data(), body.size());
+    ShrinkReport& report = reports.emplace_back();
+    report.server = static_cast<int>(reader.u32());
+    for (uint32_t n = reader.u32(); n > 0; --n) {
+      TableShrink& t = report.tables.emplace_back();
+      t.table = reader.str();
+      t.rows_before = reader.u64();
+      t.rows_after = reader.u64();
+    }
+    reader.expect_end();
+  }
+  return reports;
+}
+
+std::vector<ServerMemory> PsClient::memory() {
+  std::vector<ServerMemory> memories;
+  for (const auto& body : ask_every_server(Command::kStats)) {
+    Reader reader(body.data(), body.size());
+    ServerMemory& memory = memories.emplace_back();
+    memory.server = static_cast<int>(reader.u32());
+    for (uint32_t n = reader.u32(); n > 0; --n) {
+      TableMemory& t = memory.tables.emplace_back();
+      t.table = reader.str();
+      t.rows = reader.u64();
+      t.value_bytes = reader.u64();
+      t.index_bytes = reader.u64();
+    }
+    reader.expect_end();
+  }
+  return memories;
 }
 
 void PsClient::load(const std::string& dir) {

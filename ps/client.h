@@ -62,7 +62,10 @@ class PsClient : public ParameterStore, public ServerControl {
   void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) override;
 
   void barrier() override;
-  void save(const std::string& dir) override;
+  using ServerControl::save;
+  void save(const std::string& dir, SaveMode mode) override;
+  std::vector<ShrinkReport> shrink() override;
+  std::vector<ServerMemory> memory() override;
   void load(const std::string& dir) override;
   void stop_worker() override;
 
@@ -75,6 +78,8 @@ class PsClient : public ParameterStore, public ServerControl {
                     size_t reply_values = 0);
   // Sends the call's requests and reads their replies (exchange.h); throws the first failure.
   void run_requests();
+  // Sends every server an empty `command` and returns each server's reply body, in server order.
+  std::vector<std::vector<unsigned char>> ask_every_server(Command command);
   // Sends every server the frame `body` fills (nothing when empty) and reads their replies.
   void broadcast(Command command, const std::function<void(OutFrame&)>& body);
   // Check `values` against the table's spec, naming `call`, then send each server its share.

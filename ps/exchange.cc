@@ -160,7 +160,13 @@ class Exchanger {
     lane.in_first = 0;
     lane.in_body = true;
     const size_t expected = r.reply_floats ? sizeof(uint64_t) + r.reply_values * sizeof(float) : 0;
-    if (h.status != static_cast<uint32_t>(Status::kOk) || h.body_bytes != expected) {
+    const bool ok = h.status == static_cast<uint32_t>(Status::kOk);
+    if (ok && r.reply_body != nullptr) {
+      r.reply_body->resize(h.body_bytes);
+      if (h.body_bytes > 0) lane.in.emplace_back(r.reply_body->data(), r.reply_body->size());
+      return;
+    }
+    if (!ok || h.body_bytes != expected) {
       lane.whole.resize(h.body_bytes);
       if (h.body_bytes > 0) lane.in.emplace_back(lane.whole.data(), lane.whole.size());
       return;
@@ -188,6 +194,7 @@ class Exchanger {
       } catch (const ProtocolError&) {
       }
       failure = fmt::format("parameter server {} refused the request (status {}): {}", endpoint, h.status, message);
+    } else if (r.reply_body != nullptr) {
     } else if (!r.reply_floats && h.body_bytes != 0) {
       failure = fmt::format("parameter server {} sent {} bytes where an empty reply was due", endpoint, h.body_bytes);
     } else if (r.reply_floats && h.body_bytes != sizeof(uint64_t) + r.reply_values * sizeof(float)) {

@@ -6,7 +6,8 @@
 // next arrive. A server answers a connection's requests in order (PROTOCOL.md); replies are
 // matched to requests by their request ids.
 //
-// A reply is either empty or an f32[] of a known length, read straight into its place. Every
+// A reply is empty, an f32[] of a known length, read straight into its place, or (control
+// commands) a body of any length read whole. Every
 // reply is read, even after a failure, so that no connection is left holding one; then the first
 // failure is thrown as PsError naming the server: an error status (with the server's reason), a
 // reply of another length, a reply that matches no request, a closed connection, or no progress
@@ -32,6 +33,7 @@ struct Request {
   float* reply_into = nullptr;
   size_t reply_values = 0;
   const char* what = "values";  // what the values are, for an error message ("dense values")
+  std::vector<unsigned char>* reply_body = nullptr;  // else: a reply of any length, read into it whole
 };
 
 struct ServerLink {

@@ -49,7 +49,11 @@ void LocalParameterStore::barrier() {
   for (auto& t : tables_.sparse) t->apply_pending(1);
 }
 
-void LocalParameterStore::save(const std::string& dir) { save_checkpoint(dir, tables_, 0, 1); }
+void LocalParameterStore::save(const std::string& dir, SaveMode mode) { save_checkpoint(dir, tables_, 0, 1, mode); }
+
+std::vector<ShrinkReport> LocalParameterStore::shrink() { return {shrink_tables(tables_, 0)}; }
+
+std::vector<ServerMemory> LocalParameterStore::memory() { return {tables_memory(tables_, 0)}; }
 
 void LocalParameterStore::load(const std::string& dir) { load_checkpoint(dir, tables_, 0, 1); }
 

@@ -26,7 +26,10 @@ class LocalParameterStore : public ParameterStore, public ServerControl {
   void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) override;
 
   void barrier() override;
-  void save(const std::string& dir) override;
+  using ServerControl::save;
+  void save(const std::string& dir, SaveMode mode) override;
+  std::vector<ShrinkReport> shrink() override;
+  std::vector<ServerMemory> memory() override;
   void load(const std::string& dir) override;
   void stop_worker() override {}
 

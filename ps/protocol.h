@@ -44,8 +44,11 @@ enum class Command : uint16_t {
   kAddDense = 11,   // GEO: add a delta to the values, bypassing the update rule
   kAddSparse = 12,
   kPullDenseRange = 13,  // part of a dense block: several in flight make a pipelined PULL_DENSE
+  kSaveMode = 14,  // SAVE with a SaveMode (ps/save_mode.h)
+  kShrink = 15,    // shrink the sparse tables; the reply says rows before and after
+  kStats = 16,     // the tables' memory (ps/table_reports.h)
 };
-inline constexpr uint16_t kLastCommand = 13;
+inline constexpr uint16_t kLastCommand = 16;
 inline constexpr uint16_t kReplyBit = 0x8000;
 
 enum class Status : uint32_t {

@@ -108,8 +108,24 @@ void ParameterServer::log_peer(const char* verb, const asio::ip::address& peer, 
 
 void ParameterServer::stop() { io_.stop(); }
 
-void ParameterServer::save(const std::string& dir) {
-  save_checkpoint(dir, tables_, options_.server_index, options_.server_count);
+void ParameterServer::log_memory() {
+  fmt::print(options_.log, "{}\n", describe(tables_memory(tables_, options_.server_index)));
+  std::fflush(options_.log);
+}
+
+ShrinkReport ParameterServer::shrink() {
+  ShrinkReport report = shrink_tables(tables_, options_.server_index);
+  for (const TableShrink& t : report.tables)
+    fmt::print(options_.log, "server {} shrink table {}: rows {} -> {}\n", options_.server_index, t.table,
+               t.rows_before, t.rows_after);
+  log_memory();
+  return report;
+}
+
+void ParameterServer::save(const std::string& dir, SaveMode mode) {
+  save_checkpoint(dir, tables_, options_.server_index, options_.server_count, mode);
+  fmt::print(options_.log, "server {} saved its tables ({}) to {}\n", options_.server_index, save_mode_name(mode), dir);
+  log_memory();
 }
 
 void ParameterServer::load(const std::string& dir) {

@@ -30,6 +30,8 @@
 #include "ps/connection_limits.h"
 #include "ps/frame.h"
 #include "ps/protocol.h"
+#include "ps/save_mode.h"
+#include "ps/table_reports.h"
 #include "ps/tables.h"
 
 namespace paddle::ps {
@@ -104,7 +106,10 @@ class ParameterServer {
   // Handles one well-formed request; fills the reply body; returns false to defer the reply
   // (a barrier that is still waiting for workers).
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work);
-  void save(const std::string& dir);
+  // Each logs what it did and the tables' memory after (options_.log, the server log).
+  void save(const std::string& dir, SaveMode mode);
+  ShrinkReport shrink();
+  void log_memory();
 
   // Declared before io_ so that sessions the io_context destroys can still release themselves.
   std::mutex peers_mutex_;

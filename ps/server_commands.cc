@@ -146,7 +146,30 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
     case Command::kSave: {
       auto dir = body.str();
       body.expect_end();
-      save(dir);
+      save(dir, SaveMode::kAll);
+      return true;
+    }
+    case Command::kSaveMode: {
+      auto dir = body.str();
+      const uint32_t mode = body.u32();
+      body.expect_end();
+      if (mode > static_cast<uint32_t>(SaveMode::kDelta))
+        throw std::invalid_argument(fmt::format("save mode {} is not 0 (all), 1 (base) or 2 (delta)", mode));
+      save(dir, static_cast<SaveMode>(mode));
+      return true;
+    }
+    case Command::kShrink: {
+      body.expect_end();
+      const ShrinkReport report = shrink();
+      reply.u32(static_cast<uint32_t>(report.server)).u32(static_cast<uint32_t>(report.tables.size()));
+      for (const TableShrink& t : report.tables) reply.str(t.table).u64(t.rows_before).u64(t.rows_after);
+      return true;
+    }
+    case Command::kStats: {
+      body.expect_end();
+      const ServerMemory memory = tables_memory(tables_, options_.server_index);
+      reply.u32(static_cast<uint32_t>(memory.server)).u32(static_cast<uint32_t>(memory.tables.size()));
+      for (const TableMemory& t : memory.tables) reply.str(t.table).u64(t.rows).u64(t.value_bytes).u64(t.index_bytes);
       return true;
     }
     case Command::kLoad: {

@@ -5,6 +5,10 @@
 // single process, plays the one server itself.
 
 #include <string>
+#include <vector>
+
+#include "ps/save_mode.h"
+#include "ps/table_reports.h"
 
 namespace paddle::ps {
 
@@ -13,11 +17,19 @@ class ServerControl {
   virtual ~ServerControl() = default;
   // Synchronous mode: every worker's pushes of this step are applied when this returns.
   virtual void barrier() = 0;
-  // Every server writes its share of the tables into `dir` (ps/checkpoint.h); one worker asks.
-  virtual void save(const std::string& dir) = 0;
-  // Every server replaces its tables with its share from `dir`; throws naming the file for a
-  // missing, truncated or mismatched checkpoint.
+  // Every server writes its share of the tables into `dir` (ps/checkpoint.h), the sparse rows
+  // `mode` selects (ps/save_mode.h); one worker asks. save(dir) saves all. A class implementing
+  // save(dir, mode) says `using ServerControl::save;` to keep save(dir).
+  void save(const std::string& dir) { save(dir, SaveMode::kAll); }
+  virtual void save(const std::string& dir, SaveMode mode) = 0;
+  // Every server loads its share from `dir` (an all or base save replaces its tables, a delta
+  // upserts its rows); throws naming the file for a missing, truncated or mismatched checkpoint.
   virtual void load(const std::string& dir) = 0;
+  // Every server shrinks its sparse tables (ps/sparse_table.h shrink) and logs it; one report
+  // per server, in server order.
+  virtual std::vector<ShrinkReport> shrink() = 0;
+  // Every server's table memory, in server order.
+  virtual std::vector<ServerMemory> memory() = 0;
   // This worker is done: the servers return from run() once every worker has said so.
   virtual void stop_worker() = 0;
 };

@@ -19,10 +19,10 @@ ServerTables build_server_tables(const TableSpecs& specs, int index, int count) 
   for (const DenseTableSpec& d : specs.dense) {
     auto [begin, end] = dense_block(d.size, static_cast<size_t>(count), static_cast<size_t>(index));
     tables.dense.push_back(std::make_unique<DenseTable>(end - begin, rule));
+    tables.dense_names.push_back(d.name);
   }
   for (const SparseTableSpec& s : specs.sparse) {
-    tables.sparse.push_back(std::make_unique<SparseTable>(s.dim, rule, s.seed));
-    if (s.rows > 0) tables.sparse.back()->reserve(std::min(s.rows / static_cast<uint64_t>(count) + 1, kMaxReservedRows));
+    tables.sparse.push_back(std::make_unique<SparseTable>(s, rule));
   }
   return tables;
 }
@@ -57,9 +57,14 @@ void check_dense_length(const TableSpecs& specs, uint32_t table, size_t values, 
 
 void check_sparse_length(const TableSpecs& specs, uint32_t table, size_t keys, size_t values, std::string_view call) {
   const SparseTableSpec& spec = sparse_table(specs, table, call);
-  if (values != keys * spec.dim)
+  const size_t width = push_width(spec);
+  if (values == keys * width) return;
+  if (width == spec.dim)
     throw std::invalid_argument(fmt::format("{} table {} ({}): {} values for {} keys of dim {}", call, table, spec.name,
                                             values, keys, spec.dim));
+  throw std::invalid_argument(fmt::format("{} table {} ({}): {} values for {} keys of dim {}: a CTR table takes {} per "
+                                          "key (show, click, then the gradients)", call, table, spec.name, values, keys,
+                                          spec.dim, width));
 }
 
 }  // namespace paddle::ps

@@ -6,8 +6,8 @@
 //
 // Sharding: a dense table of N values is cut into one contiguous block per server
 // (ps/sharding.h dense_block); every server holds every sparse table, and a key lives on the
-// server server_of_key(key) picks, so a sparse table needs no size (one it has only spares
-// the tables growing).
+// server server_of_key(key) picks, and a sparse table needs no size: it grows as keys arrive
+// (ps/sparse_table_spec.h).
 //
 // Both parameter stores check every call against the specs before it touches a table, so a
 // wrong table id or length fails alike on servers and locally, naming the call and the table.
@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ps/sparse_table_spec.h"
 #include "ps/tables.h"
 
 namespace paddle::ps {
@@ -26,20 +27,10 @@ struct DenseTableSpec {
   size_t size = 0;
 };
 
-struct SparseTableSpec {
-  std::string name;
-  size_t dim = 0;
-  uint64_t seed = 0;
-  // How many keys the table can hold, when the model knows (a hashed vocabulary); 0: unknown.
-  // Servers reserve room for their share up front (at most kMaxReservedRows each).
-  uint64_t rows = 0;
-};
-inline constexpr uint64_t kMaxReservedRows = 1u << 20;
-
 struct TableSpecs {
   std::vector<DenseTableSpec> dense;    // by table id
   std::vector<SparseTableSpec> sparse;  // by table id
-  std::string update_rule = "sgd";      // ps/update_rule.h names
+  std::string update_rule = "sgd";      // ps/update_rule.h names; plain sparse tables and dense tables
   float learning_rate = 0.01f;
   float momentum = 0.9f;  // the momentum rule's mu
   float weight_decay = 0.0f;
@@ -58,8 +49,8 @@ const DenseTableSpec& dense_table(const TableSpecs& specs, uint32_t table, std::
 const SparseTableSpec& sparse_table(const TableSpecs& specs, uint32_t table, std::string_view call);
 
 // Throw std::invalid_argument naming the call and the table unless `values` is the dense
-// table's size, or `keys` times the sparse table's dim: "push_sparse table 1 (wide): 7 values
-// for 3 keys of dim 1".
+// table's size, or `keys` times the sparse table's push_width (dim, or 2 + dim for a CTR table):
+// "push_sparse table 1 (wide): 7 values for 3 keys of dim 1".
 void check_dense_length(const TableSpecs& specs, uint32_t table, size_t values, std::string_view call);
 void check_sparse_length(const TableSpecs& specs, uint32_t table, size_t keys, size_t values, std::string_view call);
 

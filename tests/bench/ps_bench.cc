@@ -27,7 +27,7 @@ int main() {
   constexpr size_t kDim = 9;
   ps::TableSpecs tables;
   tables.dense.push_back({"dense", kDense});
-  tables.sparse.push_back({"sparse", kDim, /*seed=*/1, /*rows=*/10000000});
+  tables.sparse.push_back({"sparse", kDim, /*seed=*/1});
   if (topo.is_server()) {
     auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "this server's endpoint");
     ps::ServerOptions o;

@@ -1,0 +1,105 @@
+#pragma once
+// RowStore: the rows of one sparse table shard, uint64 key -> a row of `width` floats, in memory
+// that stays close to the rows' own size however the table grows or shrinks.
+//
+// Layout (ps-lite style; no per-key allocation):
+//
+//   chunks_: the arena. Row r is chunk r / kChunkRows, at (r % kChunkRows) * stride words, where
+//            a row is its key (2 words, native order) then its `width` floats. Every chunk holds
+//            kChunkRows rows except the last, which doubles from kFirstChunkRows as it fills, so
+//            the slack is at most one chunk's worth, never the 2x of one growing vector.
+//   slots_:  the index, a power-of-two array of {tag, row + 1} (8 bytes); row + 1 == 0 marks an
+//            empty slot. tag is the low 32 bits of mix(key) and a key's home slot is tag & mask,
+//            so rehashing reads no row. Linear probing; a lookup compares tags first and reads a
+//            row's key only when its tag matches. The index doubles before it is 3/4 full.
+//
+// Rows are numbered 0 .. size() - 1. erase() keeps them dense: the last row moves into the
+// erased row's place (so row numbers change; keys do not), and a chunk emptied at the end is
+// freed. Slots are erased by shifting the probe chain back (no tombstones). Keys are any uint64.
+// A row pointer is valid until the next insert or erase.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace paddle::ps {
+
+class RowStore {
+ public:
+  static constexpr size_t kChunkRows = 512;
+  static constexpr size_t kFirstChunkRows = 16;
+
+  explicit RowStore(size_t width);
+
+  size_t width() const { return width_; }
+  size_t size() const { return size_; }
+  // The floats of `key`'s row, or nullptr.
+  float* find(uint64_t key) {
+    const uint64_t h = mix(key);
+    const uint32_t tag = static_cast<uint32_t>(h);
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const Slot s = slots_[i];
+      if (s.row_plus_one == 0) return nullptr;
+      if (s.tag == tag && key_at(s.row_plus_one - 1) == key) return at(s.row_plus_one - 1);
+    }
+  }
+  // The row of `key`; a new one (zeroed) when `added`.
+  float* insert(uint64_t key, bool& added);
+  float* at(size_t row) { return words(row) + 2; }
+  uint64_t key_at(size_t row) const {
+    uint64_t key;
+    std::memcpy(&key, words(row), sizeof key);
+    return key;
+  }
+  // Removes row `row`; the last row takes its number.
+  void erase(size_t row);
+  // Removes `key`'s row, if any.
+  void erase_key(uint64_t key);
+  // Forgets every row, keeping the index's and the first chunk's memory for the next use.
+  void clear();
+
+  // For a software prefetch ahead of a batch of lookups: where find(key) starts looking, and,
+  // once that slot is in the cache, the row it probably names (or nullptr).
+  const void* probe_address(uint64_t key) const { return &slots_[static_cast<uint32_t>(mix(key)) & mask_]; }
+  const void* likely_row(uint64_t key) const {
+    const uint32_t tag = static_cast<uint32_t>(mix(key));
+    const Slot s = slots_[tag & mask_];
+    return s.row_plus_one != 0 && s.tag == tag ? words(s.row_plus_one - 1) : nullptr;
+  }
+
+  // Bytes allocated: the arena's chunks, and the index's slots.
+  uint64_t arena_bytes() const;
+  uint64_t index_bytes() const { return slots_.capacity() * sizeof(Slot); }
+
+ private:
+  struct Slot {
+    uint32_t tag;
+    uint32_t row_plus_one;
+  };
+  // Keys of one shard share their residue modulo the shard count, so the low bits alone would
+  // cluster: a full 64-bit mix spreads them.
+  static uint64_t mix(uint64_t key) {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return key;
+  }
+  float* words(size_t row) { return chunks_[row / kChunkRows].get() + (row % kChunkRows) * stride_; }
+  const float* words(size_t row) const { return chunks_[row / kChunkRows].get() + (row % kChunkRows) * stride_; }
+  size_t slot_of(uint64_t key) const;  // of a key that is in the index
+  void rehash(size_t capacity);
+  void grow_arena();  // room for row size_
+
+  size_t width_, stride_;
+  size_t size_ = 0;
+  size_t last_chunk_rows_ = 0;  // capacity of chunks_.back()
+  std::vector<std::unique_ptr<float[]>> chunks_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+}  // namespace paddle::ps

@@ -1,0 +1,340 @@
+#include "ps/sparse_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "ps/table_io.h"
+
+namespace paddle::ps {
+namespace {
+
+constexpr uint32_t kTouchedSinceSave = 1, kTouchedSinceShrink = 2;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double unit_interval(uint64_t random) { return static_cast<double>(random >> 11) * (1.0 / 9007199254740992.0); }
+
+}  // namespace
+
+SparseTable::SparseTable(SparseTableSpec spec, UpdateRule plain_rule, float init_range, size_t shards)
+    : spec_(std::move(spec)), rule_(plain_rule), init_range_(init_range), push_width_(ps::push_width(spec_)) {
+  size_t width;
+  if (spec_.accessor == SparseTableSpec::Accessor::kCtr) {
+    ctr_.emplace(spec_.ctr, spec_.dim);
+    width = ctr_->width();
+    plain_steps_at_ = width;
+  } else {
+    plain_steps_at_ = spec_.dim * (1 + rule_.state_width());
+    width = plain_steps_at_ + (rule_.kind == UpdateRule::Kind::kAdam ? 2 : 0);
+  }
+  flags_at_ = width;
+  for (size_t s = 0; s < shards; ++s) {
+    shards_.push_back(std::make_unique<Shard>(width + 1, push_width_));
+    shards_.back()->random = splitmix64(spec_.seed ^ splitmix64(s + 0x5eed));
+  }
+}
+
+SparseTable::SparseTable(size_t dim, UpdateRule rule, uint64_t seed, float init_range, size_t shards)
+    : SparseTable(SparseTableSpec{.name = "", .dim = dim, .seed = seed}, rule, init_range, shards) {}
+
+uint32_t SparseTable::flags(const float* row) const {
+  uint32_t f;
+  std::memcpy(&f, row + flags_at_, sizeof f);
+  return f;
+}
+
+void SparseTable::set_flags(float* row, uint32_t f) const { std::memcpy(row + flags_at_, &f, sizeof f); }
+
+void SparseTable::initial_values(uint64_t key, float* out) const {
+  uint64_t state = splitmix64(spec_.seed ^ splitmix64(key));
+  for (size_t i = 0; i < spec_.dim; ++i) {
+    state = splitmix64(state);
+    const float range = !ctr() ? init_range_ : i == 0 ? spec_.ctr.embed_rule.initial_range : spec_.ctr.embedx_rule.initial_range;
+    out[i] = static_cast<float>((2.0 * unit_interval(state) - 1.0) * range);
+  }
+}
+
+float* SparseTable::created_row(Shard& shard, uint64_t key) {
+  bool added = false;
+  float* row = shard.rows.insert(key, added);
+  if (!added) return row;
+  if (ctr()) {
+    float initial[64];
+    std::vector<float> big;
+    float* values = initial;
+    if (spec_.dim > 64) values = (big.resize(spec_.dim), big.data());
+    initial_values(key, values);
+    ctr_->init(row, values);
+  } else {
+    initial_values(key, row);
+  }
+  return row;
+}
+
+float* SparseTable::admitted_row(Shard& shard, uint64_t key) {
+  const AdmissionSpec& admission = spec_.admission;
+  if (admission.kind == AdmissionSpec::Kind::kAlways) return created_row(shard, key);
+  if (float* row = shard.rows.find(key)) return row;
+  if (admission.kind == AdmissionSpec::Kind::kCount) {
+    if (admission.count > 1) {
+      bool added = false;
+      float* count = shard.counts.insert(key, added);
+      if (++count[0] < static_cast<float>(admission.count)) return nullptr;
+      shard.counts.erase_key(key);
+    }
+  } else {
+    shard.random = splitmix64(shard.random);
+    if (unit_interval(shard.random) >= admission.probability) return nullptr;
+  }
+  return created_row(shard, key);
+}
+
+void SparseTable::apply(float* row, const float* pushed) {
+  if (ctr()) {
+    ctr_->push(row, pushed);
+  } else {
+    int64_t steps = 0;
+    if (plain_steps_at_ != flags_at_) std::memcpy(&steps, row + plain_steps_at_, sizeof steps);
+    ++steps;
+    rule_.apply(row, row + spec_.dim, pushed, spec_.dim, steps);
+    if (plain_steps_at_ != flags_at_) std::memcpy(row + plain_steps_at_, &steps, sizeof steps);
+  }
+  set_flags(row, flags(row) | kTouchedSinceSave | kTouchedSinceShrink);
+}
+
+void SparseTable::add_to(float* row, const float* delta) {
+  if (ctr()) ctr_->add(row, delta);
+  else for (size_t d = 0; d < spec_.dim; ++d) row[d] += delta[d];
+  set_flags(row, flags(row) | kTouchedSinceSave | kTouchedSinceShrink);
+}
+
+template <typename Each>
+void SparseTable::by_shard(std::span<const uint64_t> keys, Each each) {
+  const size_t count = shards_.size();
+  std::vector<uint32_t> starts(count + 1, 0), order(keys.size());
+  for (uint64_t key : keys) ++starts[key % count + 1];
+  for (size_t s = 0; s < count; ++s) starts[s + 1] += starts[s];
+  std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
+  for (size_t i = 0; i < keys.size(); ++i) order[fill[keys[i] % count]++] = static_cast<uint32_t>(i);
+  // On a big table every index slot and row is a cache miss: fetch a key's slot 16 keys ahead and,
+  // once that is in, its row 8 keys ahead.
+  constexpr uint32_t kSlotAhead = 16, kRowAhead = 8;
+  for (size_t s = 0; s < count; ++s) {
+    if (starts[s] == starts[s + 1]) continue;
+    Shard& shard = *shards_[s];
+    std::lock_guard lock(shard.mutex);
+    const uint32_t end = starts[s + 1];
+    for (uint32_t j = starts[s]; j < end; ++j) {
+      if (j + kSlotAhead < end) __builtin_prefetch(shard.rows.probe_address(keys[order[j + kSlotAhead]]));
+      if (j + kRowAhead < end)
+        if (const char* row = static_cast<const char*>(shard.rows.likely_row(keys[order[j + kRowAhead]]))) {
+          __builtin_prefetch(row);
+          __builtin_prefetch(row + 64);
+        }
+      each(shard, order[j]);
+    }
+  }
+}
+
+void SparseTable::check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const {
+  if (keys.size() > UINT32_MAX)
+    throw std::invalid_argument(fmt::format("sparse {} of {} keys: at most {} at once", call, keys.size(), UINT32_MAX));
+  if (values != keys.size() * width)
+    throw std::invalid_argument(fmt::format("sparse {} table {}: {} values for {} keys of {} floats", call, spec_.name,
+                                            values, keys.size(), width));
+}
+
+size_t SparseTable::rows() {
+  size_t n = 0;
+  for (auto& s : shards_) {
+    std::lock_guard lock(s->mutex);
+    n += s->rows.size();
+  }
+  return n;
+}
+
+std::vector<float> SparseTable::pull(std::span<const uint64_t> keys) {
+  std::vector<float> out(keys.size() * spec_.dim);
+  pull(keys, out.data());
+  return out;
+}
+
+void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
+  check_sizes(keys, keys.size() * spec_.dim, spec_.dim, "pull");
+  const size_t dim = spec_.dim;
+  by_shard(keys, [&](Shard& s, size_t i) {
+    const float* row = s.rows.find(keys[i]);
+    if (row == nullptr) initial_values(keys[i], out + i * dim);
+    else if (ctr()) ctr_->pull(row, out + i * dim);
+    else std::copy_n(row, dim, out + i * dim);
+  });
+}
+
+void SparseTable::push(std::span<const uint64_t> keys, std::span<const float> grads) {
+  check_sizes(keys, grads.size(), push_width_, "push");
+  by_shard(keys, [&](Shard& s, size_t i) {
+    if (float* row = admitted_row(s, keys[i])) apply(row, grads.data() + i * push_width_);
+  });
+}
+
+void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const float> grads) {
+  check_sizes(keys, grads.size(), push_width_, "push");
+  const bool always = spec_.admission.kind == AdmissionSpec::Kind::kAlways;
+  by_shard(keys, [&](Shard& s, size_t i) {
+    if (!always && admitted_row(s, keys[i]) == nullptr) return;
+    bool added = false;
+    float* g = s.pending.insert(keys[i], added);
+    const float* pushed = grads.data() + i * push_width_;
+    for (size_t d = 0; d < push_width_; ++d) g[d] += pushed[d];
+  });
+}
+
+void SparseTable::apply_pending(int divisor) {
+  const size_t first_gradient = ctr() ? 2 : 0;  // a CTR push's show and click are summed, not averaged
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    std::lock_guard lock(s.mutex);
+    for (size_t p = 0; p < s.pending.size(); ++p) {
+      float* g = s.pending.at(p);
+      for (size_t d = first_gradient; d < push_width_; ++d) g[d] /= static_cast<float>(divisor);
+      apply(created_row(s, s.pending.key_at(p)), g);
+    }
+    s.pending.clear();
+  }
+}
+
+void SparseTable::add(std::span<const uint64_t> keys, std::span<const float> delta) {
+  check_sizes(keys, delta.size(), push_width_, "add");
+  by_shard(keys, [&](Shard& s, size_t i) {
+    if (float* row = admitted_row(s, keys[i])) add_to(row, delta.data() + i * push_width_);
+  });
+}
+
+TableShrink SparseTable::shrink() {
+  TableShrink report{spec_.name, 0, 0};
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    std::lock_guard lock(s.mutex);
+    report.rows_before += s.rows.size();
+    if (ctr()) {
+      for (size_t r = 0; r < s.rows.size();) {
+        float* row = s.rows.at(r);
+        const uint32_t f = flags(row);
+        ctr_->decay(row, (f & kTouchedSinceShrink) == 0);
+        set_flags(row, f & ~kTouchedSinceShrink);
+        if (ctr_->expired(row)) s.rows.erase(r);  // the last row takes number r: look at r again
+        else ++r;
+      }
+    }
+    report.rows_after += s.rows.size();
+  }
+  return report;
+}
+
+TableMemory SparseTable::memory() {
+  TableMemory m{spec_.name, 0, 0, 0};
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    std::lock_guard lock(s.mutex);
+    m.rows += s.rows.size();
+    m.value_bytes += s.rows.arena_bytes() + s.pending.arena_bytes();
+    m.index_bytes += s.rows.index_bytes() + s.pending.index_bytes() + s.counts.arena_bytes() + s.counts.index_bytes();
+  }
+  return m;
+}
+
+std::optional<std::vector<float>> SparseTable::stored_row(uint64_t key) {
+  Shard& s = *shards_[key % shards_.size()];
+  std::lock_guard lock(s.mutex);
+  const float* row = s.rows.find(key);
+  if (row == nullptr) return std::nullopt;
+  return std::vector<float>(row, row + flags_at_ + 1);
+}
+
+bool SparseTable::selected(float* row, SaveMode mode) const {
+  const bool touched = (flags(row) & kTouchedSinceSave) != 0;
+  switch (mode) {
+    case SaveMode::kAll: return true;
+    case SaveMode::kBase: return !ctr() || ctr_->score(row) >= spec_.ctr.base_threshold;
+    case SaveMode::kDelta:
+      return touched && (!ctr() || row[CtrAccessor::kDeltaScore] >= spec_.ctr.delta_threshold);
+  }
+  return false;
+}
+
+void SparseTable::save(std::ostream& out, SaveMode mode) {
+  std::vector<std::unique_lock<std::mutex>> locks;  // one consistent cut of every shard
+  for (auto& s : shards_) locks.emplace_back(s->mutex);
+  uint64_t count = 0;
+  for (auto& s : shards_)
+    for (size_t r = 0; r < s->rows.size(); ++r) count += selected(s->rows.at(r), mode);
+  const size_t width = flags_at_ + 1;
+  table_io::write<uint64_t>(out, count);
+  table_io::write<uint64_t>(out, width);
+  for (auto& s : shards_)
+    for (size_t r = 0; r < s->rows.size(); ++r) {
+      float* row = s->rows.at(r);
+      if (!selected(row, mode)) continue;
+      set_flags(row, flags(row) & ~kTouchedSinceSave);
+      if (ctr()) row[CtrAccessor::kDeltaScore] = 0;
+      table_io::write<uint64_t>(out, s->rows.key_at(r));
+      table_io::write_floats(out, row, width);
+    }
+}
+
+void SparseTable::load(std::istream& in, bool upsert) {
+  const auto count = table_io::read<uint64_t>(in);
+  const auto width = table_io::read<uint64_t>(in);
+  if (width != flags_at_ + 1)
+    throw std::runtime_error(fmt::format("sparse table {} holds rows of {} floats where this model's have {} (another "
+                                         "accessor, dim or rule?)", spec_.name, width, flags_at_ + 1));
+  if (!upsert)
+    for (auto& s : shards_) {
+      std::lock_guard lock(s->mutex);
+      s->rows.clear();
+      s->pending.clear();
+      s->counts.clear();
+    }
+  std::vector<float> values(width);
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto key = table_io::read<uint64_t>(in);
+    table_io::read_floats(in, values.data(), width);
+    Shard& s = *shards_[key % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    bool added = false;
+    std::copy(values.begin(), values.end(), s.rows.insert(key, added));
+    s.counts.erase_key(key);
+  }
+}
+
+void SparseTable::load_legacy(std::istream& in) {
+  if (ctr()) throw std::runtime_error(fmt::format("sparse table {}: a format 1 or 2 checkpoint holds no CTR rows", spec_.name));
+  const auto count = table_io::read<uint64_t>(in);
+  for (auto& s : shards_) {
+    std::lock_guard lock(s->mutex);
+    s->rows.clear();
+    s->pending.clear();
+    s->counts.clear();
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto key = table_io::read<uint64_t>(in);
+    const auto steps = table_io::read<int64_t>(in);
+    const std::vector<float> values = table_io::read_counted(in, plain_steps_at_);
+    Shard& s = *shards_[key % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    bool added = false;
+    float* row = s.rows.insert(key, added);
+    std::copy(values.begin(), values.end(), row);
+    if (plain_steps_at_ != flags_at_) std::memcpy(row + plain_steps_at_, &steps, sizeof steps);
+  }
+}
+
+}  // namespace paddle::ps

@@ -1,0 +1,128 @@
+#pragma once
+// SparseTable: uint64 key -> row, one sparse table of a parameter server (or of a single
+// process). Its SparseTableSpec (ps/sparse_table_spec.h) says what a row holds:
+//
+//   plain  dim values under the TableSpecs-wide UpdateRule (ps/update_rule.h), pushed as dim
+//          gradients per key;
+//   CTR    embed_w and embedx with show/click statistics (ps/ctr_accessor.h), pushed as
+//          show, click and dim gradients per key.
+//
+// A pull is always dim floats per key. A row is created on a key's admitted push (AdmissionSpec)
+// with a uniform init seeded by (seed, key), so every server and a local process create the same
+// row; pulling a key without a row gives the values it would be created with, without creating
+// it (so evaluation does not grow the table, and GEO's local copies start where the servers'
+// rows do). Pushes either apply at once (push) or accumulate until apply_pending(n) (the
+// synchronous mode: the gradients summed, divided by n; a CTR push's show and click summed).
+//
+// Rows live in shards by key % shard_count, each shard with its own lock and its own RowStore
+// (ps/row_store.h). A stored row is the accessor's floats, then one flags word:
+//
+//   plain  values[dim], rule state[dim * rule.state_width()], (adam only) i64 updates, flags
+//   CTR    the CtrAccessor layout, flags
+//
+// flags: bit 0, touched since the row was last saved; bit 1, touched since the last shrink.
+// A batch is taken shard by shard, each shard's lock held once, its keys in their order in the
+// batch (so a key twice in a batch is updated twice, in order).
+//
+// Checkpoint bytes (ps/checkpoint.h, format 3): u64 rows, u64 floats per row, then per row
+// u64 key and the stored row's floats, flags included. Every call taking spans also takes vectors.
+
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <vector>
+
+#include "ps/ctr_accessor.h"
+#include "ps/row_store.h"
+#include "ps/save_mode.h"
+#include "ps/sparse_table_spec.h"
+#include "ps/table_reports.h"
+#include "ps/update_rule.h"
+
+namespace paddle::ps {
+
+class SparseTable {
+ public:
+  // `plain_rule` updates a plain table's rows (a CTR table's rules are in its spec); plain rows
+  // start uniform in [-init_range, init_range]. Throws std::invalid_argument for a CTR table of dim 0.
+  SparseTable(SparseTableSpec spec, UpdateRule plain_rule, float init_range = 0.01f, size_t shards = 16);
+  // A plain table that admits every key.
+  SparseTable(size_t dim, UpdateRule rule, uint64_t seed, float init_range = 0.01f, size_t shards = 16);
+
+  const SparseTableSpec& spec() const { return spec_; }
+  size_t dim() const { return spec_.dim; }
+  size_t push_width() const { return push_width_; }
+  size_t rows();
+  std::vector<float> pull(std::span<const uint64_t> keys);  // keys.size() * dim values
+  void pull(std::span<const uint64_t> keys, float* out);
+  // keys.size() * push_width() floats each; throw std::invalid_argument on another length.
+  void push(std::span<const uint64_t> keys, std::span<const float> grads);
+  void accumulate(std::span<const uint64_t> keys, std::span<const float> grads);
+  void apply_pending(int divisor);
+  void add(std::span<const uint64_t> keys, std::span<const float> delta);  // GEO
+  std::vector<float> pull(const std::vector<uint64_t>& keys) { return pull(std::span<const uint64_t>(keys)); }
+  void push(const std::vector<uint64_t>& keys, const std::vector<float>& grads) {
+    push(std::span<const uint64_t>(keys), std::span<const float>(grads));
+  }
+  void accumulate(const std::vector<uint64_t>& keys, const std::vector<float>& grads) {
+    accumulate(std::span<const uint64_t>(keys), std::span<const float>(grads));
+  }
+  void add(const std::vector<uint64_t>& keys, const std::vector<float>& delta) {
+    add(std::span<const uint64_t>(keys), std::span<const float>(delta));
+  }
+
+  // CTR tables: decays show and click, ages the rows not pushed since the last shrink, and
+  // deletes the expired ones (CtrAccessor::expired), freeing their memory. Plain tables keep
+  // every row. Returns the rows before and after (`table` is the spec's name).
+  TableShrink shrink();
+  TableMemory memory();
+  // The stored floats of `key`'s row (the layout above, flags word last), or nullopt.
+  std::optional<std::vector<float>> stored_row(uint64_t key);
+
+  // The rows `mode` selects (ps/save_mode.h), clearing their touched flag and delta_score first.
+  void save(std::ostream& out, SaveMode mode = SaveMode::kAll);
+  // Replaces the rows with those of `in` (format 3), or with `upsert` adds them over the rows
+  // there. Throws std::runtime_error for rows of another width or truncated data.
+  void load(std::istream& in, bool upsert = false);
+  // The rows of a format 1 or 2 checkpoint (plain tables: u64 key, i64 updates, f32[] values and state).
+  void load_legacy(std::istream& in);
+
+ private:
+  struct Shard {
+    Shard(size_t width, size_t push_width) : rows(width), pending(push_width), counts(1) {}
+    std::mutex mutex;
+    RowStore rows;
+    RowStore pending;  // the synchronous mode's summed pushes, push_width floats per key
+    RowStore counts;   // AdmissionSpec::kCount: pushes so far of keys without a row
+    uint64_t random = 0;  // AdmissionSpec::kProbability's stream
+  };
+  bool ctr() const { return ctr_.has_value(); }
+  // The row of `key`, created if its push is admitted; nullptr when not. Caller holds the lock.
+  float* admitted_row(Shard& shard, uint64_t key);
+  float* created_row(Shard& shard, uint64_t key);  // the row, created when missing
+  void initial_values(uint64_t key, float* out) const;  // dim floats
+  void apply(float* row, const float* pushed);
+  void add_to(float* row, const float* delta);
+  uint32_t flags(const float* row) const;
+  void set_flags(float* row, uint32_t flags) const;
+  void check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const;
+  // Calls each(shard, i) for every position i of `keys`, as the class comment says.
+  template <typename Each>
+  void by_shard(std::span<const uint64_t> keys, Each each);
+  bool selected(float* row, SaveMode mode) const;
+
+  SparseTableSpec spec_;
+  UpdateRule rule_;
+  std::optional<CtrAccessor> ctr_;
+  float init_range_;
+  size_t push_width_;
+  size_t flags_at_;      // the flags word's offset in a row
+  size_t plain_steps_at_;  // adam's update count (2 floats) in a plain row, or flags_at_ when none
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace paddle::ps
