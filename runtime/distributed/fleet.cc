@@ -143,6 +143,11 @@ void Fleet::run_server() {
   fmt::print("all workers stopped; server {} exits\n", topology_.current_endpoint);
 }
 
+ps::ServerMemory Fleet::server_memory() {
+  if (!server_) throw std::logic_error("Fleet::server_memory before init_server");
+  return server_->memory();
+}
+
 void Fleet::init_worker(const ps::TableSpecs& tables) {
   if (!is_worker()) throw std::logic_error("Fleet::init_worker called on a server");
   if (topology_.kind == JobKind::kSingle) {

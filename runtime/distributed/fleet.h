@@ -171,6 +171,9 @@ class Fleet {
   void init_server(const ps::TableSpecs& tables, const std::string& dir = "");
   // Serves until every worker has called stop_worker().
   void run_server();
+  // This server's tables' memory (rows, value and index bytes per table); safe while
+  // run_server() serves on another thread.
+  ps::ServerMemory server_memory();
 
   // Parameter server: a worker's role.
   // Connects to every server (waiting for late ones, PADDLE_PS_CONNECT_TIMEOUT); a single

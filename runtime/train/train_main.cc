@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "common/crash_handlers.h"
 #include "common/environment.h"
@@ -43,21 +46,56 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
     workload.begin();
     run_training(config, workload, origin, started, metrics.get());
   }
-  if (fleet.is_first_worker() && !config.ps.save_dir.empty()) fleet.save_persistables(config.ps.save_dir);
+  // An online run saved its deltas and bases already.
+  if (fleet.is_first_worker() && !config.ps.save_dir.empty() && !config.ps.online.enabled())
+    fleet.save_persistables(config.ps.save_dir);
   fleet.stop_worker();
 }
 
-// A server serves its share of the model's tables until every worker stopped.
-void serve_tables(const TrainConfig& config, Fleet& fleet) {
+nlohmann::json tables_json(const ps::ServerMemory& memory) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const ps::TableMemory& t : memory.tables)
+    tables.push_back({{"table", t.table}, {"rows", t.rows}, {"value_bytes", t.value_bytes}, {"index_bytes", t.index_bytes}});
+  return tables;
+}
+
+// A server serves its share of the model's tables until every worker stopped; meanwhile, with a
+// metrics log, a line of its tables' memory every kTablesEvery and at the end, for the job page.
+void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) {
+  constexpr auto kTablesEvery = std::chrono::seconds(5);
   const ps::TableSpecs tables = config.model.kind == ModelKind::kWideDeep ? wide_deep_tables(config)
                                                                           : LayerPsWorkload(config, fleet).tables();
   fleet.init_server(tables, config.ps.init_dir);
-  fleet.run_server();
+  if (!metrics) return fleet.run_server();
+  std::mutex mutex;
+  std::condition_variable stopped;
+  bool done = false;
+  int64_t reports = 0;
+  std::thread reporter([&] {
+    std::unique_lock lock(mutex);
+    while (!stopped.wait_for(lock, kTablesEvery, [&] { return done; })) metrics->write_tables(++reports, tables_json(fleet.server_memory()));
+  });
+  const auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    stopped.notify_all();
+    reporter.join();
+  };
+  try {
+    fleet.run_server();
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  metrics->write_tables(++reports, tables_json(fleet.server_memory()));
 }
 
 void run_parameter_server_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
   auto fleet = Fleet::init(/*is_collective=*/false, config.strategy(), env);
-  if (fleet->is_server()) return serve_tables(config, *fleet);
+  if (fleet->is_server()) return serve_tables(config, *fleet, MetricsLog::from_environment(env).get());
   std::unique_ptr<PsWorkload> workload;
   if (config.model.kind == ModelKind::kWideDeep) workload = std::make_unique<CtrWorkload>(config, *fleet);
   else workload = std::make_unique<LayerPsWorkload>(config, *fleet);

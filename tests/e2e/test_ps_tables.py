@@ -27,7 +27,8 @@ SLOTS = 26
 def write_criteo(path, lines, seed, distinct=False, vocabulary_seed=1):
     """Criteo-format lines with a learnable click signal. With `distinct`, every categorical value
     of every line is new (lines x 26 distinct values); else each slot draws from a fixed vocabulary
-    (the same for every file of one vocabulary_seed), so days share features."""
+    (the same for every file of one vocabulary_seed), so days share features, plus a tail of
+    values seen once in the last slots."""
     rng = random.Random(seed)
     vocab_rng = random.Random(vocabulary_seed)
     vocab = [[f"{vocab_rng.getrandbits(32):08x}" for _ in range(40 + 8 * s)] for s in range(SLOTS)]
@@ -39,7 +40,9 @@ def write_criteo(path, lines, seed, distinct=False, vocabulary_seed=1):
         if distinct:
             cats = [f"{seed:x}{i:07x}{s:02x}" for s in range(SLOTS)]
         else:
-            cats = [rng.choice(slot) for slot in vocab]
+            # The last slots have a long tail: values seen once, which shrink deletes.
+            cats = [f"r{rng.getrandbits(48):012x}" if s >= 20 and rng.random() < 0.3 else rng.choice(vocab[s])
+                    for s in range(SLOTS)]
             z += sum(weight[s][c] for s, c in enumerate(cats[:6]))
         label = 1 if rng.random() < 1 / (1 + 2.718281828 ** -z) else 0
         out.append("\t".join([str(label)] + [str(d) for d in dense] + cats))
@@ -63,11 +66,12 @@ def manifests(save_dir):
 
 def test_five_million_distinct_features_each_get_their_own_row_and_the_auc_is_the_jobs():
     workdir = scratch()
-    lines, test_fraction = 200400, 0.04
+    lines, test_fraction, global_batch = 200534, 0.04, 2 * 2048
     data = os.path.join(workdir, "data", "criteo.txt")
     write_criteo(data, lines, seed=11, distinct=True)
     train_lines = int(lines * (1 - test_fraction))
-    distinct = train_lines * SLOTS
+    distinct = train_lines // global_batch * global_batch * SLOTS  # a pass trains whole global batches
+    check(distinct > 5_000_000, f"{distinct} distinct values trained")
     save = os.path.join(workdir, "model")
     proc, _ = start(["--server_num=2", "--worker_num=2"],
                     ["--config", CONFIG, "--set", f"data_dir={data}", "--set", f"ctr.test_fraction={test_fraction}",
@@ -76,12 +80,12 @@ def test_five_million_distinct_features_each_get_their_own_row_and_the_auc_is_th
                     workdir=workdir, script=TRAIN)
     r = finish(proc, workdir, time.monotonic(), timeout=240)
     check(r.returncode == 0, "exit 0", r)
-    rows = {}
+    rows = [0, 0]  # embedding, wide
     for m in manifests(save):
-        for t in m["sparse"]:
-            rows[t["name"]] = rows.get(t["name"], 0) + t["rows"]
-    print(f"{distinct} distinct train features; rows on the 2 servers: {rows}")
-    check(rows.get("embedding") == distinct and rows.get("wide") == distinct,
+        for table, t in enumerate(m["sparse"]):
+            rows[table] += t["rows"]
+    print(f"{distinct} distinct train features; rows on the 2 servers (embedding, wide): {rows}")
+    check(rows == [distinct, distinct],
           f"every distinct feature sign has its own row, no collisions: {rows} for {distinct}")
     m = metrics(workdir)
     test_samples = lines - train_lines
@@ -99,23 +103,28 @@ def online_data(workdir):
 def online_args(workdir):
     return ["--config", CONFIG, "--set", "batch_size=64", "--set", "log_every=5", "--set", "ps.accessor=ctr",
             "--set", "ps.ctr.base_threshold=0", "--set", "ps.ctr.delta_threshold=0",
-            "--set", "ps.ctr.delete_threshold=1.0", "--set", f"ps.save_dir={os.path.join(workdir, 'model')}",
+            "--set", "ps.ctr.delete_threshold=1.5", "--set", f"ps.save_dir={os.path.join(workdir, 'model')}",
             "--set", 'ps.online.days=["20261101","20261102"]', "--set", "ps.online.passes_per_day=3",
             "--set", f"ps.online.data_pattern={os.path.join(workdir, 'data', '{day}', '{pass}.txt')}", *SMALL]
 
 
 def sparse_rows(save_dir):
-    """{(server, table): {key: row bytes}} and {server: dense bytes} of the .bin files of a save."""
+    """{(server, sparse table id): {key: row bytes}} and {server: dense bytes} of a save's .bin files
+    (ps/checkpoint.h): the dense tables (i64 steps, u64 n, n floats, u64 m, m floats of state),
+    then per sparse table u64 rows, u64 width and each row's u64 key and width floats, then a CRC."""
     tables, dense = {}, {}
     for manifest in manifests(save_dir):
-        server = manifest["server"]
+        server = manifest["server_index"]
         with open(os.path.join(save_dir, f"ps-server-{server}.bin"), "rb") as f:
-            blob = f.read()[:-4]  # the CRC
-        at = len(blob)
-        # Sparse tables follow the dense ones: walk them from their start, found by the manifest's sizes.
-        at = manifest["dense_bytes"]
+            blob = f.read()[:-4]
+        at = 0
+        for _ in manifest["dense"]:
+            at += 8
+            for _ in range(2):
+                n = struct.unpack_from("<Q", blob, at)[0]
+                at += 8 + 4 * n
         dense[server] = blob[:at]
-        for t in manifest["sparse"]:
+        for table, t in enumerate(manifest["sparse"]):
             count, width = struct.unpack_from("<QQ", blob, at)
             at += 16
             rows = {}
@@ -123,7 +132,9 @@ def sparse_rows(save_dir):
                 key = struct.unpack_from("<Q", blob, at)[0]
                 rows[key] = blob[at + 8:at + 8 + 4 * width]
                 at += 8 + 4 * width
-            tables[(server, t["name"])] = rows
+            check(count == t["rows"], f"{save_dir}: server {server} table {table}: {count} rows, manifest {t['rows']}")
+            tables[(server, table)] = rows
+        check(at == len(blob), f"{save_dir}: server {server}: {len(blob) - at} bytes after the tables")
     return tables, dense
 
 
@@ -178,7 +189,7 @@ def test_online_days_and_passes_save_deltas_and_bases_shrink_and_resume_after_a_
         check(a_tables[name] == b_tables[name], f"{name}: the same rows, row for row ({len(a_tables[name])} rows)")
     check(a_dense == b_dense, "the same dense tables")
     print(f"resumed after {saved_before} saves; final tables equal: "
-          + ", ".join(f"{k[1]}@{k[0]} {len(v)} rows" for k, v in sorted(a_tables.items())))
+          + ", ".join(f"table {k[1]} on server {k[0]}: {len(v)} rows" for k, v in sorted(a_tables.items())))
 
 
 if __name__ == "__main__":

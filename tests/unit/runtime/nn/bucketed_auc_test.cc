@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "runtime/nn/bucketed_auc.h"
