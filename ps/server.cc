@@ -108,6 +108,8 @@ void ParameterServer::log_peer(const char* verb, const asio::ip::address& peer, 
 
 void ParameterServer::stop() { io_.stop(); }
 
+ServerMemory ParameterServer::memory() { return tables_memory(tables_, options_.server_index); }
+
 void ParameterServer::log_memory() {
   fmt::print(options_.log, "{}\n", describe(tables_memory(tables_, options_.server_index)));
   std::fflush(options_.log);

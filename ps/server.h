@@ -64,6 +64,8 @@ class ParameterServer {
   // This server's tables from the checkpoint SAVE wrote in `dir` (ps/checkpoint.h); throws
   // std::runtime_error naming the file for a missing, truncated or mismatched one.
   void load(const std::string& dir);
+  // This server's tables' memory, as STATS answers it; safe while run() serves.
+  ServerMemory memory();
 
   // The reply frame to one whole request frame (header and body), as a connection answers it
   // after the handshake, without a socket (tests, tests/fuzz). Empty when a connection would be

@@ -24,6 +24,12 @@ fs::path donefile(const std::string& save_dir) { return fs::path(save_dir) / "do
 
 }  // namespace
 
+bool pass_data_ready(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return true;
+  return fs::is_directory(path, ec) && fs::exists(fs::path(path) / "_SUCCESS", ec);
+}
+
 std::vector<OnlinePass> online_passes(const OnlineConfig& online, const std::string& save_dir) {
   std::vector<OnlinePass> passes;
   for (const std::string& day : online.days)

@@ -3,7 +3,7 @@
 // PaddleRec's online trainer keeps them (train_config.h OnlineConfig).
 //
 // The passes run day after day, passes 1 to passes_per_day within a day; a pass's data is
-// data_pattern with {day} and {pass} replaced. Its saves go to SAVE_DIR/DAY/PASS (the delta
+// data_pattern with {day} and {pass} replaced, which may arrive while the run goes on. Its saves go to SAVE_DIR/DAY/PASS (the delta
 // after every pass) and SAVE_DIR/DAY/base (the day's base, after its last pass).
 //
 // SAVE_DIR/donefile.txt lists the saves that completed, oldest first, one per line:
@@ -36,6 +36,10 @@ struct OnlineSave {
   std::string mode;  // "delta" or "base"
   std::string dir;
 };
+
+// Whether a pass's data has arrived: a file that exists, or a directory holding _SUCCESS (the
+// marker Hadoop's writers, and PaddleRec's online data, leave when a directory is complete).
+bool pass_data_ready(const std::string& path);
 
 // Every pass of `online`, in order, saving under `save_dir`.
 std::vector<OnlinePass> online_passes(const OnlineConfig& online, const std::string& save_dir);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
+#include "common/error.h"
 #include "runtime/train/online_passes.h"
 #include "runtime/train/report.h"
 #include "runtime/train/training_loop.h"
@@ -28,6 +30,29 @@ std::string describe_shrink(const ps::ShrinkReport& report) {
   for (const ps::TableShrink& t : report.tables)
     text += fmt::format(" {} {} -> {} rows", t.table, t.rows_before, t.rows_after);
   return text;
+}
+
+// Waits up to `online.wait_seconds` for the pass's data, saying what it waits for every kSayEvery.
+void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
+  constexpr auto kSayEvery = std::chrono::seconds(5);
+  constexpr auto kLookEvery = std::chrono::milliseconds(100);
+  const auto start = Clock::now();
+  auto said = start - kSayEvery;
+  while (!pass_data_ready(pass.data)) {
+    const double waited = seconds_since(start);
+    if (waited >= static_cast<double>(online.wait_seconds))
+      throw common::DataError(fmt::format("{}: the data of day {} pass {} (ps.online.data_pattern) is not there{}", pass.data,
+                                          pass.day, pass.pass,
+                                          online.wait_seconds > 0 ? fmt::format(" after ps.online.wait_seconds={}", online.wait_seconds)
+                                                                  : std::string(" (a directory is complete once it holds _SUCCESS)")));
+    if (Clock::now() - said >= kSayEvery) {
+      fmt::print("online: waiting for the data of day {} pass {} at {} ({:.0f} of ps.online.wait_seconds={} s)\n", pass.day,
+                 pass.pass, pass.data, waited, online.wait_seconds);
+      std::fflush(stdout);
+      said = Clock::now();
+    }
+    std::this_thread::sleep_for(kLookEvery);
+  }
 }
 
 void shrink(Fleet& fleet, const std::string& why) {
@@ -67,6 +92,7 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
   int64_t trained_samples = 0, step = 0;
   for (size_t i = resume_at; i < passes.size(); ++i) {
     const OnlinePass& pass = passes[i];
+    wait_for_data(online, pass);
     workload.use_pass_data(pass.data);
     const auto pass_start = Clock::now();
     workload.begin_epoch(static_cast<int64_t>(pass.index));

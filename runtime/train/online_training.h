@@ -5,7 +5,8 @@
 //   on start, worker 0 has the servers load the last base and the deltas after it
 //   (online_passes.h saves_to_load), and every worker skips the passes they cover
 //   for each pass left:
-//     load the pass's data (its test_fraction tail is held out), train one epoch on it
+//     wait for the pass's data to arrive (ps.online.wait_seconds, saying what it waits for),
+//     load it (its test_fraction tail is held out), train one epoch on it
 //     every worker evaluates its share: the AUC and log loss of the job (ctr_workload.h)
 //     worker 0: the servers save a delta to SAVE_DIR/DAY/PASS; every ps.shrink_every_passes
 //       passes they shrink; after a day's last pass they shrink and save the day's base

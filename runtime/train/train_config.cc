@@ -266,6 +266,7 @@ OnlineConfig parse_online(const ConfigReader& r) {
   o.days = r.strings("ps.online.days");
   o.passes_per_day = static_cast<int>(r.integer("ps.online.passes_per_day", 1, 100000));
   o.data_pattern = r.text("ps.online.data_pattern");
+  o.wait_seconds = r.integer("ps.online.wait_seconds", 0);
   if (o.enabled() && o.data_pattern.find("{day}") == std::string::npos && o.data_pattern.find("{pass}") == std::string::npos)
     throw ConfigError(fmt::format("ps.online.data_pattern: '{}' names neither {{day}} nor {{pass}}, so every pass would "
                                   "read the same data (example: data/{{day}}/{{pass}})",

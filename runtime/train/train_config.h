@@ -50,6 +50,9 @@ struct OnlineConfig {
   std::vector<std::string> days;  // empty: not an online run
   int passes_per_day = 1;
   std::string data_pattern;
+  // How long a worker waits for a pass's data to arrive (online_passes.h pass_data_ready), saying
+  // so every few seconds; 0: data not there is an error at once.
+  int64_t wait_seconds = 0;
   bool enabled() const { return !days.empty(); }
 };
 

@@ -132,7 +132,7 @@ json default_train_config() {
           {"delta_threshold", 0.25}}},
         {"admission", {{"type", "always"}, {"count", 1}, {"probability", 1.0}}},
         {"shrink_every_passes", 0},
-        {"online", {{"days", json::array()}, {"passes_per_day", 1}, {"data_pattern", ""}}}}},
+        {"online", {{"days", json::array()}, {"passes_per_day", 1}, {"data_pattern", ""}, {"wait_seconds", 0}}}}},
       {"output_dir", "output"},
       {"resume", false},
       {"checkpoint", true},

@@ -9,11 +9,13 @@ import glob
 import json
 import os
 import random
+import re
 import signal
 import struct
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, finish, main, scratch, start, wait_for  # noqa: E402
@@ -93,11 +95,11 @@ def test_five_million_distinct_features_each_get_their_own_row_and_the_auc_is_th
     check(0 <= m["test_auc"] <= 1, f"AUC {m['test_auc']}")
 
 
-def online_data(workdir):
-    """2 days x 3 passes of 1500 lines each, every pass its own file, one vocabulary."""
-    for d, day in enumerate(("20261101", "20261102")):
-        for p in (1, 2, 3):
-            write_criteo(os.path.join(workdir, "data", day, f"{p}.txt"), 1500, seed=100 + 10 * d + p)
+def online_data(workdir, passes=6):
+    """The first `passes` of 2 days x 3 passes of 1500 lines each, every pass its own file, one vocabulary."""
+    for i in range(passes):
+        day, p = ("20261101", "20261102")[i // 3], i % 3 + 1
+        write_criteo(os.path.join(workdir, "data", day, f"{p}.txt"), 1500, seed=100 + 10 * (i // 3) + p)
 
 
 def online_args(workdir):
@@ -105,7 +107,8 @@ def online_args(workdir):
             "--set", "ps.ctr.base_threshold=0", "--set", "ps.ctr.delta_threshold=0",
             "--set", "ps.ctr.delete_threshold=1.5", "--set", f"ps.save_dir={os.path.join(workdir, 'model')}",
             "--set", 'ps.online.days=["20261101","20261102"]', "--set", "ps.online.passes_per_day=3",
-            "--set", f"ps.online.data_pattern={os.path.join(workdir, 'data', '{day}', '{pass}.txt')}", *SMALL]
+            "--set", f"ps.online.data_pattern={os.path.join(workdir, 'data', '{day}', '{pass}.txt')}",
+            "--set", "ps.online.wait_seconds=60", *SMALL]
 
 
 def sparse_rows(save_dir):
@@ -148,8 +151,8 @@ def donefile(workdir):
 
 def test_online_days_and_passes_save_deltas_and_bases_shrink_and_resume_after_a_kill_to_the_same_table():
     whole, killed = scratch(), scratch()
-    for w in (whole, killed):
-        online_data(w)
+    online_data(whole)
+    online_data(killed, passes=2)  # the rest arrives after the kill
     job = ["--server_num=2", "--worker_num=2"]
 
     proc, _ = start(job, online_args(whole), workdir=whole, script=TRAIN)
@@ -169,27 +172,70 @@ def test_online_days_and_passes_save_deltas_and_bases_shrink_and_resume_after_a_
         check(after < before, f"rows fall: {line}")
     check(metrics(whole)["test_samples"] > 0, "each pass is evaluated")
 
-    # The same run, killed once day 1's second pass is saved, then started again.
+    # The same run, killed while it waits for day 1's third pass, then started again with all the data.
     proc, _ = start(job, online_args(killed), workdir=killed, script=TRAIN)
-    wait_for(lambda: len(donefile(killed)) >= 2 or proc.poll() is not None, 120, "day 1 pass 2 to be saved")
+    log_of = os.path.join(killed, "log", "workerlog.0")
+    wait_for(lambda: proc.poll() is not None or (os.path.exists(log_of) and
+             "online: waiting for the data of day 20261101 pass 3" in open(log_of).read()), 120,
+             "the run to wait for day 1's third pass")
     check(proc.poll() is None, "the run to kill is still running")
+    check(len(donefile(killed)) == 2, f"2 saves before the kill: {donefile(killed)}")
     os.kill(proc.pid, signal.SIGTERM)
     finish(proc, killed, time.monotonic(), timeout=60)
-    saved_before = len(donefile(killed))
+    online_data(killed)
     proc, _ = start(job, online_args(killed), workdir=killed, script=TRAIN)
     r2 = finish(proc, killed, time.monotonic(), timeout=240)
     check(r2.returncode == 0, "the resumed run exits 0", r2)
     log2 = r2.read("log", "workerlog.0")
-    check(f"online: resuming at day 20261101 pass {saved_before + 1}" in log2 or saved_before >= 3,
-          f"resumed at the first pass not saved ({saved_before} saved)\n{log2[:2000]}")
+    check("online: resuming at day 20261101 pass 3 (2 of 6 passes saved)" in log2, f"resumed at the first pass not saved\n{log2[:2000]}")
     a_tables, a_dense = sparse_rows(os.path.join(whole, "model", "20261102", "base"))
     b_tables, b_dense = sparse_rows(os.path.join(killed, "model", "20261102", "base"))
     check(a_tables.keys() == b_tables.keys(), "the same tables")
     for name in a_tables:
         check(a_tables[name] == b_tables[name], f"{name}: the same rows, row for row ({len(a_tables[name])} rows)")
     check(a_dense == b_dense, "the same dense tables")
-    print(f"resumed after {saved_before} saves; final tables equal: "
+    print("resumed at day 1 pass 3; final tables equal: "
           + ", ".join(f"table {k[1]} on server {k[0]}: {len(v)} rows" for k, v in sorted(a_tables.items())))
+
+
+def test_each_server_reports_its_tables_memory_on_the_job_page():
+    workdir = scratch()
+    online_data(workdir)
+    proc, _ = start(["--server_num=2", "--worker_num=2", "--dashboard", "--dashboard_linger=20"], online_args(workdir),
+                    workdir=workdir, script=TRAIN)
+    try:
+        launch_log = os.path.join(workdir, "log", "launch.log")
+        url = wait_for(lambda: os.path.exists(launch_log) and
+                       re.findall(r"dashboard: (http://127\.0\.0\.1:\d+/)", open(launch_log).read()), 30,
+                       "the launcher to print the job page's URL")[0]
+
+        def page():
+            with urllib.request.urlopen(url + "api/job", timeout=5) as r:
+                return json.load(r)
+        wait_for(lambda: page()["job"]["state"] == "succeeded", 120, "the job to succeed")
+        servers = [p for p in page()["processes"] if p["role"] == "server"]
+        check(len(servers) == 2, f"two servers on the page: {[(p['role'], p['rank']) for p in servers]}")
+        for p in servers:
+            last = p["metrics"][-1] if p["metrics"] else {}
+            tables = {t["table"]: t for t in last.get("tables", [])}
+            check({"embedding", "wide", "deep"} <= set(tables), f"server {p['rank']}'s tables: {last}")
+            e = tables["embedding"]
+            check(e["rows"] > 1000 and e["value_bytes"] > 0 and e["index_bytes"] > 0, f"embedding memory: {e}")
+        with urllib.request.urlopen(url, timeout=5) as r:
+            check(b"function tables(" in r.read(), "the page draws the tables column")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_an_online_pass_without_its_data_fails_naming_the_path():
+    workdir = scratch()
+    args = online_args(workdir) + ["--set", "ps.online.wait_seconds=0"]
+    r = subprocess.run([TRAIN, *args], cwd=workdir, capture_output=True, text=True, timeout=60)
+    missing = os.path.join(workdir, "data", "20261101", "1.txt")
+    check(r.returncode != 0, f"exit non-zero, not {r.returncode}")
+    check(f"{missing}: the data of day 20261101 pass 1 (ps.online.data_pattern) is not there" in r.stderr,
+          f"one line naming the path and the key:\n{r.stderr}")
 
 
 if __name__ == "__main__":

@@ -71,3 +71,17 @@ TEST_CASE("online donefile: written whole, read back, a bad line named by file:l
                        paddle::common::DataError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("online pass data: a file is ready once it exists, a directory once it holds _SUCCESS") {
+  const fs::path dir = fs::temp_directory_path() / ("online_ready_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  CHECK_FALSE(pass_data_ready((dir / "part").string()));
+  fs::create_directories(dir / "pass");
+  std::ofstream(dir / "part") << "x\n";
+  std::ofstream(dir / "pass" / "part-0") << "x\n";
+  CHECK(pass_data_ready((dir / "part").string()));
+  CHECK_FALSE(pass_data_ready((dir / "pass").string()));  // still being written
+  std::ofstream(dir / "pass" / "_SUCCESS").flush();
+  CHECK(pass_data_ready((dir / "pass").string()));
+  fs::remove_all(dir);
+}
