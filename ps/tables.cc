@@ -113,4 +113,10 @@ std::string describe(const ServerMemory& memory) {
   return line;
 }
 
+std::string describe(const ShrinkReport& report) {
+  std::string text = fmt::format("server {}:", report.server);
+  for (const TableShrink& t : report.tables) text += fmt::format(" {} {} -> {} rows", t.table, t.rows_before, t.rows_after);
+  return text;
+}
+
 }  // namespace paddle::ps

@@ -67,5 +67,7 @@ ShrinkReport shrink_tables(ServerTables& tables, int server);
 ServerMemory tables_memory(ServerTables& tables, int server);
 // One line for a server log: "server 0 memory: T rows R, values V MiB, index I MiB; ...".
 std::string describe(const ServerMemory& memory);
+// One line for a worker's log: "server 0: embedding 4997 -> 1790 rows wide 4997 -> 1790 rows".
+std::string describe(const ShrinkReport& report);
 
 }  // namespace paddle::ps

@@ -25,13 +25,6 @@ void record_save(const std::string& save_dir, std::vector<OnlineSave>& saves, On
   write_online_saves(save_dir, saves);
 }
 
-std::string describe_shrink(const ps::ShrinkReport& report) {
-  std::string text = fmt::format("server {}:", report.server);
-  for (const ps::TableShrink& t : report.tables)
-    text += fmt::format(" {} {} -> {} rows", t.table, t.rows_before, t.rows_after);
-  return text;
-}
-
 // Waits up to `online.wait_seconds` for the pass's data, saying what it waits for every kSayEvery.
 void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
   constexpr auto kSayEvery = std::chrono::seconds(5);
@@ -57,7 +50,7 @@ void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
 
 void shrink(Fleet& fleet, const std::string& why) {
   for (const ps::ShrinkReport& report : fleet.shrink())
-    fmt::print("shrink ({}): {}\n", why, describe_shrink(report));
+    fmt::print("shrink ({}): {}\n", why, ps::describe(report));
   std::fflush(stdout);
 }
 
@@ -83,7 +76,7 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
     fmt::print("online: resuming at day {} pass {} ({} of {} passes saved)\n", passes[resume_at].day, passes[resume_at].pass,
                resume_at, passes.size());
   std::fflush(stdout);
-  workload.begin(/*initialize_dense=*/resume_at == 0);
+  workload.begin(/*initialize_dense=*/resume_at == 0, /*passes_done=*/static_cast<int64_t>(resume_at));
 
   RunFigures run;
   run.world_size = fleet.worker_num();
@@ -130,9 +123,6 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
                  evaluation.auc.value_or(0.5), evaluation.loss, evaluation.samples.value_or(0));
       fleet.save_persistables(pass.delta_dir, ps::SaveMode::kDelta);
       record_save(save_dir, saves, {pass.day, pass.pass, "delta", pass.delta_dir});
-      const bool every = config.ps.sparse.shrink_every_passes > 0 &&
-                         (pass.index + 1) % static_cast<size_t>(config.ps.sparse.shrink_every_passes) == 0;
-      if (every && !pass.last_of_day) shrink(fleet, fmt::format("every {} passes", config.ps.sparse.shrink_every_passes));
       if (pass.last_of_day) {
         shrink(fleet, fmt::format("end of day {}", pass.day));
         fleet.save_persistables(pass.base_dir, ps::SaveMode::kBase);

@@ -8,8 +8,9 @@
 //     wait for the pass's data to arrive (ps.online.wait_seconds, saying what it waits for),
 //     load it (its test_fraction tail is held out), train one epoch on it
 //     every worker evaluates its share: the AUC and log loss of the job (ctr_workload.h)
-//     worker 0: the servers save a delta to SAVE_DIR/DAY/PASS; every ps.shrink_every_passes
-//       passes they shrink; after a day's last pass they shrink and save the day's base
+//     every ps.shrink_every_passes passes the servers shrink (ps_workload.h end_epoch)
+//     worker 0: the servers save a delta to SAVE_DIR/DAY/PASS; after a day's last pass they
+//       shrink (on top of the above) and save the day's base
 //     barrier: no worker pushes the next pass's gradients into a table being saved
 //   worker 0 writes OUTPUT_DIR/metrics.json, one history entry per pass
 //

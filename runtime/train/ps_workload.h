@@ -9,9 +9,11 @@
 //
 // A resumed run (servers that loaded ps.init_dir) carries on from ps.start_pass, so the
 // shuffles, and with them the losses, are those of an uninterrupted run. Worker 0 writes
-// OUTPUT_DIR/dense.json, the final dense table 0, for comparing runs.
+// OUTPUT_DIR/dense.json, the final dense table 0, for comparing runs. With
+// ps.shrink_every_passes, the servers shrink their tables after every that many passes.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ps/table_spec.h"
@@ -25,13 +27,16 @@ class PsWorkload : public FleetWorkload {
   // The tables the servers keep for this model.
   virtual const ps::TableSpecs& tables() const = 0;
   // Worker 0 writes the initial dense values unless `initialize_dense` is false (the servers
-  // loaded them); all wait.
-  void begin(bool initialize_dense = true);
+  // loaded them); all wait. `passes_done`: the passes the tables have seen (default
+  // ps.start_pass), which ps.shrink_every_passes counts on from.
+  void begin(bool initialize_dense = true, std::optional<int64_t> passes_done = std::nullopt);
 
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
   double communication_seconds() const override { return communication_seconds_; }
   std::optional<double> learning_rate(int64_t step) const override { return config_.lr_schedule.at(step); }
-  void end_epoch() override { step_->flush(); }
+  // Flushes the mode; every ps.shrink_every_passes passes, worker 0 then has the servers shrink
+  // their tables, the workers lined up before and after it.
+  void end_epoch() override;
   void save_final(const CheckpointPosition& at) override;
 
  protected:
@@ -47,6 +52,7 @@ class PsWorkload : public FleetWorkload {
   void apply(PsValues grads);
 
   std::unique_ptr<PsStep> step_;  // made by begin()
+  int64_t passes_ended_ = 0;       // counting those of the run this one resumes
 
  private:
   double communication_seconds_ = 0;

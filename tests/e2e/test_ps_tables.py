@@ -238,5 +238,22 @@ def test_an_online_pass_without_its_data_fails_naming_the_path():
           f"one line naming the path and the key:\n{r.stderr}")
 
 
+def test_shrink_every_pass_of_a_plain_run():
+    workdir = scratch()
+    data = os.path.join(workdir, "data", "criteo.txt")
+    write_criteo(data, 3000, seed=5)
+    proc, _ = start(["--server_num=2", "--worker_num=2"],
+                    ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=64", "--set", "epochs=2",
+                     "--set", "ps.accessor=ctr", "--set", "ps.ctr.delete_threshold=1.5",
+                     "--set", "ps.shrink_every_passes=1", *SMALL], workdir=workdir, script=TRAIN)
+    r = finish(proc, workdir, time.monotonic(), timeout=120)
+    check(r.returncode == 0, "exit 0", r)
+    shrinks = [line for line in r.read("log", "workerlog.0").splitlines() if line.startswith("shrink (every 1 passes)")]
+    check(len(shrinks) == 4, f"a shrink after each of 2 passes, on each of 2 servers:\n{shrinks}")
+    for line in shrinks:
+        before, after = (int(x) for x in line.split(" embedding ")[1].split(" rows")[0].split(" -> "))
+        check(after < before, f"rows fall: {line}")
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])
