@@ -94,10 +94,15 @@ class GeoStep : public PsStep {
     for (size_t t = 0; t < grads.dense.size(); ++t)
       for (size_t i = 0; i < dense_[t].size(); ++i) dense_[t][i] -= lr_ * grads.dense[t][i];
     for (uint32_t t = 0; t < grads.keys.size(); ++t) {
-      const size_t dim = tables_.sparse.at(t).dim;
+      const size_t dim = tables_.sparse.at(t).dim, width = ps::push_width(tables_.sparse.at(t)), stats = width - dim;
       for (size_t i = 0; i < grads.keys[t].size(); ++i) {
-        std::vector<float>& row = rows_[t][grads.keys[t][i]].local;
-        for (size_t d = 0; d < dim; ++d) row[d] -= lr_ * grads.sparse[t][i * dim + d];
+        Row& row = rows_[t][grads.keys[t][i]];
+        const float* pushed = grads.sparse[t].data() + i * width;
+        if (stats) {
+          row.show += pushed[0];
+          row.click += pushed[1];
+        }
+        for (size_t d = 0; d < dim; ++d) row.local[d] -= lr_ * pushed[stats + d];
       }
     }
     if (++window_ >= k_steps_) send_deltas();
@@ -110,6 +115,7 @@ class GeoStep : public PsStep {
  private:
   struct Row {
     std::vector<float> local, base;
+    float show = 0, click = 0;  // of the window, for tables that keep statistics
   };
 
   // Sends (local - base) / workers and starts a new window from the servers' values.
@@ -122,10 +128,12 @@ class GeoStep : public PsStep {
       store.add_dense(t, delta);
     }
     for (uint32_t t = 0; t < rows_.size(); ++t) {
+      const bool stats = ps::push_width(tables_.sparse.at(t)) > tables_.sparse.at(t).dim;
       std::vector<uint64_t> keys;
       std::vector<float> delta;
       for (auto& [key, row] : rows_[t]) {
         keys.push_back(key);
+        if (stats) delta.insert(delta.end(), {row.show, row.click});  // counts add up over the workers
         for (size_t i = 0; i < row.local.size(); ++i) delta.push_back((row.local[i] - row.base[i]) / workers);
       }
       store.add_sparse(t, keys, delta);

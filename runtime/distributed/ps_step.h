@@ -10,7 +10,11 @@
 //          thread, which merges and sends them while training goes on
 //   GEO    fetch reads local copies (rows pulled once per window); apply updates them with
 //          SGD; every k_steps steps, and at flush, the servers get (local - pulled) / workers
-//          and the copies start over from the servers' values
+//          (after the window's show and click sums, for tables that keep them) and the copies
+//          start over from the servers' values
+//
+// apply's sparse rows are ps::push_width wide: a table that keeps statistics (the CTR
+// accessor) gets each key's show and click before its gradients.
 
 #include <cstdint>
 #include <memory>
@@ -26,7 +30,7 @@ namespace paddle::runtime {
 struct PsValues {
   std::vector<std::vector<float>> dense;     // by dense table id
   std::vector<std::vector<uint64_t>> keys;   // by sparse table id: distinct keys
-  std::vector<std::vector<float>> sparse;    // by sparse table id: keys.size() x dim
+  std::vector<std::vector<float>> sparse;    // by sparse table id: keys.size() x dim (push_width for gradients)
 };
 
 class PsStep {

@@ -228,14 +228,11 @@ ps::SparseRuleSpec parse_sparse_rule(const ConfigReader& r) {
   return rule;
 }
 
-SparseTablesConfig parse_sparse_tables(const ConfigReader& r, PsMode mode) {
+SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   SparseTablesConfig t;
   const std::string accessor = r.text("ps.accessor");
   if (accessor == "ctr") t.accessor = ps::SparseTableSpec::Accessor::kCtr;
   else if (accessor != "plain") throw ConfigError(fmt::format("ps.accessor: '{}' is not plain or ctr", accessor));
-  if (t.accessor == ps::SparseTableSpec::Accessor::kCtr && mode == PsMode::kGeo)
-    throw ConfigError("ps.accessor: ctr rows count shows and clicks, which GEO's local copies do not send; use ps.mode sync "
-                      "or async, or ps.accessor plain");
   ps::CtrAccessorSpec& ctr = t.ctr;
   ctr.nonclk_coeff = static_cast<float>(r.number("ps.ctr.nonclk_coeff", 0));
   ctr.click_coeff = static_cast<float>(r.number("ps.ctr.click_coeff", 0));
@@ -288,7 +285,7 @@ PsConfig parse_ps(const ConfigReader& r) {
   ps.init_dir = r.text("ps.init_dir");
   ps.start_pass = r.integer("ps.start_pass", 0);
   ps.save_dir = r.text("ps.save_dir");
-  ps.sparse = parse_sparse_tables(r, ps.mode);
+  ps.sparse = parse_sparse_tables(r);
   ps.online = parse_online(r);
   if (ps.online.enabled() && ps.save_dir.empty())
     throw ConfigError("ps.online: an online run saves a delta after every pass and resumes from them, so it needs ps.save_dir");

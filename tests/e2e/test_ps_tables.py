@@ -255,5 +255,34 @@ def test_shrink_every_pass_of_a_plain_run():
         check(after < before, f"rows fall: {line}")
 
 
+def test_every_mode_brings_each_shows_and_clicks_to_the_ctr_rows():
+    workdir = scratch()
+    data = os.path.join(workdir, "data", "criteo.txt")
+    write_criteo(data, 3200, seed=9)  # 2560 train lines: 20 global batches of 2 x 64, none dropped
+    with open(data) as f:
+        labels = [int(line.split("\t", 1)[0]) for line in f][:2560]
+    for mode in (["ps.mode=sync"], ["ps.mode=async", "ps.max_merge_var_num=3"], ["ps.mode=geo", "ps.k_steps=3"]):
+        save = os.path.join(workdir, mode[0].split("=")[1])
+        sets = [x for m in mode for x in ("--set", m)]
+        proc, _ = start(["--server_num=2", "--worker_num=2"],
+                        ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=64", "--set", "epochs=1",
+                         "--set", "ps.accessor=ctr", "--set", f"ps.save_dir={save}", *sets, *SMALL],
+                        workdir=scratch(), script=TRAIN)
+        r = finish(proc, workdir, time.monotonic(), timeout=120)
+        check(r.returncode == 0, f"{mode}: exit 0", r)
+        tables, _ = sparse_rows(save)
+        for table in (0, 1):
+            shows = clicks = 0.0
+            for (server, t), rows in tables.items():
+                if t == table:
+                    for row in rows.values():
+                        show, click = struct.unpack_from("<ff", row, 0)
+                        shows += show
+                        clicks += click
+            check((shows, clicks) == (2560.0 * SLOTS, float(sum(labels) * SLOTS)),
+                  f"{mode[0]} table {table}: shows {shows}, clicks {clicks}: every (sample, slot) once, "
+                  f"expected {2560 * SLOTS}, {sum(labels) * SLOTS}")
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])

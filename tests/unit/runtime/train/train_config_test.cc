@@ -209,8 +209,6 @@ TEST_CASE("sparse tables and online passes: bad values fail at start naming the 
     return load_train_config("", more);
   };
   CHECK_THROWS_WITH_AS(with({"ps.accessor=fancy"}), doctest::Contains("ps.accessor: 'fancy' is not plain or ctr"), ConfigError);
-  CHECK_THROWS_WITH_AS(with({"ps.accessor=ctr", "ps.mode=geo", "ps.k_steps=4"}), doctest::Contains("ps.accessor: ctr rows count"),
-                       ConfigError);
   CHECK_THROWS_WITH_AS(with({"ps.sparse_rule.type=lamb"}), doctest::Contains("ps.sparse_rule.type: "), ConfigError);
   CHECK_THROWS_WITH_AS(with({"ps.admission.type=sometimes"}), doctest::Contains("ps.admission.type: 'sometimes'"), ConfigError);
   CHECK_THROWS_WITH_AS(with({"ps.admission.probability=2"}), doctest::Contains("ps.admission.probability: 2 is above 1"),
