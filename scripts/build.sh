@@ -7,5 +7,6 @@ cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
 flags=()
 [ "${DEBUG_INFO:-1}" = 0 ] && flags+=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${flags[@]}" "$@" >/dev/null
+source scripts/compiler_cache.sh
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${flags[@]}" "${compiler_cache[@]}" "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

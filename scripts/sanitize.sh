@@ -20,13 +20,14 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_retu
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 
+source scripts/compiler_cache.sh
 configure() {  # DIR SANITIZERS [cmake args...]
   local dir=$1 sanitizers=$2
   shift 2
   # clang 16: 14's std::source_location does not work with libstdc++ 12
   CC=clang-16 CXX=clang++-16 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${SANITIZE_OPT:--O1}" \
     -DPADDLE_LAUNCH_WITH_CUDA=OFF -DPADDLE_LAUNCH_SANITIZE="$sanitizers" \
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld-16 "$@" >/dev/null
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld-16 "${compiler_cache[@]}" "$@" >/dev/null
 }
 
 configure_asan() { configure build-asan address,undefined -DPADDLE_LAUNCH_FUZZ=ON; }

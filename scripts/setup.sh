@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing, packaging and running paddle-launch needs
 # (clang 16, lld, libFuzzer and llvm-symbolizer for scripts/sanitize.sh and scripts/fuzz.sh; file,
-# which cpack's dpkg-shlibdeps runs, and pip and venv for scripts/package.sh).
+# which cpack's dpkg-shlibdeps runs, pip and venv for scripts/package.sh, and ccache, which the
+# build scripts compile through when it is there).
 # Nothing may rely on a package that another only recommends: installs use --no-install-recommends,
 # as on a fresh machine (libdnnl-dev's CMake package needs ocl-icd-opencl-dev, which it only
 # recommends). Idempotent and non-interactive: packages already present are left alone, and
@@ -16,7 +17,7 @@ packages=(
   iproute2 procps openmpi-bin
   etcd-server openssh-server openssh-client rsync
   binutils python3-torch chromium curl gnuplot-nox
-  file python3-pip python3-venv
+  file python3-pip python3-venv ccache
   clang-16 lld-16 llvm-16 libclang-rt-16-dev
 )
 
