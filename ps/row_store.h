@@ -61,12 +61,15 @@ class RowStore {
   void clear();
 
   // For a software prefetch ahead of a batch of lookups: where find(key) starts looking, and,
-  // once that slot is in the cache, the row it probably names (or nullptr).
+  // once that slot is in the cache, the row of the first slot with the key's tag (or nullptr).
   const void* probe_address(uint64_t key) const { return &slots_[static_cast<uint32_t>(mix(key)) & mask_]; }
   const void* likely_row(uint64_t key) const {
     const uint32_t tag = static_cast<uint32_t>(mix(key));
-    const Slot s = slots_[tag & mask_];
-    return s.row_plus_one != 0 && s.tag == tag ? words(s.row_plus_one - 1) : nullptr;
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const Slot s = slots_[i];
+      if (s.row_plus_one == 0) return nullptr;
+      if (s.tag == tag) return words(s.row_plus_one - 1);
+    }
   }
 
   // Bytes allocated: the arena's chunks, and the index's slots.
