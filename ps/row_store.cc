@@ -1,41 +1,90 @@
 #include "ps/row_store.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 namespace paddle::ps {
 
-RowStore::RowStore(size_t width) : width_(width), stride_(width + 2) { rehash(16); }
+RowStore::RowStore(size_t width)
+    : width_(width), stride_(width + 2),
+      chunks_per_slab_(std::max<size_t>(1, MappedMemory::kHugePage / (kChunkRows * stride_ * sizeof(float)))) {
+  rehash(16);
+}
+
+size_t RowStore::slab_bytes() const {
+  const size_t chunk_bytes = kChunkRows * stride_ * sizeof(float);
+  return (chunks_per_slab_ * chunk_bytes + MappedMemory::kHugePage - 1) / MappedMemory::kHugePage * MappedMemory::kHugePage;
+}
+
+bool RowStore::advised(size_t slab) const {
+  const size_t used = chunks_per_slab_ * kChunkRows * stride_ * sizeof(float);
+  return 1 + slab * chunks_per_slab_ >= kHugePageChunks && used * 10 >= slab_bytes() * 9;  // rows of 2 MiB and more waste
+}
+
+size_t RowStore::capacity_rows() const {
+  return chunks_.size() <= 1 ? first_chunk_rows_ : chunks_.size() * kChunkRows;
+}
 
 uint64_t RowStore::arena_bytes() const {
-  if (chunks_.empty()) return 0;
-  return ((chunks_.size() - 1) * kChunkRows + last_chunk_rows_) * stride_ * sizeof(float) +
-         chunks_.capacity() * sizeof(chunks_[0]);
+  const size_t chunk_bytes = kChunkRows * stride_ * sizeof(float);
+  uint64_t bytes = first_chunk_rows_ * stride_ * sizeof(float) + chunks_.capacity() * sizeof(float*);
+  for (size_t s = 0; s < slabs_.size(); ++s) {
+    // An advised slab is backed whole by huge pages; another only where its rows were touched.
+    if (advised(s)) {
+      bytes += slabs_[s].bytes();
+      continue;
+    }
+    const size_t chunks = std::min(chunks_per_slab_, chunks_.size() - 1 - s * chunks_per_slab_);
+    const bool last = s + 1 == slabs_.size();
+    const size_t touched = (chunks - last) * chunk_bytes + (last ? touched_in_last_ * stride_ * sizeof(float) : 0);
+    bytes += (touched + 4095) / 4096 * 4096;
+  }
+  return bytes;
 }
 
 void RowStore::grow_arena() {
-  const size_t in_full_chunks = chunks_.empty() ? 0 : (chunks_.size() - 1) * kChunkRows;
-  if (!chunks_.empty() && size_ < in_full_chunks + last_chunk_rows_) return;
-  if (chunks_.empty() || last_chunk_rows_ == kChunkRows) {
-    last_chunk_rows_ = kFirstChunkRows;
-    chunks_.push_back(std::make_unique<float[]>(last_chunk_rows_ * stride_));
+  if (size_ < capacity_rows()) return;
+  if (chunks_.size() <= 1 && first_chunk_rows_ < kChunkRows) {
+    const size_t rows = first_chunk_rows_ == 0 ? kFirstChunkRows : first_chunk_rows_ * 2;
+    auto bigger = std::make_unique<float[]>(rows * stride_);
+    if (first_chunk_) std::copy_n(first_chunk_.get(), first_chunk_rows_ * stride_, bigger.get());
+    first_chunk_ = std::move(bigger);
+    first_chunk_rows_ = rows;
+    chunks_.assign(1, first_chunk_.get());
     return;
   }
-  const size_t rows = std::min(last_chunk_rows_ * 2, kChunkRows);
-  auto bigger = std::make_unique<float[]>(rows * stride_);
-  std::copy_n(chunks_.back().get(), last_chunk_rows_ * stride_, bigger.get());
-  chunks_.back() = std::move(bigger);
-  last_chunk_rows_ = rows;
+  const size_t in_slab = (chunks_.size() - 1) % chunks_per_slab_;
+  if (in_slab == 0) slabs_.emplace_back(slab_bytes(), advised(slabs_.size()));
+  chunks_.push_back(static_cast<float*>(slabs_.back().data()) + in_slab * kChunkRows * stride_);
+  touched_in_last_ = 0;
+}
+
+void RowStore::pop_chunk() {
+  const auto begin = reinterpret_cast<uintptr_t>(chunks_.back());
+  chunks_.pop_back();
+  touched_in_last_ = kChunkRows;
+  if ((chunks_.size() - 1) % chunks_per_slab_ == 0) {
+    slabs_.pop_back();
+    return;
+  }
+  // Give the chunk's whole pages back; its slab stays for the chunks before it.
+  const uintptr_t first = (begin + 4095) & ~uintptr_t{4095};
+  const uintptr_t end = (begin + kChunkRows * stride_ * sizeof(float)) & ~uintptr_t{4095};
+  if (end > first) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 float* RowStore::insert(uint64_t key, bool& added) {
   if (size_ >= UINT32_MAX - 1) throw std::length_error("a sparse table shard holds at most 2^32 - 2 rows");
-  if ((size_ + 1) * 4 >= slots_.size() * 3) rehash(slots_.size() * 2);
+  if ((size_ + 1) * 4 >= capacity_ * 3) rehash(capacity_ * 2);
   const uint32_t tag = static_cast<uint32_t>(mix(key));
   for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
     Slot& s = slots_[i];
     if (s.row_plus_one == 0) {
       grow_arena();
+      if (chunks_.size() > 1) touched_in_last_ = std::max(touched_in_last_, size_ % kChunkRows + 1);
       s = Slot{tag, static_cast<uint32_t>(size_ + 1)};
       float* w = words(size_);
       std::memcpy(w, &key, sizeof key);
@@ -77,10 +126,7 @@ void RowStore::erase(size_t row) {
     std::copy_n(words(last), stride_, words(row));
   }
   --size_;
-  if (size_ <= (chunks_.size() - 1) * kChunkRows && chunks_.size() > 1) {
-    chunks_.pop_back();
-    last_chunk_rows_ = kChunkRows;
-  }
+  if (chunks_.size() > 1 && size_ <= (chunks_.size() - 1) * kChunkRows) pop_chunk();
 }
 
 void RowStore::erase_key(uint64_t key) {
@@ -88,25 +134,33 @@ void RowStore::erase_key(uint64_t key) {
 }
 
 void RowStore::clear() {
-  if (size_ * 4 >= slots_.size()) {
-    std::fill(slots_.begin(), slots_.end(), Slot{0, 0});
+  if (size_ * 4 >= capacity_) {
+    std::fill_n(slots_, capacity_, Slot{0, 0});
   } else {  // few rows in a big index: find all their slots first, since emptying one cuts probe chains
     std::vector<size_t> used(size_);
     for (size_t r = 0; r < size_; ++r) used[r] = slot_of(key_at(r));
     for (size_t slot : used) slots_[slot] = Slot{0, 0};
   }
   size_ = 0;
-  if (chunks_.size() > 1) {
-    chunks_.resize(1);
-    last_chunk_rows_ = kChunkRows;
-  }
+  while (chunks_.size() > 1) pop_chunk();
 }
 
 void RowStore::rehash(size_t capacity) {
-  std::vector<Slot> old(capacity, Slot{0, 0});
-  old.swap(slots_);
+  std::unique_ptr<Slot[]> old_small = std::move(small_slots_);
+  MappedMemory old_big = std::move(big_slots_);
+  const Slot* old = slots_;
+  const size_t old_capacity = capacity_;
+  if (capacity * sizeof(Slot) < kHugeIndexBytes) {
+    small_slots_ = std::make_unique<Slot[]>(capacity);  // zeroed: every slot empty
+    slots_ = small_slots_.get();
+  } else {
+    big_slots_ = MappedMemory(capacity * sizeof(Slot), true);  // zeroed by the kernel
+    slots_ = static_cast<Slot*>(big_slots_.data());
+  }
+  capacity_ = capacity;
   mask_ = capacity - 1;
-  for (const Slot& s : old) {
+  for (size_t k = 0; k < old_capacity; ++k) {
+    const Slot& s = old[k];
     if (s.row_plus_one == 0) continue;
     size_t i = s.tag & mask_;
     while (slots_[i].row_plus_one != 0) i = (i + 1) & mask_;

@@ -5,17 +5,21 @@
 // Layout (ps-lite style; no per-key allocation):
 //
 //   chunks_: the arena. Row r is chunk r / kChunkRows, at (r % kChunkRows) * stride words, where
-//            a row is its key (2 words, native order) then its `width` floats. Every chunk holds
-//            kChunkRows rows except the last, which doubles from kFirstChunkRows as it fills, so
-//            the slack is at most one chunk's worth, never the 2x of one growing vector.
+//            a row is its key (2 words, native order) then its `width` floats. Chunk 0 lives on
+//            the heap and doubles from kFirstChunkRows to kChunkRows as it fills, so a small
+//            store stays small; later chunks are cut in order from 2 MiB slabs (MappedMemory),
+//            advised for huge pages once the store has kHugePageChunks chunks. The slack is at
+//            most one slab, never the 2x of one growing vector.
 //   slots_:  the index, a power-of-two array of {tag, row + 1} (8 bytes); row + 1 == 0 marks an
 //            empty slot. tag is the low 32 bits of mix(key) and a key's home slot is tag & mask,
 //            so rehashing reads no row. Linear probing; a lookup compares tags first and reads a
-//            row's key only when its tag matches. The index doubles before it is 3/4 full.
+//            row's key only when its tag matches. The index doubles before it is 3/4 full; from
+//            kHugeIndexBytes it is a MappedMemory advised for huge pages.
 //
 // Rows are numbered 0 .. size() - 1. erase() keeps them dense: the last row moves into the
 // erased row's place (so row numbers change; keys do not), and a chunk emptied at the end is
-// freed. Slots are erased by shifting the probe chain back (no tombstones). Keys are any uint64.
+// given back (its pages, or its slab once the slab's first chunk goes). arena_bytes() counts
+// what the kernel backs: the heap chunk, advised slabs whole, other slabs' touched pages. Slots are erased by shifting the probe chain back (no tombstones). Keys are any uint64.
 // A row pointer is valid until the next insert or erase.
 
 #include <cstddef>
@@ -24,14 +28,20 @@
 #include <memory>
 #include <vector>
 
+#include "ps/mapped_memory.h"
+
 namespace paddle::ps {
 
 class RowStore {
  public:
   static constexpr size_t kChunkRows = 512;
   static constexpr size_t kFirstChunkRows = 16;
+  static constexpr size_t kHugePageChunks = 512;
+  static constexpr size_t kHugeIndexBytes = size_t{4} << 20;
 
   explicit RowStore(size_t width);
+  RowStore(const RowStore&) = delete;
+  RowStore& operator=(const RowStore&) = delete;
 
   size_t width() const { return width_; }
   size_t size() const { return size_; }
@@ -61,17 +71,20 @@ class RowStore {
   void clear();
 
   // For a software prefetch ahead of a batch of lookups: where find(key) starts looking, and,
-  // once that slot is in the cache, the row it probably names (or nullptr).
+  // once that slot is in the cache, the row of the first slot with the key's tag (or nullptr).
   const void* probe_address(uint64_t key) const { return &slots_[static_cast<uint32_t>(mix(key)) & mask_]; }
   const void* likely_row(uint64_t key) const {
     const uint32_t tag = static_cast<uint32_t>(mix(key));
-    const Slot s = slots_[tag & mask_];
-    return s.row_plus_one != 0 && s.tag == tag ? words(s.row_plus_one - 1) : nullptr;
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const Slot s = slots_[i];
+      if (s.row_plus_one == 0) return nullptr;
+      if (s.tag == tag) return words(s.row_plus_one - 1);
+    }
   }
 
   // Bytes allocated: the arena's chunks, and the index's slots.
   uint64_t arena_bytes() const;
-  uint64_t index_bytes() const { return slots_.capacity() * sizeof(Slot); }
+  uint64_t index_bytes() const { return capacity_ * sizeof(Slot); }
 
  private:
   struct Slot {
@@ -88,17 +101,28 @@ class RowStore {
     key ^= key >> 33;
     return key;
   }
-  float* words(size_t row) { return chunks_[row / kChunkRows].get() + (row % kChunkRows) * stride_; }
-  const float* words(size_t row) const { return chunks_[row / kChunkRows].get() + (row % kChunkRows) * stride_; }
+  float* words(size_t row) { return chunks_[row / kChunkRows] + (row % kChunkRows) * stride_; }
+  const float* words(size_t row) const { return chunks_[row / kChunkRows] + (row % kChunkRows) * stride_; }
   size_t slot_of(uint64_t key) const;  // of a key that is in the index
   void rehash(size_t capacity);
   void grow_arena();  // room for row size_
+  void pop_chunk();   // the last chunk, emptied
+  size_t capacity_rows() const;
+  size_t slab_bytes() const;
+  bool advised(size_t slab) const;  // whether slab `slab` asks for huge pages
 
   size_t width_, stride_;
   size_t size_ = 0;
-  size_t last_chunk_rows_ = 0;  // capacity of chunks_.back()
-  std::vector<std::unique_ptr<float[]>> chunks_;
-  std::vector<Slot> slots_;
+  std::vector<float*> chunks_;
+  std::unique_ptr<float[]> first_chunk_;  // chunks_[0]
+  size_t first_chunk_rows_ = 0;
+  size_t chunks_per_slab_;
+  std::vector<MappedMemory> slabs_;  // chunks_[1..] in order, chunks_per_slab_ each
+  size_t touched_in_last_ = 0;       // rows of chunks_.back() ever used, when it is in a slab
+  Slot* slots_ = nullptr;
+  size_t capacity_ = 0;
+  std::unique_ptr<Slot[]> small_slots_;  // slots_, under kHugeIndexBytes
+  MappedMemory big_slots_;               // slots_, from kHugeIndexBytes
   size_t mask_ = 0;
 };
 

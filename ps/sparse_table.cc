@@ -117,15 +117,16 @@ void SparseTable::add_to(float* row, const float* delta) {
 }
 
 template <typename Each>
-void SparseTable::by_shard(std::span<const uint64_t> keys, Each each) {
+void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const float* inputs, size_t input_width) {
   const size_t count = shards_.size();
   std::vector<uint32_t> starts(count + 1, 0), order(keys.size());
   for (uint64_t key : keys) ++starts[key % count + 1];
   for (size_t s = 0; s < count; ++s) starts[s + 1] += starts[s];
   std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
   for (size_t i = 0; i < keys.size(); ++i) order[fill[keys[i] % count]++] = static_cast<uint32_t>(i);
-  // On a big table every index slot and row is a cache miss: fetch a key's slot 16 keys ahead and,
-  // once that is in, its row 8 keys ahead.
+  // On a big table every index slot and row is a cache miss, and so is a pushed (pulled) row of a
+  // big batch taken in shard order: fetch a key's slot 16 keys ahead and, once that is in, its row
+  // and its pushed row 8 keys ahead.
   constexpr uint32_t kSlotAhead = 16, kRowAhead = 8;
   for (size_t s = 0; s < count; ++s) {
     if (starts[s] == starts[s + 1]) continue;
@@ -139,6 +140,11 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each) {
           __builtin_prefetch(row);
           __builtin_prefetch(row + 64);
         }
+      if (inputs != nullptr && j + kRowAhead < end) {
+        const float* input = inputs + order[j + kRowAhead] * input_width;
+        __builtin_prefetch(input);
+        __builtin_prefetch(input + input_width - 1);
+      }
       each(shard, order[j]);
     }
   }
@@ -175,14 +181,14 @@ void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
     if (row == nullptr) initial_values(keys[i], out + i * dim);
     else if (ctr()) ctr_->pull(row, out + i * dim);
     else std::copy_n(row, dim, out + i * dim);
-  });
+  }, out, dim);
 }
 
 void SparseTable::push(std::span<const uint64_t> keys, std::span<const float> grads) {
   check_sizes(keys, grads.size(), push_width_, "push");
   by_shard(keys, [&](Shard& s, size_t i) {
     if (float* row = admitted_row(s, keys[i])) apply(row, grads.data() + i * push_width_);
-  });
+  }, grads.data(), push_width_);
 }
 
 void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const float> grads) {
@@ -194,7 +200,7 @@ void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const flo
     float* g = s.pending.insert(keys[i], added);
     const float* pushed = grads.data() + i * push_width_;
     for (size_t d = 0; d < push_width_; ++d) g[d] += pushed[d];
-  });
+  }, grads.data(), push_width_);
 }
 
 void SparseTable::apply_pending(int divisor) {
@@ -215,7 +221,7 @@ void SparseTable::add(std::span<const uint64_t> keys, std::span<const float> del
   check_sizes(keys, delta.size(), push_width_, "add");
   by_shard(keys, [&](Shard& s, size_t i) {
     if (float* row = admitted_row(s, keys[i])) add_to(row, delta.data() + i * push_width_);
-  });
+  }, delta.data(), push_width_);
 }
 
 TableShrink SparseTable::shrink() {

@@ -110,9 +110,11 @@ class SparseTable {
   uint32_t flags(const float* row) const;
   void set_flags(float* row, uint32_t flags) const;
   void check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const;
-  // Calls each(shard, i) for every position i of `keys`, as the class comment says.
+  // Calls each(shard, i) for every position i of `keys`, as the class comment says; `inputs`, when
+  // given, are the batch's pushed rows or the rows a pull fills (input_width floats per key),
+  // prefetched with the table's rows.
   template <typename Each>
-  void by_shard(std::span<const uint64_t> keys, Each each);
+  void by_shard(std::span<const uint64_t> keys, Each each, const float* inputs = nullptr, size_t input_width = 0);
   bool selected(float* row, SaveMode mode) const;
 
   SparseTableSpec spec_;

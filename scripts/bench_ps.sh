@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Parameter-server throughput on this machine over loopback: sparse pull+push of 10k and 1M keys
-# of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; then
+# of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; a CTR table
+# of dim 8 at 1M, 10M and 50M resident keys (keys/s, bytes per row, shrink and save times); then
 # wide&deep training samples/s, 1 server + 2 workers against 1 local process, on a generated
 # Criteo file; then the three modes (sync, async, GEO) on 200k generated lines, AUC and samples/s.
 set -euo pipefail
@@ -10,6 +11,10 @@ for n in 1 2; do
   "$launcher" --server_num=1 --worker_num=$n --log_dir="$work/log$n" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null \
     | grep -E "^([0-9]+ worker|sparse|dense)"
 done
+# The CTR table at 1M, 10M and 50M resident keys (about 5 GB of server memory at 50M): keys/s,
+# bytes per row, shrink and save times. CTR_KEYS= skips it.
+PS_BENCH_CTR_KEYS="${CTR_KEYS-1000000,10000000,50000000}" "$launcher" --server_num=1 --worker_num=1 \
+  --log_dir="$work/log-ctr" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null | grep -E "^(CTR|  )"
 lines="${LINES_OF_DATA:-50000}"
 bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
 config="$(realpath configs/wide_deep.json)"

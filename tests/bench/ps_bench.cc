@@ -1,12 +1,19 @@
 // ps_bench: parameter-server throughput over loopback. Run with paddle-launch
-// (scripts/bench_ps.sh): the server holds a 64 MB dense table and a sparse table of dim 9,
-// applying pushes as they arrive; each worker times sparse pull+push of batches of 10k and 1M
-// random keys and dense pull and push of the whole 64 MB table; worker 0 prints.
+// (scripts/bench_ps.sh): the server holds a 64 MB dense table, a plain sparse table of dim 9 and
+// a CTR table of dim 8 (adagrad), applying pushes as they arrive; each worker times sparse
+// pull+push of batches of 10k and 1M random keys and dense pull and push of the whole 64 MB
+// table; worker 0 prints. Then, with PS_BENCH_CTR_KEYS (resident key counts, comma-separated;
+// 1 worker), worker 0 fills the CTR table to each count with random 64-bit keys and times
+// pull+push of 1M resident keys, reads the bytes per row (STATS), times a shrink, and up to
+// PS_BENCH_SAVE_KEYS rows the all, base and delta saves.
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
 #include <random>
+#include <unistd.h>
 #include <vector>
 
 #include "collective/rendezvous.h"
@@ -20,6 +27,105 @@
 using namespace paddle;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+constexpr size_t kCtrDim = 8;
+constexpr uint32_t kCtrTable = 1;
+// A CTR row's raw bytes: key 8, show/click/unseen_days/delta_score 16, embed_w and its g2sum 8,
+// embedx 28 and its g2sum 4.
+constexpr double kCtrRawRowBytes = 64;
+
+ps::SparseTableSpec ctr_table() {
+  ps::SparseTableSpec spec{.name = "ctr", .dim = kCtrDim, .seed = 2};
+  spec.accessor = ps::SparseTableSpec::Accessor::kCtr;
+  return spec;  // adagrad on embed_w and embedx: the CtrAccessorSpec defaults
+}
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The i-th resident key: random 64-bit keys that need no list to sample from.
+uint64_t resident_key(uint64_t i) {
+  uint64_t x = i + 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Pushes show, click and small gradients for `keys` to the CTR table.
+void push_ctr(ps::PsClient& client, const std::vector<uint64_t>& keys, float show, float click) {
+  std::vector<float> rows(keys.size() * (2 + kCtrDim), 0.001f);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    rows[i * (2 + kCtrDim)] = show;
+    rows[i * (2 + kCtrDim) + 1] = click;
+  }
+  client.push_sparse(kCtrTable, keys, rows);
+}
+
+uint64_t directory_bytes(const std::filesystem::path& dir) {
+  uint64_t bytes = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) bytes += f.file_size();
+  return bytes;
+}
+
+void time_saves(ps::PsClient& client, uint64_t resident) {
+  const auto root = std::filesystem::temp_directory_path() / fmt::format("ps_bench_saves_{}", ::getpid());
+  std::mt19937_64 rng(3);
+  for (ps::SaveMode mode : {ps::SaveMode::kAll, ps::SaveMode::kBase, ps::SaveMode::kDelta}) {
+    if (mode == ps::SaveMode::kDelta) {  // a tenth of the rows pushed since the last save
+      std::vector<uint64_t> keys(resident / 10);
+      for (auto& k : keys) k = resident_key(rng() % resident);
+      push_ctr(client, keys, 1, 1);
+    }
+    const auto dir = root / ps::save_mode_name(mode);
+    std::filesystem::create_directories(dir);
+    const auto start = Clock::now();
+    client.save(dir.string(), mode);
+    fmt::print("  save {:5}: {:6.2f} s, {:8.1f} MB\n", ps::save_mode_name(mode), seconds_since(start),
+               static_cast<double>(directory_bytes(dir)) / 1e6);
+  }
+  std::filesystem::remove_all(root);
+}
+
+// Fills the CTR table to each resident count of PS_BENCH_CTR_KEYS and measures it.
+void bench_ctr(ps::PsClient& client) {
+  const char* counts = std::getenv("PS_BENCH_CTR_KEYS");
+  if (counts == nullptr || *counts == 0) return;
+  const char* save_limit = std::getenv("PS_BENCH_SAVE_KEYS");
+  const uint64_t max_saved = save_limit ? std::stoull(save_limit) : 10000000;
+  uint64_t resident = 0;
+  std::mt19937_64 rng(7);
+  for (const std::string& count : paddle::common::split_list(counts, "PS_BENCH_CTR_KEYS")) {
+    const uint64_t target = std::stoull(count);
+    auto start = Clock::now();
+    for (; resident < target;) {  // score 2: every row passes the base threshold
+      std::vector<uint64_t> keys(std::min<uint64_t>(1000000, target - resident));
+      for (auto& k : keys) k = resident_key(resident++);
+      push_ctr(client, keys, 2, 2);
+    }
+    fmt::print("CTR table dim {} adagrad, {} resident keys (filled in {:.1f} s):\n", kCtrDim, target, seconds_since(start));
+    std::vector<uint64_t> keys(1000000);
+    constexpr int kRounds = 5;
+    start = Clock::now();
+    for (int r = 0; r < kRounds; ++r) {
+      for (auto& k : keys) k = resident_key(rng() % resident);
+      auto rows = client.pull_sparse(kCtrTable, keys);
+      push_ctr(client, keys, 1, 0);
+    }
+    fmt::print("  pull+push of 1M resident keys: {:10.0f} keys/s\n", keys.size() * kRounds / seconds_since(start));
+    const ps::TableMemory m = client.memory()[0].tables.back();
+    const double per_row = static_cast<double>(m.value_bytes + m.index_bytes) / static_cast<double>(m.rows);
+    fmt::print("  memory: {} rows, {:.1f} MB values + {:.1f} MB index: {:.1f} B/row allocated, {:.2f}x the raw {} B\n",
+               m.rows, m.value_bytes / 1e6, m.index_bytes / 1e6, per_row, per_row / kCtrRawRowBytes, kCtrRawRowBytes);
+    start = Clock::now();
+    const auto shrunk = client.shrink()[0].tables.back();
+    fmt::print("  shrink: {:.3f} s per million rows ({} -> {} rows)\n", seconds_since(start) * 1e6 / static_cast<double>(m.rows),
+               shrunk.rows_before, shrunk.rows_after);
+    if (target <= max_saved) time_saves(client, resident);
+  }
+}
+
+}  // namespace
+
 int main() {
   paddle::common::keep_freed_memory_in_heap();  // as train does
   auto topo = runtime::topology_from_environment(runtime::current_environment());
@@ -28,6 +134,7 @@ int main() {
   ps::TableSpecs tables;
   tables.dense.push_back({"dense", kDense});
   tables.sparse.push_back({"sparse", kDim, /*seed=*/1});
+  tables.sparse.push_back(ctr_table());
   if (topo.is_server()) {
     auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "this server's endpoint");
     ps::ServerOptions o;
@@ -73,6 +180,7 @@ int main() {
   const double gigabytes = static_cast<double>(kDense * sizeof(float)) / 1e9;
   if (report)
     fmt::print("dense 64 MB: push {:.3f} GB/s, pull {:.3f} GB/s (per worker)\n", gigabytes / push, gigabytes / pull);
+  if (report && topo.trainer_num == 1) bench_ctr(client);
   client.stop_worker();
   return 0;
 }

@@ -62,3 +62,17 @@ TEST_CASE("row store: erasing every row frees the arena down to one chunk; clear
   store.insert(42, added)[4] = 3;
   CHECK(store.find(42)[4] == 3);
 }
+
+TEST_CASE("row store: a big store's slabs and index ask for huge pages, and give them back as it empties") {
+  RowStore store(1);  // 12-byte rows: 512 chunks are 3 MiB
+  const size_t rows = (RowStore::kHugePageChunks + 200) * RowStore::kChunkRows;
+  bool added = false;
+  for (uint64_t k = 0; k < rows; ++k) store.insert(k * 0x9E3779B97F4A7C15ULL, added)[0] = static_cast<float>(k);
+  CHECK(store.index_bytes() >= RowStore::kHugeIndexBytes);
+  CHECK(store.arena_bytes() >= rows * 12);
+  CHECK(store.arena_bytes() <= rows * 12 + MappedMemory::kHugePage + 64 * 1024);  // at most a slab of slack
+  for (uint64_t k = 0; k < rows; k += 997) CHECK(store.find(k * 0x9E3779B97F4A7C15ULL)[0] == static_cast<float>(k));
+  while (store.size() > 1000) store.erase(0);
+  CHECK(store.arena_bytes() <= 32 * 1024);  // chunk 0, the last chunk's pages, the chunk list
+  for (size_t r = 0; r < store.size(); ++r) CHECK(store.find(store.key_at(r)) == store.at(r));
+}
