@@ -212,7 +212,10 @@ def test_each_server_reports_its_tables_memory_on_the_job_page():
         def page():
             with urllib.request.urlopen(url + "api/job", timeout=5) as r:
                 return json.load(r)
-        wait_for(lambda: page()["job"]["state"] == "succeeded", 120, "the job to succeed")
+        def state():  # the page has no job until the launcher writes job.json
+            return (page().get("job") or {}).get("state")
+        wait_for(lambda: state() in ("succeeded", "failed"), 120, "the job to end")
+        check(state() == "succeeded", f"the job succeeded, not {state()}")
         servers = [p for p in page()["processes"] if p["role"] == "server"]
         check(len(servers) == 2, f"two servers on the page: {[(p['role'], p['rank']) for p in servers]}")
         for p in servers:
