@@ -9,5 +9,8 @@
 namespace paddle::common {
 
 uint32_t crc32(std::string_view bytes);
+// The CRC-32 of the bytes before and `more` after them, given `crc` of the bytes before: a
+// checksum taken piece by piece as a file streams by. crc32(crc32(a), b) == crc32(a + b).
+uint32_t crc32(uint32_t crc, std::string_view more);
 
 }  // namespace paddle::common

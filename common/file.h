@@ -5,7 +5,8 @@
 // disk leaves the old file or the new one, never a mix. A failed write removes its temporary
 // file and throws DataError naming the target, the step that failed and the system's reason
 // ("out/checkpoint-3.bin: cannot write: No space left on device"); a temporary left by a
-// killed process is overwritten by the next write.
+// killed process is overwritten by the next write. common/atomic_file.h writes such a file as a
+// stream, for contents too big to hold in memory.
 
 #include <filesystem>
 #include <optional>

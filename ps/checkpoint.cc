@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cstring>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <vector>
 
+#include "common/atomic_file.h"
 #include "common/checksum.h"
 #include "common/error.h"
 #include "common/file.h"
@@ -28,30 +30,37 @@ std::string base_path(const std::string& dir, int server_index) {
   return fmt::format("{}/ps-server-{}", dir, server_index);
 }
 
-void append_checksum(std::string& bytes) {
-  const uint32_t crc = common::crc32(bytes);
-  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xFF));
-}
-
-// The table bytes of FILE without their checksum, once it matches.
-std::string_view checked_tables(std::string_view bytes, const std::string& file) {
-  if (bytes.size() < kChecksumBytes) throw DataError(fmt::format("checkpoint {}: truncated before its checksum", file));
-  const std::string_view tables = bytes.substr(0, bytes.size() - kChecksumBytes);
+// The size of FILE without its checksum, once the checksum matches the bytes before it (read
+// in pieces, so that checking a file of gigabytes takes no more memory than a piece).
+uint64_t checked_size(const std::string& file) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) throw DataError(fmt::format("checkpoint {} is missing", file));
+  const auto size = static_cast<uint64_t>(in.tellg());
+  if (size < kChecksumBytes) throw DataError(fmt::format("checkpoint {}: truncated before its checksum", file));
+  in.seekg(0);
+  std::vector<char> piece(1 << 20);
+  uint32_t computed = common::crc32(std::string_view());
+  for (uint64_t left = size - kChecksumBytes; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, piece.size()));
+    if (!in.read(piece.data(), static_cast<std::streamsize>(n))) throw DataError(fmt::format("checkpoint {}: cannot read", file));
+    computed = common::crc32(computed, std::string_view(piece.data(), n));
+    left -= n;
+  }
+  unsigned char bytes[kChecksumBytes];
+  if (!in.read(reinterpret_cast<char*>(bytes), kChecksumBytes)) throw DataError(fmt::format("checkpoint {}: cannot read", file));
   uint32_t stored = 0;
-  for (size_t i = 0; i < 4; ++i)
-    stored |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[tables.size() + i])) << (8 * i);
-  if (const uint32_t computed = common::crc32(tables); stored != computed)
+  for (size_t i = 0; i < kChecksumBytes; ++i) stored |= static_cast<uint32_t>(bytes[i]) << (8 * i);
+  if (stored != computed)
     throw DataError(fmt::format("checkpoint {}: checksum mismatch (stored {:08x}, computed {:08x}): the file is "
                                 "truncated or corrupted", file, stored, computed));
-  return tables;
+  return size - kChecksumBytes;
 }
 
-std::string read_whole_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw DataError(fmt::format("checkpoint {} is missing", file));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
+uint64_t file_size(const std::string& file) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec) throw DataError(fmt::format("checkpoint {} is missing", file));
+  return size;
 }
 
 // Non-const: operator[] gives null for a key the manifest lacks, where the const one would assert.
@@ -90,21 +99,17 @@ void save_checkpoint(const std::string& dir, const ServerTables& tables, int ser
   manifest["mode"] = save_mode_name(mode);
   manifest["dense"] = nlohmann::json::array();
   manifest["sparse"] = nlohmann::json::array();
-  std::ostringstream out;
+  common::AtomicFile bin(base + ".bin");  // streamed: a table of tens of millions of rows is not copied in memory
   for (auto& t : tables.dense) {
     manifest["dense"].push_back({{"size", t->size()}});
-    t->save(out);
+    t->save(bin.stream());
   }
   for (auto& t : tables.sparse) {
-    const auto start = out.tellp();
-    t->save(out, mode);
-    uint64_t rows = 0;  // the count the table wrote first
-    std::memcpy(&rows, out.view().data() + static_cast<size_t>(start), sizeof rows);
+    const uint64_t rows = t->save(bin.stream(), mode);
     manifest["sparse"].push_back({{"dim", t->dim()}, {"accessor", accessor_name(*t)}, {"rows", rows}});
   }
-  std::string bytes = std::move(out).str();
-  append_checksum(bytes);
-  common::write_file_atomically(base + ".bin", bytes);
+  bin.append_checksum();
+  bin.commit();
   common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
 }
 
@@ -129,8 +134,9 @@ SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int serve
     throw DataError(fmt::format("checkpoint {}.json: a value of the wrong type: {}", base, e.what()));
   }
   const std::string file = base + ".bin";
-  const std::string bytes = read_whole_file(file);
-  std::istringstream in(std::string(format >= kChecksumFormat ? checked_tables(bytes, file) : bytes));
+  const uint64_t tables_size = format >= kChecksumFormat ? checked_size(file) : file_size(file);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DataError(fmt::format("checkpoint {} is missing", file));
   try {
     for (auto& t : tables.dense) t->load(in);
     for (auto& t : tables.sparse) {
@@ -140,7 +146,7 @@ SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int serve
   } catch (const std::exception& e) {
     throw DataError(fmt::format("checkpoint {}: {}", file, e.what()));
   }
-  if (in.peek() != std::char_traits<char>::eof())
+  if (static_cast<uint64_t>(in.tellg()) != tables_size)
     throw DataError(fmt::format("checkpoint {}: bytes after the last table (another model's file?)", file));
   return mode;
 }

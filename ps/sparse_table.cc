@@ -276,7 +276,7 @@ bool SparseTable::selected(float* row, SaveMode mode) const {
   return false;
 }
 
-void SparseTable::save(std::ostream& out, SaveMode mode) {
+uint64_t SparseTable::save(std::ostream& out, SaveMode mode) {
   std::vector<std::unique_lock<std::mutex>> locks;  // one consistent cut of every shard
   for (auto& s : shards_) locks.emplace_back(s->mutex);
   uint64_t count = 0;
@@ -294,6 +294,7 @@ void SparseTable::save(std::ostream& out, SaveMode mode) {
       table_io::write<uint64_t>(out, s->rows.key_at(r));
       table_io::write_floats(out, row, width);
     }
+  return count;
 }
 
 void SparseTable::load(std::istream& in, bool upsert) {

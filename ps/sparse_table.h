@@ -83,8 +83,9 @@ class SparseTable {
   // The stored floats of `key`'s row (the layout above, flags word last), or nullopt.
   std::optional<std::vector<float>> stored_row(uint64_t key);
 
-  // The rows `mode` selects (ps/save_mode.h), clearing their touched flag and delta_score first.
-  void save(std::ostream& out, SaveMode mode = SaveMode::kAll);
+  // The rows `mode` selects (ps/save_mode.h), clearing their touched flag and delta_score first;
+  // returns how many it wrote.
+  uint64_t save(std::ostream& out, SaveMode mode = SaveMode::kAll);
   // Replaces the rows with those of `in` (format 3), or with `upsert` adds them over the rows
   // there. Throws std::runtime_error for rows of another width or truncated data.
   void load(std::istream& in, bool upsert = false);
