@@ -11,24 +11,35 @@ for n in 1 2; do
   "$launcher" --server_num=1 --worker_num=$n --log_dir="$work/log$n" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null \
     | grep -E "^([0-9]+ worker|sparse|dense)"
 done
-# The CTR table at 1M, 10M and 50M resident keys (about 5 GB of server memory at 50M): keys/s,
-# bytes per row, shrink and save times. CTR_KEYS= skips it.
-PS_BENCH_CTR_KEYS="${CTR_KEYS-1000000,10000000,50000000}" "$launcher" --server_num=1 --worker_num=1 \
-  --log_dir="$work/log-ctr" "$(realpath "$build_dir/tests/ps_bench")" 2>/dev/null | grep -E "^(CTR|  )"
+# The CTR table at 1M, 10M and 50M resident keys (about 5 GB of server memory at 50M, and as
+# much disk for its saves), 1 server and 1 worker, then 2 servers and 2 workers: keys/s, bytes
+# per row, shrink and save times. CTR_KEYS= skips it.
+for sw in 1 2; do
+  PS_BENCH_CTR_KEYS="${CTR_KEYS-1000000,10000000,50000000}" PS_BENCH_SAVE_KEYS="${SAVE_KEYS:-50000000}" \
+    "$launcher" --server_num=$sw --worker_num=$sw --log_dir="$work/log-ctr$sw" "$(realpath "$build_dir/tests/ps_bench")" \
+    2>/dev/null | grep -E "^(CTR|  )"
+done
 lines="${LINES_OF_DATA:-50000}"
 bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
 config="$(realpath configs/wide_deep.json)"
 args=(--config "$config" --set data_dir="$work/criteo.txt" --set log_every=100000)
 (cd "$work" && mkdir -p local ps && cd local && "$train" "${args[@]}" --set batch_size=1024 >/dev/null)
 (cd "$work/ps" && "$launcher" --server_num=1 --worker_num=2 "$train" "${args[@]}" --set batch_size=512 >/dev/null 2>&1)
+# The same with plain rows under the program's adam (the config's CTR rows train with an adam sparse rule).
+mkdir -p "$work/plain"
+(cd "$work/plain" && "$launcher" --server_num=1 --worker_num=2 "$train" "${args[@]}" --set batch_size=512 \
+   --set ps.accessor=plain >/dev/null 2>&1)
 python3 - "$work" "$lines" <<'PY'
 import json, sys
 work, lines = sys.argv[1], sys.argv[2]
 local = json.load(open(f"{work}/local/output/metrics.json"))
 ps = json.load(open(f"{work}/ps/output/metrics.json"))
+plain = json.load(open(f"{work}/plain/output/metrics.json"))
 print(f"wide&deep, {lines} generated lines, sync, global batch 1024:")
 print(f"  1 local process:        {local['samples_per_sec']:9.0f} samples/s  test AUC {local['test_auc']:.4f}")
-print(f"  1 server + 2 workers:   {ps['samples_per_sec']:9.0f} samples/s  test AUC {ps['test_auc']:.4f}")
+print(f"  1 server + 2 workers:   {ps['samples_per_sec']:9.0f} samples/s  test AUC {ps['test_auc']:.4f}  (CTR rows)")
+print(f"  the same, plain rows:   {plain['samples_per_sec']:9.0f} samples/s  test AUC {plain['test_auc']:.4f}"
+      f"  (CTR rows at {ps['samples_per_sec'] / plain['samples_per_sec']:.2f}x)")
 PY
 modes_lines="${MODES_LINES:-200000}"
 bash scripts/gen_criteo.sh "$modes_lines" "$work/modes.txt" >/dev/null

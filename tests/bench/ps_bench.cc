@@ -2,10 +2,10 @@
 // (scripts/bench_ps.sh): the server holds a 64 MB dense table, a plain sparse table of dim 9 and
 // a CTR table of dim 8 (adagrad), applying pushes as they arrive; each worker times sparse
 // pull+push of batches of 10k and 1M random keys and dense pull and push of the whole 64 MB
-// table; worker 0 prints. Then, with PS_BENCH_CTR_KEYS (resident key counts, comma-separated;
-// 1 worker), worker 0 fills the CTR table to each count with random 64-bit keys and times
-// pull+push of 1M resident keys, reads the bytes per row (STATS), times a shrink, and up to
-// PS_BENCH_SAVE_KEYS rows the all, base and delta saves.
+// table; worker 0 prints. Then, with PS_BENCH_CTR_KEYS (resident key counts, comma-separated),
+// worker 0 fills the CTR table to each count with random 64-bit keys, every worker times
+// pull+push of 1M resident keys at once, and worker 0 reads the bytes per row (STATS), times a
+// shrink, and up to PS_BENCH_SAVE_KEYS rows the all, base and delta saves.
 
 #include <chrono>
 #include <cstdio>
@@ -86,42 +86,68 @@ void time_saves(ps::PsClient& client, uint64_t resident) {
   std::filesystem::remove_all(root);
 }
 
-// Fills the CTR table to each resident count of PS_BENCH_CTR_KEYS and measures it.
-void bench_ctr(ps::PsClient& client) {
+// Fills the CTR table to each resident count of PS_BENCH_CTR_KEYS (worker 0) and measures it:
+// every worker pulls and pushes 1M resident keys per round, all at once between two barriers;
+// worker 0 reports the keys/s of all of them, the memory and shrink of every server, and the saves.
+void bench_ctr(ps::PsClient& client, int worker, int workers) {
   const char* counts = std::getenv("PS_BENCH_CTR_KEYS");
   if (counts == nullptr || *counts == 0) return;
   const char* save_limit = std::getenv("PS_BENCH_SAVE_KEYS");
   const uint64_t max_saved = save_limit ? std::stoull(save_limit) : 10000000;
+  const bool report = worker == 0;
   uint64_t resident = 0;
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(7 + static_cast<uint64_t>(worker));
+  constexpr int kRounds = 5;
+  constexpr size_t kKeys = 1000000;
   for (const std::string& count : paddle::common::split_list(counts, "PS_BENCH_CTR_KEYS")) {
     const uint64_t target = std::stoull(count);
     auto start = Clock::now();
     for (; resident < target;) {  // score 2: every row passes the base threshold
-      std::vector<uint64_t> keys(std::min<uint64_t>(1000000, target - resident));
+      std::vector<uint64_t> keys(std::min<uint64_t>(kKeys, target - resident));
       for (auto& k : keys) k = resident_key(resident++);
-      push_ctr(client, keys, 2, 2);
+      if (report) push_ctr(client, keys, 2, 2);
     }
-    fmt::print("CTR table dim {} adagrad, {} resident keys (filled in {:.1f} s):\n", kCtrDim, target, seconds_since(start));
-    std::vector<uint64_t> keys(1000000);
-    constexpr int kRounds = 5;
-    start = Clock::now();
-    for (int r = 0; r < kRounds; ++r) {
+    client.barrier();
+    if (report)
+      fmt::print("CTR table dim {} adagrad, {} resident keys, {} server(s), {} worker(s) (filled in {:.1f} s):\n", kCtrDim,
+                 target, client.servers(), workers, seconds_since(start));
+    std::vector<std::vector<uint64_t>> rounds(kRounds, std::vector<uint64_t>(kKeys));
+    for (auto& keys : rounds)
       for (auto& k : keys) k = resident_key(rng() % resident);
+    std::vector<float> pushed(kKeys * (2 + kCtrDim), 0.001f);
+    for (size_t i = 0; i < kKeys; ++i) pushed[i * (2 + kCtrDim)] = 1;  // a show, no click
+    client.barrier();
+    start = Clock::now();
+    for (const auto& keys : rounds) {
       auto rows = client.pull_sparse(kCtrTable, keys);
-      push_ctr(client, keys, 1, 0);
+      client.push_sparse(kCtrTable, keys, pushed);
     }
-    fmt::print("  pull+push of 1M resident keys: {:10.0f} keys/s\n", keys.size() * kRounds / seconds_since(start));
-    const ps::TableMemory m = client.memory()[0].tables.back();
+    client.barrier();
+    const double seconds = seconds_since(start);
+    if (!report) continue;
+    fmt::print("  pull+push of 1M resident keys per worker: {:10.0f} keys/s in all\n",
+               static_cast<double>(kKeys) * kRounds * workers / seconds);
+    ps::TableMemory m;
+    for (const ps::ServerMemory& server : client.memory()) {
+      const ps::TableMemory& t = server.tables.back();
+      m.rows += t.rows;
+      m.value_bytes += t.value_bytes;
+      m.index_bytes += t.index_bytes;
+    }
     const double per_row = static_cast<double>(m.value_bytes + m.index_bytes) / static_cast<double>(m.rows);
     fmt::print("  memory: {} rows, {:.1f} MB values + {:.1f} MB index: {:.1f} B/row allocated, {:.2f}x the raw {} B\n",
                m.rows, m.value_bytes / 1e6, m.index_bytes / 1e6, per_row, per_row / kCtrRawRowBytes, kCtrRawRowBytes);
     start = Clock::now();
-    const auto shrunk = client.shrink()[0].tables.back();
+    uint64_t before = 0, after = 0;
+    for (const ps::ShrinkReport& server : client.shrink()) {
+      before += server.tables.back().rows_before;
+      after += server.tables.back().rows_after;
+    }
     fmt::print("  shrink: {:.3f} s per million rows ({} -> {} rows)\n", seconds_since(start) * 1e6 / static_cast<double>(m.rows),
-               shrunk.rows_before, shrunk.rows_after);
+               before, after);
     if (target <= max_saved) time_saves(client, resident);
   }
+  client.barrier();
 }
 
 }  // namespace
@@ -141,6 +167,8 @@ int main() {
     o.ip = ip;
     o.port = port;
     o.workers = topo.trainer_num;
+    o.server_index = topo.server_index;
+    o.server_count = static_cast<int>(topo.server_endpoints.size());
     o.sync = false;
     ps::ParameterServer server(o, ps::build_server_tables(tables, o.server_index, o.server_count));
     server.run();
@@ -149,7 +177,7 @@ int main() {
   ps::PsClient client(topo.server_endpoints, tables, {});
   std::mt19937_64 rng(static_cast<uint64_t>(topo.trainer_id) + 1);
   const bool report = topo.trainer_id == 0;
-  if (report) fmt::print("{} worker(s), 1 server\n", topo.trainer_num);
+  if (report) fmt::print("{} worker(s), {} server(s)\n", topo.trainer_num, topo.server_endpoints.size());
   for (size_t batch : {size_t{10000}, size_t{1000000}}) {
     std::vector<uint64_t> keys(batch);
     for (auto& k : keys) k = rng() % 10000000;
@@ -180,7 +208,7 @@ int main() {
   const double gigabytes = static_cast<double>(kDense * sizeof(float)) / 1e9;
   if (report)
     fmt::print("dense 64 MB: push {:.3f} GB/s, pull {:.3f} GB/s (per worker)\n", gigabytes / push, gigabytes / pull);
-  if (report && topo.trainer_num == 1) bench_ctr(client);
+  bench_ctr(client, topo.trainer_id, topo.trainer_num);
   client.stop_worker();
   return 0;
 }
