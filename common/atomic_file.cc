@@ -68,6 +68,7 @@ class AtomicFile::Buffer : public std::streambuf {
     return traits_type::not_eof(c);
   }
   std::streamsize xsputn(const char* data, std::streamsize n) override {
+    if (n <= 0) return 0;  // an empty write may come with no data pointer at all
     const std::streamsize room = epptr() - pptr();
     if (n <= room) {
       std::memcpy(pptr(), data, static_cast<size_t>(n));

@@ -83,3 +83,12 @@ TEST_CASE("a streamed write that fails names the target and the reason") {
   CHECK_THROWS_WITH_AS(out.stream() << std::string(2 << 20, 'z'), doctest::Contains(named.c_str()), DataError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("an empty streamed file, written from no data at all") {
+  const fs::path dir = fs::temp_directory_path() / ("atomic-empty-" + std::to_string(::getpid()));
+  AtomicFile out(dir / "empty");
+  out.stream().write(nullptr, 0);
+  out.commit();
+  CHECK(fs::file_size(dir / "empty") == 0);
+  fs::remove_all(dir);
+}
