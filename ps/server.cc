@@ -111,8 +111,10 @@ void ParameterServer::stop() { io_.stop(); }
 ServerMemory ParameterServer::memory() { return tables_memory(tables_, options_.server_index); }
 
 void ParameterServer::log_memory() {
-  fmt::print(options_.log, "{}\n", describe(tables_memory(tables_, options_.server_index)));
+  const ServerMemory now = memory();
+  fmt::print(options_.log, "{}\n", describe(now));
   std::fflush(options_.log);
+  if (options_.on_memory) options_.on_memory(now);
 }
 
 ShrinkReport ParameterServer::shrink() {

@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,6 +48,9 @@ struct ServerOptions {
   ConnectionLimits limits;
   int threads = 2;
   std::FILE* log = stdout;
+  // Told the tables' memory whenever the log is (after every save and shrink), on the thread
+  // that served the request: a training program's metrics log, for the job page.
+  std::function<void(const ServerMemory&)> on_memory;
 };
 
 class ParameterServer {

@@ -120,7 +120,8 @@ DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<Optimizer> opt
   return DistributedOptimizer(std::move(optimizer), model, execution().context(), std::move(scaler));
 }
 
-void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir) {
+void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir,
+                        std::function<void(const ps::ServerMemory&)> on_memory) {
   if (!is_server()) throw std::logic_error("Fleet::init_server called on a worker");
   ps::ServerOptions options;
   const common::Endpoint endpoint = common::parse_endpoint(topology_.current_endpoint, "this server's endpoint");
@@ -132,6 +133,7 @@ void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir) {
   options.sync = strategy_.ps_mode() == PsMode::kSync;
   options.token = common::JobToken::from_environment(env_, "this parameter server");
   options.limits = ps::ConnectionLimits::from_environment(env_);
+  options.on_memory = std::move(on_memory);
   server_ = std::make_unique<ps::ParameterServer>(
       options, ps::build_server_tables(tables, options.server_index, options.server_count));
   if (!dir.empty()) server_->load(dir);

@@ -34,6 +34,7 @@
 // update when it finds any (an inf on one rank reaches every rank through the average, so all
 // skip together). It needs a CUDA device: on the CPU distributed_optimizer throws.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -168,7 +169,9 @@ class Fleet {
   // Parameter server: a server's role.
   // Builds this server's share of `tables` and binds its endpoint; with `dir`, loads the
   // checkpoint save_persistables wrote there.
-  void init_server(const ps::TableSpecs& tables, const std::string& dir = "");
+  // `on_memory`, when given, is told the tables' memory after every save and shrink.
+  void init_server(const ps::TableSpecs& tables, const std::string& dir = "",
+                   std::function<void(const ps::ServerMemory&)> on_memory = {});
   // Serves until every worker has called stop_worker().
   void run_server();
   // This server's tables' memory (rows, value and index bytes per table); safe while

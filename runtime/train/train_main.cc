@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -59,25 +60,32 @@ nlohmann::json tables_json(const ps::ServerMemory& memory) {
   return tables;
 }
 
-// A server serves its share of the model's tables until every worker stopped; meanwhile, with a
-// metrics log, a line of its tables' memory every kTablesEvery and at the end, for the job page.
+// A server serves its share of the model's tables until every worker stopped. With a metrics
+// log, a line of its tables' memory goes there after every save and shrink and every
+// kTablesEvery, for the job page (the launcher may stop a server as soon as the workers are
+// done, so the lines must not wait for the end).
 void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) {
   constexpr auto kTablesEvery = std::chrono::seconds(5);
   const ps::TableSpecs tables = config.model.kind == ModelKind::kWideDeep ? wide_deep_tables(config)
                                                                           : LayerPsWorkload(config, fleet).tables();
-  fleet.init_server(tables, config.ps.init_dir);
+  std::mutex mutex;  // the metrics log, written from the server's threads and the reporter
+  int64_t reports = 0;
+  const auto report = [&](const ps::ServerMemory& memory) {
+    std::lock_guard lock(mutex);
+    metrics->write_tables(++reports, tables_json(memory));
+  };
+  fleet.init_server(tables, config.ps.init_dir, metrics ? std::function<void(const ps::ServerMemory&)>(report) : nullptr);
   if (!metrics) return fleet.run_server();
-  std::mutex mutex;
+  std::mutex stop_mutex;
   std::condition_variable stopped;
   bool done = false;
-  int64_t reports = 0;
   std::thread reporter([&] {
-    std::unique_lock lock(mutex);
-    while (!stopped.wait_for(lock, kTablesEvery, [&] { return done; })) metrics->write_tables(++reports, tables_json(fleet.server_memory()));
+    std::unique_lock lock(stop_mutex);
+    while (!stopped.wait_for(lock, kTablesEvery, [&] { return done; })) report(fleet.server_memory());
   });
   const auto finish = [&] {
     {
-      std::lock_guard lock(mutex);
+      std::lock_guard lock(stop_mutex);
       done = true;
     }
     stopped.notify_all();
@@ -90,7 +98,7 @@ void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) 
     throw;
   }
   finish();
-  metrics->write_tables(++reports, tables_json(fleet.server_memory()));
+  report(fleet.server_memory());
 }
 
 void run_parameter_server_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
