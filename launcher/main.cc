@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,15 @@ int run(int argc, const char* const argv[]) {
     return dispatch_job(plan, supervision.grace_period, log);
   }
 
+  // A scheduler's nodes share one console and, often, one working directory.
+  const std::optional<SchedulerView> scheduler = detect_scheduler(host.env);
+  supervision.echo.shared_console = scheduler && scheduler->shares_console;
+  // Open MPI's orted gives each rank a pseudo-terminal that ends in mpirun's pipe, not a user's terminal.
+  if (supervision.echo.shared_console) supervision.console.colour = false;
+  options.log_dir = node_log_dir(scheduler, options.log_dir, std::ranges::any_of(options.given_flags, [](const auto& flag) {
+                                   return flag.first == "--log_dir";
+                                 }));
+
   // 2. Plan: the host's facts, the training command, the ports.
   orphan_guard_choice(host.env);  // checked now: the guard itself is made only when processes start
   std::optional<NodeAgent> agent;
@@ -165,7 +175,7 @@ int run(int argc, const char* const argv[]) {
                        plan.mode == LaunchPlan::Mode::kPs ? "--servers/--workers/--start_port" : "--start_port");
   LaunchLog log;
   start_launch_log(log, options.log_dir, options);
-  if (auto scheduler = detect_scheduler(host.env))
+  if (scheduler)
     log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", scheduler->source, scheduler->nnodes.value_or(1),
                          scheduler->node_rank.value_or(0)));
   // 3. Cluster, by --ips: every node plans alike; their launchers meet at the first of --ips.

@@ -14,7 +14,7 @@ packages=(
   libcli11-dev libboost-dev libboost-system-dev libboost-filesystem-dev
   nlohmann-json3-dev libfmt-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libgloo-dev
   zlib1g-dev dataset-fashion-mnist
-  iproute2 procps openmpi-bin
+  iproute2 procps openmpi-bin slurmctld slurmd slurm-client munge
   etcd-server openssh-server openssh-client rsync
   binutils python3-torch chromium curl gnuplot-nox
   file python3-pip python3-venv ccache

@@ -39,7 +39,7 @@ std::vector<const ProcessSpec*> EchoSelection::pick(const LaunchPlan& plan) cons
 }
 
 std::string EchoSelection::label(const LaunchPlan& plan, const ProcessSpec& process, size_t shown) const {
-  if (prefix == "false" || (prefix == "auto" && shown <= 1)) return {};
+  if (prefix == "false" || (prefix == "auto" && shown <= 1 && !shared_console)) return {};
   if (plan.node_count > 1) return fmt::format("[node {} {} {}] ", plan.node_rank, role_name(process.role), process.rank);
   return fmt::format("[{} {}] ", role_name(process.role), process.rank);
 }

@@ -23,8 +23,10 @@ struct EchoSelection {
   bool given = false;  // --log_output was set; otherwise the plan's echoed_process()
   std::set<int> ranks;
   std::set<int> servers;
-  // "auto": labelled when more than one process is shown; "true"/"false".
+  // "auto": labelled when more than one process is shown, or when other nodes' launchers write
+  // to the same console (srun and mpirun merge every node's output); "true"/"false".
   std::string prefix = "auto";
+  bool shared_console = false;
 
   // Throws common::UsageError naming --log_output or --log_output_prefix.
   static EchoSelection parse(const std::optional<std::string>& log_output, const std::string& prefix);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/error.h"
 #include "common/parse.h"
@@ -118,12 +119,20 @@ std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
                                    *nodelist, v.nodes.size()));
     if (present(env, "SLURM_NODEID")) v.node_rank = count(env, "SLURM_NODEID", 0);
     v.master_host = v.nodes.front();
+    v.shares_console = *v.nnodes > 1;
+    if (auto name = present(env, "SLURMD_NODENAME"); name && *v.nnodes > 1) {
+      if (!std::all_of(name->begin(), name->end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; }) ||
+          *name == "." || *name == "..")
+        throw UsageError(fmt::format("SLURMD_NODENAME: '{}' is not a host name", *name));
+      v.node_name = *name;
+    }
     return v;
   }
   if (present(env, "OMPI_COMM_WORLD_SIZE")) {
     v.source = "Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)";
     v.nnodes = count(env, "OMPI_COMM_WORLD_SIZE", 1);
     if (present(env, "OMPI_COMM_WORLD_RANK")) v.node_rank = count(env, "OMPI_COMM_WORLD_RANK", 0);
+    v.shares_console = *v.nnodes > 1;
     return v;
   }
   if (present(env, "PET_NNODES") && present(env, "MASTER_ADDR")) {
@@ -146,6 +155,11 @@ std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
     return v;
   }
   return std::nullopt;
+}
+
+std::string node_log_dir(const std::optional<SchedulerView>& scheduler, const std::string& log_dir, bool log_dir_given) {
+  if (log_dir_given || !scheduler || !scheduler->node_name) return log_dir;
+  return log_dir + "/" + *scheduler->node_name;
 }
 
 }  // namespace paddle::launcher

@@ -27,10 +27,20 @@ struct SchedulerView {
   std::optional<int> node_rank;
   std::optional<std::string> master_host;  // a host name or address
   std::optional<int> master_port;
+  // The scheduler gathers every node's launcher output into one stream (srun, mpirun), so the
+  // console labels each line with its node and rank.
+  bool shares_console = false;
+  // Slurm's name for this node (SLURMD_NODENAME), where Slurm runs more than one node.
+  std::optional<std::string> node_name;
 };
 
 // Throws common::UsageError naming a malformed variable.
 std::optional<SchedulerView> detect_scheduler(const EnvMap& env);
+
+// Where this node keeps its logs: LOG_DIR/NODE_NAME for a node of a multi-node Slurm job whose
+// --log_dir was not given, since a job's nodes usually share the working directory and would
+// overwrite each other's workerlog.0; else `log_dir` as it is.
+std::string node_log_dir(const std::optional<SchedulerView>& scheduler, const std::string& log_dir, bool log_dir_given);
 
 // "node[01-04,07],gpu5" -> node01 node02 node03 node04 node07 gpu5 (zero padding kept).
 // Throws common::UsageError naming SLURM_JOB_NODELIST for a malformed list.

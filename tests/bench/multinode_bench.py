@@ -8,6 +8,11 @@ its start in a dump file; the bench polls for those files.
   rendezvous   launch of every launcher -> every node's process started (N = 2, 4, 8)
   fail-fast    SIGKILL of the last node's launcher -> every other launcher exited (N = 3)
   restart      SIGKILL of a worker (--max_restarts=1) -> every node's next generation started (N = 3)
+  stop         SIGTERM to every launcher -> no process of the job left on any host (N = 2, 3)
+As root, the same job under a real Slurm cluster on namespace hosts (tests/e2e/slurm_cluster.py),
+srun --ntasks-per-node=1 starting one launcher per node:
+  srun         srun -> every node's process started (N = 2, 3)
+  scancel      scancel -> no process of the job left on any host (N = 2, 3)
 With PADDLE_PYTHON set to a python that has paddle, the rendezvous of `python -m
 paddle.distributed.launch --master=IP:PORT --nnodes=N` (N = 2, 4) on the same hosts, with a trivial
 python worker that records its start the same way, and its 1-node launch as the floor.
@@ -26,6 +31,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from harness import Skip  # noqa: E402
 from netns_hosts import LoopbackHosts, NamespaceHosts  # noqa: E402
+from slurm_cluster import SlurmCluster  # noqa: E402
+from ssh_hosts import _pids_in  # noqa: E402
 
 PADDLE_WORKER = """import json, os, sys
 env = {k: v for k, v in os.environ.items() if k.startswith("PADDLE_")}
@@ -127,6 +134,23 @@ class Bench:
         finish(nodes)
         return (t1 - t0) * 1000
 
+    def stop(self, n):
+        nodes, d = self.start_job(n, ["--sleep", "60"])
+        wait(lambda: len(dumps(d)) >= n)
+        t0 = time.monotonic()
+        for p in nodes:
+            os.kill(p.pid, signal.SIGTERM)
+        t1 = wait(lambda: not any(self.hosts_pids(n)))
+        finish(nodes)
+        return (t1 - t0) * 1000
+
+    def hosts_pids(self, n):
+        """Live pids of the first n hosts (namespace hosts: every process inside them; loopback
+        aliases: the launchers' sessions)."""
+        if isinstance(self.hosts, NamespaceHosts):
+            return [p for name in self.hosts.names[:n] for p in _pids_in(name)]
+        return [p.pid for p in self.started if p.poll() is None]
+
     def restart(self, n):
         nodes, d = self.start_job(n, ["--sleep", "60"], ["--max_restarts=1", "--grace_period=1"])
         wait(lambda: len(dumps(d)) >= n)
@@ -138,6 +162,57 @@ class Bench:
             os.killpg(p.pid, signal.SIGTERM)
         finish(nodes)
         return (t1 - t0) * 1000
+
+
+class SlurmBench:
+    """The same probe job under srun on a SlurmCluster of 3 namespace hosts."""
+
+    def __init__(self, launcher, probe, work, cluster):
+        self.launcher, self.probe, self.work, self.cluster = launcher, probe, work, cluster
+        self.jobs = 0
+
+    def start(self, n, probe_args):
+        self.jobs += 1
+        job = os.path.join(self.work, f"slurm{self.jobs}")
+        dump = os.path.join(job, "dumps")
+        os.makedirs(dump)
+        cmd = ["srun", f"-N{n}", "--ntasks-per-node=1", self.launcher, self.probe, "--dump", dump, *probe_args]
+        return self.cluster.popen(cmd, cwd=job, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), dump
+
+    def srun(self, n):
+        t0 = time.monotonic()
+        job, d = self.start(n, ["--sleep", "0"])
+        t1 = wait(lambda: len(dumps(d)) >= n)
+        finish([job])
+        if job.returncode != 0:
+            sys.exit(f"srun -N{n} exited {job.returncode}")
+        return (t1 - t0) * 1000
+
+    def scancel(self, n):
+        job, d = self.start(n, ["--sleep", "60"])
+        wait(lambda: len(dumps(d)) >= n)
+        ids = self.cluster.run(["squeue", "-h", "-o", "%i"]).stdout.split()
+        t0 = time.monotonic()
+        self.cluster.run(["scancel", *ids])
+        t1 = wait(lambda: not any(self.cluster.job_pids(i) for i in range(n)))
+        finish([job])
+        return (t1 - t0) * 1000
+
+
+def slurm_timings(launcher, probe, work, runs):
+    """srun and scancel under a real Slurm cluster, where one can be made here."""
+    try:
+        cluster = SlurmCluster(3)
+    except Skip as why:
+        print(f"Slurm: skipped ({why})")
+        return
+    with cluster:
+        bench = SlurmBench(launcher, probe, work, cluster)
+        print(f"under {cluster}, srun --ntasks-per-node=1 and one launcher per node; median of {runs} runs")
+        for n in (2, 3):
+            print(f"  {n} nodes: srun to all workers started {median_and_range(lambda: bench.srun(n), runs)}")
+        for n in (2, 3):
+            print(f"  {n} nodes: scancel to no process left {median_and_range(lambda: bench.scancel(n), runs)}")
 
 
 def paddle_command(python, hosts, n, worker):
@@ -198,13 +273,17 @@ def main():
               f"{os.getloadavg()[0]:.2f}; nodes: {hosts} ({why}), one launcher and 1 process each"
               f"{', started through ip netns exec' if isinstance(hosts, NamespaceHosts) else ''}; "
               f"median of {runs} runs")
-        for n in (2, 4, 8):
+        for n in (2, 3, 4, 8):
             print(f"  {n} nodes: rendezvous to all workers started "
                   f"{median_and_range(lambda: bench.rendezvous(n), runs)}")
+        for n in (2, 3):
+            print(f"  {n} nodes: SIGTERM to every launcher to no process left "
+                  f"{median_and_range(lambda: bench.stop(n), runs)}")
         print(f"  3 nodes: SIGKILLed launcher to every other node stopped "
               f"{median_and_range(lambda: bench.fail_fast(3), runs)}")
         print(f"  3 nodes: killed worker to every node's next generation started "
               f"{median_and_range(lambda: bench.restart(3), runs)}")
+        slurm_timings(launcher, probe, work, runs)
         paddle_rendezvous(bench, work, runs)
     finally:
         bench.stop_all()

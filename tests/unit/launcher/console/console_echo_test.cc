@@ -90,6 +90,12 @@ TEST_CASE("labels name the process, and the node in a multi-node job; auto label
   CHECK(all.label(one, one.processes[2], 3) == "[worker 3] ");
   CHECK(all.label(two, two.processes[1], 3) == "[node 1 worker 2] ");
   CHECK(all.label(one, one.processes[1], 1).empty());
+  EchoSelection merged = EchoSelection::parse(std::nullopt, "auto");
+  merged.shared_console = true;  // srun or mpirun: one process shown per node, every node in one stream
+  CHECK(merged.label(two, two.processes[1], 1) == "[node 1 worker 2] ");
+  EchoSelection unlabelled = EchoSelection::parse(std::nullopt, "false");
+  unlabelled.shared_console = true;
+  CHECK(unlabelled.label(two, two.processes[1], 1).empty());
   CHECK(EchoSelection::parse("2", "true").label(one, one.processes[1], 1) == "[worker 2] ");
   CHECK(EchoSelection::parse("all", "false").label(one, one.processes[1], 3).empty());
 }

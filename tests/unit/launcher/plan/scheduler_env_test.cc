@@ -54,6 +54,23 @@ TEST_CASE("each scheduler's variables are read, and contradictions among them na
                        UsageError);
 }
 
+TEST_CASE("a multi-node Slurm job's nodes keep their logs apart unless --log_dir is given") {
+  const EnvMap three{{"SLURM_JOB_NODELIST", "n[098-100]"}, {"SLURM_NODEID", "1"}, {"SLURMD_NODENAME", "n099"}};
+  auto slurm = detect_scheduler(three);
+  REQUIRE(slurm);
+  CHECK(slurm->shares_console);
+  CHECK(node_log_dir(slurm, "log", false) == "log/n099");
+  CHECK(node_log_dir(slurm, "log", true) == "log");
+  auto one = detect_scheduler({{"SLURM_JOB_NODELIST", "n098"}, {"SLURMD_NODENAME", "n098"}});
+  CHECK_FALSE(one->shares_console);
+  CHECK(node_log_dir(one, "log", false) == "log");
+  CHECK(node_log_dir(std::nullopt, "log", false) == "log");
+  CHECK(detect_scheduler({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}})->shares_console);
+  EnvMap bad = three;
+  bad["SLURMD_NODENAME"] = "../etc";
+  CHECK_THROWS_WITH_AS(detect_scheduler(bad), doctest::Contains("SLURMD_NODENAME: '../etc' is not a host name"), UsageError);
+}
+
 TEST_CASE("host names resolve to IPv4; addresses pass through") {
   CHECK(resolve_ipv4("10.1.2.3") == "10.1.2.3");
   CHECK(resolve_ipv4("localhost").value_or("").starts_with("127."));
