@@ -38,6 +38,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -125,8 +126,8 @@ class ClusterLink {
   JobFailure report(int generation, const JobFailure& failure);
 
   // The master's verdict on `generation`'s root cause, waiting for it up to settle_time plus
-  // dead_after; `provisional` when the master cannot give one.
-  JobFailure verdict(int generation, const JobFailure& provisional);
+  // dead_after, or until `interrupted()`; `provisional` when the master cannot give one.
+  JobFailure verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted);
 
   // This node's processes of `generation` all succeeded. The master's launcher then waits for
   // every node to finish (the others need its store until they do), printing who it waits for;

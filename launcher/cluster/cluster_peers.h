@@ -40,8 +40,8 @@ class ClusterPeers : public JobPeers {
   JobFailure report(int generation, const JobFailure& failure) override { return link_.report(generation, failure); }
   std::optional<JobFailure> failure_elsewhere() override { return link_.failure(); }
   std::optional<JobFailure> finish(int generation) override { return link_.finish(generation); }
-  JobFailure verdict(int generation, const JobFailure& provisional) override {
-    return link_.verdict(generation, provisional);
+  JobFailure verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) override {
+    return link_.verdict(generation, provisional, interrupted);
   }
   std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
   void workers_done(int generation) override { link_.workers_done(generation); }

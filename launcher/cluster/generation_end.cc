@@ -39,14 +39,18 @@ std::optional<std::string> ClusterLink::membership_change(const JobFailure& root
 
 JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
   // A request can fail for a moment (a signal interrupts it); the store gone fails it for good.
-  const auto give_up = Clock::now() + kRetryFor;
+  // A signalled launcher tries once: whoever signalled it (scancel, mpirun, a shell's kill of
+  // every launcher) usually signals the master's node too, whose store may be gone already,
+  // and this node must not hold its exit for it.
+  const auto give_up = Clock::now() + (failure.cause == JobFailure::Cause::kLauncherSignalled ? Clock::duration::zero() : kRetryFor);
   const std::string report_key = generation_key(generation, "report." + settings_.node_ip);
-  while (Clock::now() < give_up) {
+  for (;;) {
     try {
       store_->put(report_key, failure.to_json().dump());
       break;
     } catch (const common::PeerError&) {
     }
+    if (Clock::now() >= give_up) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::lock_guard lock(mutex_);
@@ -54,14 +58,14 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
   return failure;
 }
 
-JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional) {
+JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) {
   const bool master_lost = provisional.cause == JobFailure::Cause::kLauncherLost && provisional.ip == settings_.master_ip &&
                            settings_.etcd.empty();
   if (master_lost) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
   auto answered = Clock::now();
   std::optional<JobFailure> root;
-  while (!root && Clock::now() < deadline && Clock::now() - answered < kRetryFor) {
+  while (!root && Clock::now() < deadline && Clock::now() - answered < kRetryFor && !interrupted()) {
     try {
       if (auto text = store_->get(generation_key(generation, "failed"))) root = JobFailure::from_json(*text);
       answered = Clock::now();
@@ -85,7 +89,7 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional) {
     }
     for (const auto& m : members) {
       if (m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost) continue;
-      while (Clock::now() < give_up) {
+      while (Clock::now() < give_up && !interrupted()) {
         try {
           if (store_->get(acks + m.node.ip)) break;
         } catch (const common::PeerError&) {

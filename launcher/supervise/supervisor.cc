@@ -56,7 +56,14 @@ class Job {
       if (interrupted_by_) return 128 + interrupted_by_;
       if (!root_) root_ = peers_.finish(generation);
       if (!root_) return 0;
-      root_ = peers_.verdict(generation, *root_);
+      // The wait for the verdict runs the signal handler between its polls, so that a SIGTERM
+      // (scancel stops every process of the step at once) ends it.
+      root_ = peers_.verdict(generation, *root_, [this] {
+        io_.restart();
+        io_.poll();
+        return interrupted_by_ != 0;
+      });
+      if (interrupted_by_) return 128 + interrupted_by_;
       previous = generation++;
       if (auto change = peers_.membership_change(*root_)) {
         log_.warning(fmt::format("the job's nodes change: {}; restarting the whole job on every node as generation {} "

@@ -15,6 +15,7 @@
 //    change of its nodes starts the next generation without counting against max_restarts.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "launcher/console/console_echo.h"
@@ -52,8 +53,10 @@ class JobPeers {
   // This node's processes of G all succeeded; returns a failure reported meanwhile elsewhere.
   virtual std::optional<JobFailure> finish(int generation) = 0;
   // The job's root cause of G's end, once every node has had its say; `provisional` is the
-  // failure this node knows of.
-  virtual JobFailure verdict(int generation, const JobFailure& provisional) = 0;
+  // failure this node knows of. Gives up waiting, with what it has, as soon as `interrupted()`
+  // says this launcher was signalled (a scheduler stopping the job signals every node at once,
+  // and the master's store may be gone).
+  virtual JobFailure verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) = 0;
   // PS: this node's workers of G have all exited 0 (or it has none); whether every node's have,
   // so that the servers may stop.
   virtual void workers_done(int) {}
@@ -70,7 +73,7 @@ class SingleNode : public JobPeers {
   JobFailure report(int, const JobFailure& failure) override { return failure; }
   std::optional<JobFailure> failure_elsewhere() override { return std::nullopt; }
   std::optional<JobFailure> finish(int) override { return std::nullopt; }
-  JobFailure verdict(int, const JobFailure& provisional) override { return provisional; }
+  JobFailure verdict(int, const JobFailure& provisional, const std::function<bool()>&) override { return provisional; }
 
  private:
   const LaunchPlan& plan_;

@@ -27,6 +27,7 @@ routes, so `host_args(i)` gives it `--host`; namespace hosts need none. `namespa
 gives namespace hosts where it can, else loopback aliases, and prints which to stderr.
 """
 
+import itertools
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ import sys
 
 from harness import Skip, child_env, free_ports
 
-_PREFIX = "pm"  # namespaces are named pm<pid of the creating process>br and pm<pid>h<i>
+_PREFIX = "pm"  # namespaces are named pm<pid of the creating process>x<instance>br and ...h<i>
 
 
 class _Hosts:
@@ -55,6 +56,7 @@ class NamespaceHosts(_Hosts):
     """`count` network-namespace hosts on one bridge; see the module's docstring."""
 
     kind = "network namespaces on a bridge"
+    _instances = itertools.count()  # one process may hold several sets of hosts at once
 
     def __init__(self, count):
         if os.geteuid() != 0:
@@ -62,7 +64,7 @@ class NamespaceHosts(_Hosts):
         if not shutil.which("ip"):
             raise Skip("creating network namespaces needs iproute2's ip")
         _remove_stale_namespaces()
-        self.tag = f"{_PREFIX}{os.getpid()}"
+        self.tag = f"{_PREFIX}{os.getpid()}x{next(NamespaceHosts._instances)}"
         self.names = [f"{self.tag}h{i}" for i in range(count)]
         self.ips = [f"198.18.1.{i + 1}" for i in range(count)]
         self.bridge_ns = f"{self.tag}br"
@@ -176,6 +178,6 @@ def _remove_stale_namespaces():
     never reaches close())."""
     listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     for line in listing.splitlines():
-        m = re.fullmatch(rf"({_PREFIX}(\d+)(?:br|h\d+))(?: \(id: \d+\))?", line.strip())
+        m = re.fullmatch(rf"({_PREFIX}(\d+)x\d+(?:br|h\d+))(?: \(id: \d+\))?", line.strip())
         if m and not os.path.exists(f"/proc/{m.group(2)}"):
             subprocess.run(["ip", "netns", "del", m.group(1)], capture_output=True)
