@@ -23,6 +23,9 @@ kept for MinJobAge seconds, and from the job-completion log (jobcomp/filetxt).
         job = cluster.popen(["srun", "-N3", "--ntasks-per-node=1", LAUNCH, ...], cwd=shared_dir)
         cluster.wait_clean(timeout=5)                  # no job process left on any host
 
+The daemons die with the test process however it ends (the parent-death signal), and close()
+kills them and everything left in the hosts by pid.
+
 Client commands (srun, sbatch, scancel, squeue, scontrol) run in the bridge's namespace, at
 198.18.1.254, with SLURM_CONF set to the cluster's configuration; nothing they start lands on a
 host except through slurmd. The hosts share this machine's filesystem, as a cluster shares its
@@ -31,6 +34,7 @@ raises `harness.Skip` with the reason where they are missing. `python3 slurm_clu
 checks all of this on 3 hosts.
 """
 
+import ctypes
 import os
 import shutil
 import signal
@@ -45,6 +49,12 @@ from ssh_hosts import CLIENT_IP, _cmdline, _pids_in
 _TOOLS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "srun": "slurm-client", "sbatch": "slurm-client",
           "scancel": "slurm-client", "scontrol": "slurm-client", "sinfo": "slurm-client", "munged": "munge",
           "mungekey": "munge", "unshare": "util-linux"}
+
+def _die_with_the_test():
+    """preexec_fn: the daemon gets SIGKILL when the test process dies, even by SIGKILL at its
+    CTest timeout, which runs no cleanup (PR_SET_PDEATHSIG, kept across exec)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
 
 _SLURM_CONF = """\
 ClusterName=pmtest
@@ -134,7 +144,8 @@ class SlurmCluster:
         self._munged = subprocess.Popen(
             ["munged", "--foreground", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
              f"--pid-file={self.dir}/munged.pid", f"--log-file={self.dir}/munged.log",
-             f"--seed-file={self.dir}/munged.seed"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+             f"--seed-file={self.dir}/munged.seed"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_the_test)
         log.close()
         wait_for(lambda: os.path.exists(self.munge_socket) or self._munged.poll() is not None, 10, "munged's socket")
         if self._munged.poll() is not None:
@@ -149,7 +160,7 @@ class SlurmCluster:
         with open(os.path.join(self.dir, out_name), "w") as out:
             return subprocess.Popen(["nsenter", f"--net=/run/netns/{self._netns.names[i]}", "unshare", "--mount",
                                      "--uts", "sh", "-c", script, "sh", *cmd], env=self.env(), stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_the_test)
 
     def _wait_idle(self, timeout=30):
         def idle():
