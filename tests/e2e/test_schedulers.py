@@ -235,8 +235,7 @@ def start_mpirun(hosts, launch_args, master):
         raise Skip("Open MPI's mpirun is not installed (package openmpi-bin)")
     ssh = " ".join(["ssh", *hosts.ssh_options(), "-o BatchMode=yes"])
     cmd = [mpirun, "--allow-run-as-root", "-H", ",".join(hosts.ips), "-npernode", "1",
-            "--mca", "plm_rsh_agent", ssh, "--mca", "oob_tcp_if_include", "198.18.1.0/24",
-            "--mca", "btl_tcp_if_include", "198.18.1.0/24", "-wdir", os.path.join(hosts.remote_root, "job"),
+            "--mca", "plm_rsh_agent", ssh, "-wdir", os.path.join(hosts.remote_root, "job"),
             LAUNCH, f"--master={master}", *launch_args]
     return subprocess.Popen(hosts.client_command(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
