@@ -2,7 +2,9 @@
 
 `SlurmCluster(count)` makes `count` hosts (`NamespaceHosts`: 198.18.1.1, 198.18.1.2, ...) named
 n098, n099, n100, ... (so that Slurm writes their list with a 3-digit bracket range, `n[098-100]`)
-and starts, from Debian's slurm-wlm 22.05:
+in the reverse order of their addresses: host 0 (198.18.1.1) is the last name, so a job's node
+ranks (SLURM_NODEID, in name order) differ from its addresses' order. It starts, from Debian's
+slurm-wlm 22.05:
 - one `munged` with a key made for this cluster alone, on a socket in the cluster's directory;
 - `slurmctld` on host 0;
 - one `slurmd` per host, with its own spool directory, pid file and log (`%n` in slurm.conf).
@@ -109,7 +111,7 @@ class SlurmCluster:
         try:
             self._netns = NamespaceHosts(count)
             self.ips = self._netns.ips
-            self.names = [f"n{98 + i:03d}" for i in range(count)]
+            self.names = [f"n{98 + count - 1 - i:03d}" for i in range(count)]
             self.dir = tempfile.mkdtemp(prefix="slurm-cluster-")
             self._build()
         except BaseException:
@@ -200,7 +202,11 @@ class SlurmCluster:
         self.close()
 
     def __str__(self):
-        return f"a Slurm cluster of {len(self.names)} nodes ({self.nodelist()} on {self.ips[0]} .. {self.ips[-1]})"
+        return f"a Slurm cluster of {len(self.names)} nodes ({self.nodelist()} on {self.ips[-1]} .. {self.ips[0]})"
+
+    def host_of(self, name):
+        """The index of the host named `name` (n098 is the last host)."""
+        return self.names.index(name)
 
     def nodelist(self):
         """The nodes as Slurm writes them: n[098-100]."""
@@ -285,7 +291,7 @@ def _self_test():
     started = time.monotonic()
     with SlurmCluster(3) as cluster:
         print(f"{cluster} up in {time.monotonic() - started:.1f}s")
-        assert cluster.nodelist() == "n[098-100]", cluster.nodelist()
+        assert cluster.nodelist() == "n[098-100]" and cluster.host_of("n098") == 2, cluster.nodelist()
         r = cluster.run(["srun", "-N3", "--ntasks-per-node=1", "--label", "sh", "-c",
                          "echo $SLURM_NODEID $(hostname) $SLURM_JOB_NODELIST $(getent hosts n099)"])
         assert r.returncode == 0, (r.stdout, r.stderr, cluster.logs())

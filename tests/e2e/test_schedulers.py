@@ -78,7 +78,9 @@ def test_srun_on_three_nodes_is_one_job_equal_to_one_nodes():
             maps[name] = f.read()
     check(len(set(maps.values())) == 1, f"one rank map on every node:\n{maps}")
     lines = [l for l in maps["n098"].split("RANK MAP:", 1)[-1].splitlines() if l.startswith("node ")]
-    for i, (name, ip) in enumerate(zip(cluster.names, cluster.ips)):
+    # SLURM_NODEID follows the names, n098 first, which the cluster gave the highest address.
+    for i, name in enumerate(["n098", "n099", "n100"]):
+        ip = cluster.ips[cluster.host_of(name)]
         check(lines[i].startswith(f"node {i}  {ip} ({name})  2 process(es)  ranks {2 * i}-{2 * i + 1} "),
               f"node {i} is {name} ({ip}), its SLURM_NODEID, with ranks {2 * i}-{2 * i + 1}: {lines}")
     for i in range(3):
@@ -162,7 +164,7 @@ def test_scancel_leaves_no_process_on_any_host_within_the_grace_period():
           f"every node's launcher got Slurm's SIGTERM and stopped its processes\n{err[-3000:]}")
 
 
-def test_a_rank_failing_on_host_2_ends_every_hosts_part_with_its_status():
+def test_a_rank_failing_on_node_2_ends_every_nodes_part_with_its_status():
     need(HOUSING)
     with SlurmCluster(3) as cluster:
         workdir = scratch()
@@ -171,7 +173,7 @@ def test_a_rank_failing_on_host_2_ends_every_hosts_part_with_its_status():
         try:
             wait_for(lambda: training_everywhere(workdir, cluster.names), 60, "training on every node")
             job_id = only_job_id(cluster)
-            victim = wait_for(lambda: trainers_on(cluster, 2), 10, "a trainer on host 2")[0]
+            victim = wait_for(lambda: trainers_on(cluster, cluster.host_of("n100")), 10, "a trainer on n100")[0]
             started = time.monotonic()
             os.kill(victim, signal.SIGKILL)
             out, err = job.communicate(timeout=30)
@@ -183,13 +185,13 @@ def test_a_rank_failing_on_host_2_ends_every_hosts_part_with_its_status():
         state = cluster.wait_job(job_id, 10)  # COMPLETING until every node has reported
         with open(os.path.join(cluster.dir, "jobcomp.log")) as f:
             completion = f.read()
-    print(f"a SIGKILLed rank on host 2 to srun's exit: {ended:.2f} s")
+    print(f"a SIGKILLed rank on node 2 (n100) to srun's exit: {ended:.2f} s")
     check(job.returncode == 137, f"srun exits with the failing process's status 137: {job.returncode}\n{err[-3000:]}")
-    for i in range(3):
-        check(f"srun: error: {cluster.names[i]}: task {i}: Exited with exit code 137" in err,
-              f"host {i}'s part ended with 137\n{err[-3000:]}")
-    check(err.count("the job's root cause: node 2 (198.18.1.3, n100): trainer 4 (local 0) ended with signal SIGKILL") == 3,
-          f"every node names the failing rank on host 2\n{err[-4000:]}")
+    for i, name in enumerate(["n098", "n099", "n100"]):
+        check(f"srun: error: {name}: task {i}: Exited with exit code 137" in err,
+              f"{name}'s part ended with 137\n{err[-3000:]}")
+    failing = f"node 2 ({cluster.ips[cluster.host_of('n100')]}, n100): trainer 4 (local 0) ended with signal SIGKILL"
+    check(err.count(f"the job's root cause: {failing}") == 3, f"every node names the failing rank on n100\n{err[-4000:]}")
     check(state.get("JobState") == "FAILED" and state.get("ExitCode") == "137:0", f"scontrol: FAILED 137:0: {state}")
     check(f"JobId={job_id} " in completion and "JobState=FAILED" in completion and "ExitCode=137:0" in completion,
           f"the job-completion log has the failure:\n{completion}")
@@ -206,7 +208,7 @@ def test_max_restarts_restarts_every_node_of_the_allocation():
         try:
             wait_for(lambda: os.path.exists(os.path.join(workdir, "output", "checkpoint-2.bin")), 60,
                      "a checkpoint from rank 0")
-            first = wait_for(lambda: trainers_on(cluster, 2), 10, "a trainer on n100")
+            first = wait_for(lambda: trainers_on(cluster, cluster.host_of("n100")), 10, "a trainer on n100")
             os.kill(first[0], signal.SIGKILL)
             out, err = job.communicate(timeout=90)
             cluster.wait_clean(timeout=5)
