@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import Skip  # noqa: E402
 from netns_hosts import LoopbackHosts, NamespaceHosts  # noqa: E402
 from slurm_cluster import SlurmCluster  # noqa: E402
-from ssh_hosts import _pids_in  # noqa: E402
 
 PADDLE_WORKER = """import json, os, sys
 env = {k: v for k, v in os.environ.items() if k.startswith("PADDLE_")}
@@ -148,7 +147,7 @@ class Bench:
         """Live pids of the first n hosts (namespace hosts: every process inside them; loopback
         aliases: the launchers' sessions)."""
         if isinstance(self.hosts, NamespaceHosts):
-            return [p for name in self.hosts.names[:n] for p in _pids_in(name)]
+            return [p for i in range(n) for p in self.hosts.pids(i)]
         return [p.pid for p in self.started if p.poll() is None]
 
     def restart(self, n):

@@ -31,10 +31,11 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
-from harness import Skip, child_env, free_ports
+from harness import Skip, child_env, free_ports, pid_alive, wait_for
 
 _PREFIX = "pm"  # namespaces are named pm<pid of the creating process>x<instance>br and ...h<i>
 
@@ -123,6 +124,19 @@ class NamespaceHosts(_Hosts):
         """Brings host i's link back up."""
         self._ip("-n", self.bridge_ns, "link", "set", f"{self.tag}b{i}", "up")
 
+    def pids(self, i):
+        """Pids of the live processes inside host i."""
+        return pids_in(self.names[i])
+
+    def kill_everything(self):
+        """SIGKILL to every process inside the hosts and the bridge's namespace."""
+        for name in [self.bridge_ns, *self.names]:
+            for pid in pids_in(name):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
     def close(self):
         """Deletes every namespace made (their veth links go with them). Safe to call twice."""
         for n in reversed(self._created):
@@ -181,3 +195,43 @@ def _remove_stale_namespaces():
         m = re.fullmatch(rf"({_PREFIX}(\d+)x\d+(?:br|h\d+))(?: \(id: \d+\))?", line.strip())
         if m and not os.path.exists(f"/proc/{m.group(2)}"):
             subprocess.run(["ip", "netns", "del", m.group(1)], capture_output=True)
+
+
+def pids_in(netns):
+    """Pids of live processes in the named network namespace (by the namespace's inode)."""
+    try:
+        target = f"net:[{os.stat(f'/run/netns/{netns}').st_ino}]"
+    except OSError:
+        return []
+    pids = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.readlink(f"/proc/{entry}/ns/net") == target and pid_alive(int(entry)):
+                pids.append(int(entry))
+        except OSError:
+            pass
+    return pids
+
+
+def cmdline(pid):
+    """A process's command line as one string, for messages; "(gone)" once it has exited."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
+
+
+def wait_hosts_clean(job_pids, hosts, label, timeout):
+    """Waits until job_pids(i) is empty for every i in `hosts`; else AssertionError naming each
+    process left, on its host's `label(i)`."""
+    left = []
+
+    def clean():
+        left[:] = [(i, p) for i in hosts for p in job_pids(i)]
+        return not left
+    try:
+        wait_for(clean, timeout, "hosts to be clean")
+    except AssertionError:
+        raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(
+            f"{label(i)} pid {p}: {cmdline(p)}" for i, p in left)) from None

@@ -45,8 +45,8 @@ import tempfile
 import time
 
 from harness import Skip, child_env, pid_alive, wait_for
-from netns_hosts import NamespaceHosts
-from ssh_hosts import CLIENT_IP, _cmdline, _pids_in
+from netns_hosts import NamespaceHosts, wait_hosts_clean
+from ssh_hosts import CLIENT_IP
 
 _TOOLS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "srun": "slurm-client", "sbatch": "slurm-client",
           "scancel": "slurm-client", "scontrol": "slurm-client", "sinfo": "slurm-client", "munged": "munge",
@@ -136,7 +136,7 @@ class SlurmCluster:
             self._daemons.append(self._start_on(i, ["slurmd", "-D", "-f", self.conf], f"slurmd.{self.names[i]}.out"))
         self._wait_idle()
         # The daemons' own helpers (slurmctld's slurmscriptd) are there before any job.
-        self._daemon_pids = {p for name in self._netns.names for p in _pids_in(name)}
+        self._daemon_pids = {p for i in range(len(self.names)) for p in self._netns.pids(i)}
 
     def _start_munged(self):
         key = os.path.join(self.dir, "munge.key")
@@ -249,20 +249,11 @@ class SlurmCluster:
 
     def job_pids(self, i):
         """Pids of live processes on host i other than its daemons: what jobs left there."""
-        return [p for p in _pids_in(self._netns.names[i]) if p not in self._daemon_pids]
+        return [p for p in self._netns.pids(i) if p not in self._daemon_pids]
 
     def wait_clean(self, timeout=5.0):
         """Waits until no host runs anything but the Slurm daemons; else AssertionError naming them."""
-        left = []
-
-        def clean():
-            left[:] = [(i, p) for i in range(len(self.names)) for p in self.job_pids(i)]
-            return not left
-        try:
-            wait_for(clean, timeout, "hosts to be clean")
-        except AssertionError:
-            raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(
-                f"{self.names[i]} pid {p}: {_cmdline(p)}" for i, p in left)) from None
+        wait_hosts_clean(self.job_pids, range(len(self.names)), lambda i: self.names[i], timeout)
 
     def close(self):
         """Kills the daemons and everything in the hosts' namespaces, deletes the namespaces and
@@ -273,12 +264,7 @@ class SlurmCluster:
             p.wait()
         self._daemons, self._munged = [], None
         if self._netns:
-            for name in [self._netns.bridge_ns, *self._netns.names]:
-                for pid in _pids_in(name):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            self._netns.kill_everything()
             self._netns.close()
             self._netns = None
         if self.dir:

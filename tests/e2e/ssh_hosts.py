@@ -35,13 +35,12 @@ reads it for ssh commands), never the test's: start programs there by absolute p
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 
 from harness import Skip, pid_alive, wait_for
-from netns_hosts import NamespaceHosts
+from netns_hosts import NamespaceHosts, cmdline, wait_hosts_clean
 
 CLIENT_IP = "198.18.1.254"  # the bridge namespace's address, from which the test's own ssh runs
 
@@ -192,20 +191,11 @@ class SshHosts:
     def job_pids(self, i):
         """Pids of live processes in host i's network namespace other than its sshd listener:
         what a job started there, and sshd's processes for sessions still open."""
-        return [p for p in _pids_in(self._netns.names[i]) if p != self._sshds[i].pid]
+        return [p for p in self._netns.pids(i) if p != self._sshds[i].pid]
 
     def wait_clean(self, hosts, timeout=5.0):
         """Waits until the hosts numbered in `hosts` run nothing but sshd; else AssertionError."""
-        left = []
-
-        def clean():
-            left[:] = [(i, p) for i in hosts for p in self.job_pids(i)]
-            return not left
-        try:
-            wait_for(clean, timeout, "hosts to be clean")
-        except AssertionError:
-            raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(
-                f"host {i} pid {p}: {_cmdline(p)}" for i, p in left)) from None
+        wait_hosts_clean(self.job_pids, hosts, lambda i: f"host {i}", timeout)
 
     def close(self):
         """Kills every process in the hosts' namespaces, sshd's first, deletes the namespaces and
@@ -215,40 +205,11 @@ class SshHosts:
             p.wait()
         self._sshds = []
         if self._netns:
-            for name in [self._netns.bridge_ns, *self._netns.names]:
-                for pid in _pids_in(name):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            self._netns.kill_everything()
             self._netns.close()
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
-
-
-def _pids_in(netns):
-    """Pids of live processes in the named network namespace (by the namespace's inode)."""
-    try:
-        target = f"net:[{os.stat(f'/run/netns/{netns}').st_ino}]"
-    except OSError:
-        return []
-    pids = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.readlink(f"/proc/{entry}/ns/net") == target and pid_alive(int(entry)):
-                pids.append(int(entry))
-        except OSError:
-            pass
-    return pids
-
-
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return "(gone)"
 
 
 def _self_test():
@@ -271,10 +232,10 @@ def _self_test():
         assert os.path.exists(os.path.join(hosts.host_dir(1), "ws", "f")), "rsync did not reach host 1"
         hosts.wait_clean([0, 1, 2], timeout=2)
         client = subprocess.Popen(hosts.ssh_command(1, "sleep 100"))
-        wait_for(lambda: "sleep 100" in map(_cmdline, hosts.job_pids(1)), 5, "sleep on host 1")
+        wait_for(lambda: "sleep 100" in map(cmdline, hosts.job_pids(1)), 5, "sleep on host 1")
         client.kill()
         client.wait()
-        print("left on host 1 after its ssh client was killed:", [_cmdline(p) for p in hosts.job_pids(1)])
+        print("left on host 1 after its ssh client was killed:", [cmdline(p) for p in hosts.job_pids(1)])
         sshds, names = [p.pid for p in hosts._sshds], hosts._netns.names
     listing = run(["ip", "netns", "list"]).stdout
     assert not any(n in listing for n in names) and not any(pid_alive(p) for p in sshds), "close() left some"

@@ -16,7 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, check, launch, main, scratch, wait_for  # noqa: E402
-from ssh_hosts import SshHosts, _cmdline  # noqa: E402
+from netns_hosts import cmdline  # noqa: E402
+from ssh_hosts import SshHosts  # noqa: E402
 from slurm_cluster import SlurmCluster  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
@@ -42,7 +43,7 @@ def training_everywhere(workdir, names):
 
 def trainers_on(cluster, i):
     """Pids of host i's train processes (the launcher's children that exec'd TRAIN)."""
-    return [p for p in cluster.job_pids(i) if _cmdline(p).startswith(TRAIN + " ")]
+    return [p for p in cluster.job_pids(i) if cmdline(p).startswith(TRAIN + " ")]
 
 
 def only_job_id(cluster):
