@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "ps/checkpoint.h"
@@ -13,8 +14,10 @@ namespace {
 
 size_t helper_count(int asked) {
   if (asked >= 0) return static_cast<size_t>(asked);
+  // More than a few mostly wait on memory (and on the server's 16 shards per table).
+  constexpr unsigned kMostHelpers = 7;
   const unsigned cores = std::thread::hardware_concurrency();
-  return cores > 1 ? cores - 1 : 0;
+  return cores > 1 ? std::min(cores - 1, kMostHelpers) : 0;
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ struct ServerOptions {
   ConnectionLimits limits;
   int threads = 2;
   // Threads that help with a big sparse batch's shards (ps/helper_pool.h); -1: one fewer than the
-  // machine's cores.
+  // machine's cores, at most 7.
   int sparse_helpers = -1;
   std::FILE* log = stdout;
   // Told the tables' memory whenever the log is (after every save and shrink), on the thread
