@@ -22,6 +22,12 @@ MappedMemory::MappedMemory(size_t bytes, bool huge_pages) : bytes_(bytes) {
   if (huge_pages) ::madvise(data_, bytes, MADV_HUGEPAGE);  // advice only: without THP it stays 4 KiB pages
 }
 
+void MappedMemory::collapse() const {
+#ifdef MADV_COLLAPSE
+  if (data_ != nullptr) ::madvise(data_, bytes_, MADV_COLLAPSE);
+#endif
+}
+
 MappedMemory::~MappedMemory() {
   if (data_ != nullptr) ::munmap(data_, (bytes_ + 4095) & ~size_t{4095});
 }

@@ -22,6 +22,10 @@ class MappedMemory {
   MappedMemory(const MappedMemory&) = delete;
   MappedMemory& operator=(const MappedMemory&) = delete;
 
+  // Asks the kernel to back the block with huge pages now, copying what it holds (MADV_COLLAPSE,
+  // Linux 6.1): for a block filled before it was worth advising. Advice only.
+  void collapse() const;
+
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 

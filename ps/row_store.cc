@@ -19,10 +19,12 @@ size_t RowStore::slab_bytes() const {
   return (chunks_per_slab_ * chunk_bytes + MappedMemory::kHugePage - 1) / MappedMemory::kHugePage * MappedMemory::kHugePage;
 }
 
-bool RowStore::advised(size_t slab) const {
+bool RowStore::rows_fill_slab() const {
   const size_t used = chunks_per_slab_ * kChunkRows * stride_ * sizeof(float);
-  return 1 + slab * chunks_per_slab_ >= kHugePageChunks && used * 10 >= slab_bytes() * 9;  // rows of 2 MiB and more waste
+  return used * 10 >= slab_bytes() * 9;  // rows of 2 MiB and more waste
 }
+
+bool RowStore::advised(size_t slab) const { return 1 + slab * chunks_per_slab_ >= kHugePageChunks && rows_fill_slab(); }
 
 size_t RowStore::capacity_rows() const {
   return chunks_.size() <= 1 ? first_chunk_rows_ : chunks_.size() * kChunkRows;
@@ -32,8 +34,9 @@ uint64_t RowStore::arena_bytes() const {
   const size_t chunk_bytes = kChunkRows * stride_ * sizeof(float);
   uint64_t bytes = first_chunk_rows_ * stride_ * sizeof(float) + chunks_.capacity() * sizeof(float*);
   for (size_t s = 0; s < slabs_.size(); ++s) {
-    // An advised slab is backed whole by huge pages; another only where its rows were touched.
-    if (advised(s)) {
+    // An advised or collapsed (full) slab is backed whole by huge pages; another only where its
+    // rows were touched.
+    if (advised(s) || (s + 1 < slabs_.size() && rows_fill_slab())) {
       bytes += slabs_[s].bytes();
       continue;
     }
@@ -57,7 +60,10 @@ void RowStore::grow_arena() {
     return;
   }
   const size_t in_slab = (chunks_.size() - 1) % chunks_per_slab_;
-  if (in_slab == 0) slabs_.emplace_back(slab_bytes(), advised(slabs_.size()));
+  if (in_slab == 0) {
+    if (!slabs_.empty() && !advised(slabs_.size() - 1) && rows_fill_slab()) slabs_.back().collapse();
+    slabs_.emplace_back(slab_bytes(), advised(slabs_.size()));
+  }
   chunks_.push_back(static_cast<float*>(slabs_.back().data()) + in_slab * kChunkRows * stride_);
   touched_in_last_ = 0;
 }

@@ -8,8 +8,10 @@
 //            a row is its key (2 words, native order) then its `width` floats. Chunk 0 lives on
 //            the heap and doubles from kFirstChunkRows to kChunkRows as it fills, so a small
 //            store stays small; later chunks are cut in order from 2 MiB slabs (MappedMemory),
-//            advised for huge pages once the store has kHugePageChunks chunks. The slack is at
-//            most one slab, never the 2x of one growing vector.
+//            advised for huge pages once the store has kHugePageChunks chunks; a slab filled
+//            before that is collapsed into huge pages once full (rows met at random each cost a
+//            page walk otherwise). The slack is at most one slab, never the 2x of one growing
+//            vector.
 //   slots_:  the index, a power-of-two array of {tag, row + 1} (8 bytes); row + 1 == 0 marks an
 //            empty slot. tag is the low 32 bits of mix(key) and a key's home slot is tag & mask,
 //            so rehashing reads no row. Linear probing; a lookup compares tags first and reads a
@@ -37,7 +39,7 @@ class RowStore {
   static constexpr size_t kChunkRows = 512;
   static constexpr size_t kFirstChunkRows = 16;
   static constexpr size_t kHugePageChunks = 512;
-  static constexpr size_t kHugeIndexBytes = size_t{4} << 20;
+  static constexpr size_t kHugeIndexBytes = MappedMemory::kHugePage;
 
   explicit RowStore(size_t width);
   RowStore(const RowStore&) = delete;
@@ -110,6 +112,7 @@ class RowStore {
   size_t capacity_rows() const;
   size_t slab_bytes() const;
   bool advised(size_t slab) const;  // whether slab `slab` asks for huge pages
+  bool rows_fill_slab() const;      // whether the rows leave a slab at most a tenth unused (so it may take huge pages)
 
   size_t width_, stride_;
   size_t size_ = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "ps/checkpoint.h"
@@ -9,8 +10,22 @@
 
 namespace paddle::ps {
 
+namespace {
+
+size_t helper_count(int asked) {
+  if (asked >= 0) return static_cast<size_t>(asked);
+  // More than a few mostly wait on memory (and on the server's 16 shards per table).
+  constexpr unsigned kMostHelpers = 7;
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores > 1 ? std::min(cores - 1, kMostHelpers) : 0;
+}
+
+}  // namespace
+
 ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
-    : options_(std::move(options)), tables_(std::move(tables)), acceptor_(io_), accept_retry_(io_) {
+    : options_(std::move(options)), helpers_(helper_count(options_.sparse_helpers)), tables_(std::move(tables)),
+      acceptor_(io_), accept_retry_(io_) {
+  for (auto& t : tables_.sparse) t->set_helpers(&helpers_);
   boost::system::error_code ec;
   const tcp::endpoint endpoint(asio::ip::make_address(options_.ip, ec), static_cast<unsigned short>(options_.port));
   if (ec) throw std::runtime_error(fmt::format("parameter server: '{}' is not an IP address", options_.ip));

@@ -9,7 +9,8 @@
 //
 // A connection's requests are read and answered one at a time, in order, so a client may send
 // several before it reads the replies (PROTOCOL.md); each connection keeps its buffers from
-// request to request, and a reply goes out as one gathered write (ps/frame.h).
+// request to request, and a reply goes out as one gathered write (ps/frame.h). The shards of a
+// big sparse request are spread over the cores (ServerOptions::sparse_helpers).
 //
 // Each connection first proves the job's token (PROTOCOL.md) and is then held to the
 // ConnectionLimits of its options: a peer over one is closed or refused, and named in the log.
@@ -30,6 +31,7 @@
 #include "common/job_token.h"
 #include "ps/connection_limits.h"
 #include "ps/frame.h"
+#include "ps/helper_pool.h"
 #include "ps/protocol.h"
 #include "ps/save_mode.h"
 #include "ps/table_reports.h"
@@ -47,6 +49,9 @@ struct ServerOptions {
   bool sync = true;
   ConnectionLimits limits;
   int threads = 2;
+  // Threads that help with a big sparse batch's shards (ps/helper_pool.h); -1: one fewer than the
+  // machine's cores, at most 7.
+  int sparse_helpers = -1;
   std::FILE* log = stdout;
   // Told the tables' memory whenever the log is (after every save and shrink), on the thread
   // that served the request: a training program's metrics log, for the job page.
@@ -124,6 +129,7 @@ class ParameterServer {
   std::map<std::string, uint64_t> refusals_;
 
   ServerOptions options_;
+  HelperPool helpers_;  // the sparse tables'
   ServerTables tables_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;

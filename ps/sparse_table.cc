@@ -128,8 +128,8 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
   // big batch taken in shard order: fetch a key's slot 16 keys ahead and, once that is in, its row
   // and its pushed row 8 keys ahead.
   constexpr uint32_t kSlotAhead = 16, kRowAhead = 8;
-  for (size_t s = 0; s < count; ++s) {
-    if (starts[s] == starts[s + 1]) continue;
+  auto take_shard = [&](size_t s) {
+    if (starts[s] == starts[s + 1]) return;
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mutex);
     const uint32_t end = starts[s + 1];
@@ -147,7 +147,14 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
       }
       each(shard, order[j]);
     }
+  };
+  // Below this many keys waking a helper costs more than it saves.
+  constexpr size_t kHelpedKeys = 4096;
+  if (helpers_ != nullptr && keys.size() >= kHelpedKeys) {
+    helpers_->run(count, take_shard);
+    return;
   }
+  for (size_t s = 0; s < count; ++s) take_shard(s);
 }
 
 void SparseTable::check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const {

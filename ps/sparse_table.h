@@ -22,7 +22,9 @@
 //
 // flags: bit 0, touched since the row was last saved; bit 1, touched since the last shrink.
 // A batch is taken shard by shard, each shard's lock held once, its keys in their order in the
-// batch (so a key twice in a batch is updated twice, in order).
+// batch (so a key twice in a batch is updated twice, in order). With a HelperPool
+// (ps/helper_pool.h) the shards of a big batch are taken on several threads at once, each shard
+// whole by one of them, so the rows come out the same.
 //
 // Checkpoint bytes (ps/checkpoint.h, format 3): u64 rows, u64 floats per row, then per row
 // u64 key and the stored row's floats, flags included. Every call taking spans also takes vectors.
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "ps/ctr_accessor.h"
+#include "ps/helper_pool.h"
 #include "ps/row_store.h"
 #include "ps/save_mode.h"
 #include "ps/sparse_table_spec.h"
@@ -57,6 +60,9 @@ class SparseTable {
   size_t dim() const { return spec_.dim; }
   size_t push_width() const { return push_width_; }
   size_t rows();
+  // Threads to spread big batches over (a server's); null: the calling thread alone. Set it
+  // before the table is shared between threads; the pool must outlive the table's calls.
+  void set_helpers(HelperPool* helpers) { helpers_ = helpers; }
   std::vector<float> pull(std::span<const uint64_t> keys);  // keys.size() * dim values
   void pull(std::span<const uint64_t> keys, float* out);
   // keys.size() * push_width() floats each; throw std::invalid_argument on another length.
@@ -126,6 +132,7 @@ class SparseTable {
   size_t flags_at_;      // the flags word's offset in a row
   size_t plain_steps_at_;  // adam's update count (2 floats) in a plain row, or flags_at_ when none
   std::vector<std::unique_ptr<Shard>> shards_;
+  HelperPool* helpers_ = nullptr;
 };
 
 }  // namespace paddle::ps
