@@ -4,26 +4,15 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
 #include "common/checksum.h"
 #include "common/error.h"
+#include "common/file.h"
 
 using namespace paddle::common;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 TEST_CASE("a streamed file: pieces small and large, the running CRC, and the target replaced only at commit") {
   const fs::path dir = fs::temp_directory_path() / ("atomic-stream-" + std::to_string(::getpid()));
@@ -42,11 +31,11 @@ TEST_CASE("a streamed file: pieces small and large, the running CRC, and the tar
     out.stream().write(big.data(), static_cast<std::streamsize>(big.size()));
     expected += big;
     CHECK(out.crc() == crc32(expected));
-    CHECK(slurp(file) == "the old file");  // nothing replaced before commit
+    CHECK(read_file(file).value_or("") == "the old file");  // nothing replaced before commit
     out.append_checksum();
     out.commit();
   }
-  const std::string written = slurp(file);
+  const std::string written = read_file(file).value_or("");
   REQUIRE(written.size() == expected.size() + 4);
   CHECK(written.substr(0, expected.size()) == expected);
   const uint32_t crc = crc32(expected);
@@ -67,7 +56,7 @@ TEST_CASE("a streamed file abandoned by an exception leaves the old file and no 
     throw std::runtime_error("a table failed halfway");
   } catch (const std::runtime_error&) {
   }
-  CHECK(slurp(file) == "the old file");
+  CHECK(read_file(file).value_or("") == "the old file");
   CHECK_FALSE(fs::exists(file.string() + ".tmp"));
   fs::remove_all(dir);
 }

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/error.h"
 #include "common/file.h"
@@ -12,24 +11,13 @@
 using namespace paddle::common;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
-
 TEST_CASE("a result file is replaced whole, its directories made, no temporary left") {
   const fs::path dir = fs::temp_directory_path() / ("atomic-" + std::to_string(::getpid()));
   const fs::path file = dir / "out" / "metrics.json";
   write_file_atomically(file, "{\"a\": 1}\n");
-  CHECK(slurp(file) == "{\"a\": 1}\n");
+  CHECK(read_file(file).value_or("") == "{\"a\": 1}\n");
   write_file_atomically(file, "2");
-  CHECK(slurp(file) == "2");
+  CHECK(read_file(file).value_or("") == "2");
   CHECK_FALSE(fs::exists(file.string() + ".tmp"));
   fs::remove_all(dir);
 }
@@ -53,7 +41,7 @@ TEST_CASE("a failed replace names the target and removes its temporary; a stale 
   CHECK_FALSE(fs::exists(dir / "latest.tmp"));
   std::ofstream(dir / "metrics.json.tmp") << "half of a killed writer's file";
   write_file_atomically(dir / "metrics.json", "{}");
-  CHECK(slurp(dir / "metrics.json") == "{}");
+  CHECK(read_file(dir / "metrics.json").value_or("") == "{}");
   CHECK_FALSE(fs::exists(dir / "metrics.json.tmp"));
   fs::remove_all(dir);
 }

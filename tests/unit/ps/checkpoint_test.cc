@@ -2,12 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file.h"
 #include "ps/checkpoint.h"
 #include "tests/unit/ps/ps_test_support.h"
 
@@ -49,11 +49,6 @@ TEST_CASE("loading names what does not fit") {
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void overwrite(const std::filesystem::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
 }
@@ -66,7 +61,7 @@ TEST_CASE("a truncated or bit-flipped shard is refused by name; a shard without 
   saved.dense[0]->set(std::vector<float>(saved.dense[0]->size(), 0.25f));
   save_checkpoint(dir.string(), saved, 0, 1);
   const auto bin = dir / "ps-server-0.bin";
-  const std::string good = slurp(bin);
+  const std::string good = paddle::common::read_file(bin).value_or("");
   ServerTables tables = small_tables();
   const std::string named = "checkpoint " + bin.string() + ": ";
 
@@ -84,7 +79,7 @@ TEST_CASE("a truncated or bit-flipped shard is refused by name; a shard without 
 
   overwrite(bin, good.substr(0, good.size() - 4));  // the format before the checksum
   const auto manifest = dir / "ps-server-0.json";
-  const std::string with_format = slurp(manifest);
+  const std::string with_format = paddle::common::read_file(manifest).value_or("");
   const size_t at = with_format.find("\"format\"");
   REQUIRE(at != std::string::npos);
   overwrite(manifest, with_format.substr(0, at) + "\"formerly\"" + with_format.substr(at + 8));

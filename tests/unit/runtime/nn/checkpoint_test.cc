@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "common/checksum.h"
+#include "common/file.h"
 
 #include "runtime/nn/checkpoint.h"
 #include "runtime/nn/layers.h"
@@ -84,12 +84,6 @@ void check_refused(const std::string& bytes, const std::string& what) {
   CHECK(message.find('\n') == std::string::npos);
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -158,7 +152,7 @@ TEST_CASE("loading a damaged checkpoint through latest names the checkpoint file
   auto opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   save_checkpoint(dir.string(), {1, 4}, model, *opt);
   const fs::path file = dir / "checkpoint-1.bin";
-  const std::string good = slurp(file);
+  const std::string good = paddle::common::read_file(file).value_or("");
   CHECK(good.starts_with("PADDLE-LAUNCH-CHECKPOINT 2\n"));
   CHECK_FALSE(fs::exists(dir / "checkpoint-1.bin.tmp"));
   std::string flipped = good;
@@ -205,10 +199,8 @@ TEST_CASE("a checkpoint of an AMP (O2) model stores the float32 master weights a
   save_checkpoint(dir.string(), {1, 10}, amp, *opt);
 
   // The file: float32 master weights under the parameters' names, no rounded copy, no master/ entries.
-  std::ifstream in(dir / "checkpoint-1.bin", std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const CheckpointContents contents = parse_checkpoint(bytes.str(), "checkpoint-1.bin");
+  const CheckpointContents contents =
+      parse_checkpoint(paddle::common::read_file(dir / "checkpoint-1.bin").value_or(""), "checkpoint-1.bin");
   std::vector<std::string> names;
   for (const auto& [name, values] : contents.tensors) {
     names.push_back(name);
