@@ -1,5 +1,7 @@
 #include "common/parse.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -29,6 +31,12 @@ std::optional<int> to_port(std::string_view text) {
   auto value = whole<int64_t>(text);
   if (!value || *value < 1 || *value > 65535) return std::nullopt;
   return static_cast<int>(*value);
+}
+
+bool is_plain_name(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 std::string_view trim(std::string_view text) {

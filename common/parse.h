@@ -31,6 +31,9 @@ std::optional<double> to_finite_double(std::string_view text);
 std::optional<int> to_port(std::string_view text);  // 1..65535
 // Spaces and tabs off both ends.
 std::string_view trim(std::string_view text);
+// Non-empty and only letters, digits, '_', '-' and '.': a job id or host name that is safe in a
+// store key or a path (callers that make it one path component also refuse "." and "..").
+bool is_plain_name(std::string_view text);
 
 // The whole of `text` as a base-10 integer in [min, max].
 template <class Failure = ConfigError>

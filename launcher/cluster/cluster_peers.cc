@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/parse.h"
 #include "launcher/console/plan_report.h"
 #include "launcher/plan/address.h"
 #include "launcher/plan/ps_plan.h"
@@ -152,9 +153,7 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
   if (!s.node_rank && scheduler && !s.elastic()) s.node_rank = scheduler->node_rank;
   if (scheduler) s.source = scheduler->source;
   s.job_id = flag_or_env(o.job_id, host, "PADDLE_JOB_ID").value_or("default");
-  if (s.job_id.empty() || !std::all_of(s.job_id.begin(), s.job_id.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-      }))
+  if (!common::is_plain_name(s.job_id))
     throw common::UsageError(fmt::format("--job_id: '{}' may hold only letters, digits, '_', '-' and '.'", s.job_id));
   s.node_ip = this_node_address(o, host, store_ip);
   if (!is_ipv4(s.node_ip)) throw common::UsageError(fmt::format("--host: '{}' is not an IPv4 address", s.node_ip));

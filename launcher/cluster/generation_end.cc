@@ -42,7 +42,8 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
   // A signalled launcher tries once: whoever signalled it (scancel, mpirun, a shell's kill of
   // every launcher) usually signals the master's node too, whose store may be gone already,
   // and this node must not hold its exit for it.
-  const auto give_up = Clock::now() + (failure.cause == JobFailure::Cause::kLauncherSignalled ? Clock::duration::zero() : kRetryFor);
+  const bool signalled = failure.cause == JobFailure::Cause::kLauncherSignalled;
+  const auto give_up = Clock::now() + (signalled ? Clock::duration::zero() : kRetryFor);
   const std::string report_key = generation_key(generation, "report." + settings_.node_ip);
   for (;;) {
     try {

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/job_token.h"
+#include "common/parse.h"
 #include "launcher/dispatch/cluster_conf.h"
 
 namespace paddle::launcher {
@@ -43,9 +44,7 @@ std::string job_name(const LaunchOptions& o, const std::string& directory) {
 }
 
 void check_job_id(const std::string& id) {
-  if (id.empty() || id == "." || id == ".." || !std::all_of(id.begin(), id.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-      }))
+  if (id == "." || id == ".." || !common::is_plain_name(id))
     throw common::UsageError(fmt::format("--job_id: '{}' may hold only letters, digits, '_', '-' and '.'", id));
 }
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "common/error.h"
 #include "common/parse.h"
@@ -121,8 +120,7 @@ std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
     v.master_host = v.nodes.front();
     v.shares_console = *v.nnodes > 1;
     if (auto name = present(env, "SLURMD_NODENAME"); name && *v.nnodes > 1) {
-      if (!std::all_of(name->begin(), name->end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; }) ||
-          *name == "." || *name == "..")
+      if (!common::is_plain_name(*name) || *name == "." || *name == "..")
         throw UsageError(fmt::format("SLURMD_NODENAME: '{}' is not a host name", *name));
       v.node_name = *name;
     }

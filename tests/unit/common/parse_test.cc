@@ -39,6 +39,14 @@ TEST_CASE("lists reject empty entries") {
   CHECK_THROWS_WITH_AS(split_list("a,,b", "--ips"), "--ips: empty item in 'a,,b'", ConfigError);
 }
 
+TEST_CASE("plain names: letters, digits, '_', '-' and '.' only, never empty") {
+  CHECK(is_plain_name("job-1_a.b"));
+  CHECK(is_plain_name(".."));  // refused as a path component by the callers that make one
+  CHECK_FALSE(is_plain_name(""));
+  CHECK_FALSE(is_plain_name("a/b"));
+  CHECK_FALSE(is_plain_name("a b"));
+}
+
 TEST_CASE("every error kind carries its exit status") {
   CHECK(UsageError("u").exit_code() == 2);
   CHECK(ConfigError("c").exit_code() == 2);
