@@ -52,6 +52,10 @@ _TOOLS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "srun": "slurm-client", 
           "scancel": "slurm-client", "scontrol": "slurm-client", "sinfo": "slurm-client", "munged": "munge",
           "mungekey": "munge", "unshare": "util-linux"}
 
+_ENDED_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+                 "DEADLINE"}
+
+
 def _die_with_the_test():
     """preexec_fn: the daemon gets SIGKILL when the test process dies, even by SIGKILL at its
     CTest timeout, which runs no cleanup (PR_SET_PDEATHSIG, kept across exec)."""
@@ -242,10 +246,10 @@ class SlurmCluster:
 
     def wait_job(self, job_id, timeout):
         """Waits until the job has ended (COMPLETED, FAILED, CANCELLED, ...); returns job(job_id)."""
-        ended = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
-                 "DEADLINE"}
-        return wait_for(lambda: (lambda j: j if j.get("JobState") in ended else None)(self.job(job_id)), timeout,
-                        f"Slurm job {job_id} to end")
+        def ended():
+            job = self.job(job_id)
+            return job if job.get("JobState") in _ENDED_STATES else None
+        return wait_for(ended, timeout, f"Slurm job {job_id} to end")
 
     def job_pids(self, i):
         """Pids of live processes on host i other than its daemons: what jobs left there."""
