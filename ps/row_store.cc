@@ -82,10 +82,10 @@ void RowStore::pop_chunk() {
   if (end > first) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
-float* RowStore::insert(uint64_t key, bool& added) {
+float* RowStore::insert(uint64_t key, uint64_t hash, bool& added) {
   if (size_ >= UINT32_MAX - 1) throw std::length_error("a sparse table shard holds at most 2^32 - 2 rows");
   if ((size_ + 1) * 4 >= capacity_ * 3) rehash(capacity_ * 2);
-  const uint32_t tag = static_cast<uint32_t>(mix(key));
+  const uint32_t tag = static_cast<uint32_t>(hash);
   for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
     Slot& s = slots_[i];
     if (s.row_plus_one == 0) {
@@ -107,7 +107,7 @@ float* RowStore::insert(uint64_t key, bool& added) {
 }
 
 size_t RowStore::slot_of(uint64_t key) const {
-  const uint32_t tag = static_cast<uint32_t>(mix(key));
+  const uint32_t tag = static_cast<uint32_t>(hash(key));
   size_t i = tag & mask_;
   while (slots_[i].row_plus_one == 0 || slots_[i].tag != tag || key_at(slots_[i].row_plus_one - 1) != key)
     i = (i + 1) & mask_;

@@ -13,7 +13,7 @@
 //            page walk otherwise). The slack is at most one slab, never the 2x of one growing
 //            vector.
 //   slots_:  the index, a power-of-two array of {tag, row + 1} (8 bytes); row + 1 == 0 marks an
-//            empty slot. tag is the low 32 bits of mix(key) and a key's home slot is tag & mask,
+//            empty slot. tag is the low 32 bits of hash(key) and a key's home slot is tag & mask,
 //            so rehashing reads no row. Linear probing; a lookup compares tags first and reads a
 //            row's key only when its tag matches. The index doubles before it is 3/4 full; from
 //            kHugeIndexBytes it is a MappedMemory advised for huge pages.
@@ -47,10 +47,21 @@ class RowStore {
 
   size_t width() const { return width_; }
   size_t size() const { return size_; }
+  // The index's hash of a key: a full 64-bit mix, since the keys one server holds share their
+  // residue modulo the server count. A caller taking a batch computes it once per key and passes
+  // it to the calls below; the index uses its low 32 bits, so the high 32 are free for the caller.
+  static uint64_t hash(uint64_t key) {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return key;
+  }
   // The floats of `key`'s row, or nullptr.
-  float* find(uint64_t key) {
-    const uint64_t h = mix(key);
-    const uint32_t tag = static_cast<uint32_t>(h);
+  float* find(uint64_t key) { return find(key, hash(key)); }
+  float* find(uint64_t key, uint64_t hash) {
+    const uint32_t tag = static_cast<uint32_t>(hash);
     for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
       const Slot s = slots_[i];
       if (s.row_plus_one == 0) return nullptr;
@@ -58,7 +69,8 @@ class RowStore {
     }
   }
   // The row of `key`; a new one (zeroed) when `added`.
-  float* insert(uint64_t key, bool& added);
+  float* insert(uint64_t key, bool& added) { return insert(key, hash(key), added); }
+  float* insert(uint64_t key, uint64_t hash, bool& added);
   float* at(size_t row) { return words(row) + 2; }
   uint64_t key_at(size_t row) const {
     uint64_t key;
@@ -72,11 +84,12 @@ class RowStore {
   // Forgets every row, keeping the index's and the first chunk's memory for the next use.
   void clear();
 
-  // For a software prefetch ahead of a batch of lookups: where find(key) starts looking, and,
-  // once that slot is in the cache, the row of the first slot with the key's tag (or nullptr).
-  const void* probe_address(uint64_t key) const { return &slots_[static_cast<uint32_t>(mix(key)) & mask_]; }
-  const void* likely_row(uint64_t key) const {
-    const uint32_t tag = static_cast<uint32_t>(mix(key));
+  // For a software prefetch ahead of a batch of lookups, by the key's hash(): where find() starts
+  // looking, and, once that slot is in the cache, the row of the first slot with the key's tag
+  // (or nullptr).
+  const void* probe_address(uint64_t hash) const { return &slots_[static_cast<uint32_t>(hash) & mask_]; }
+  const void* likely_row(uint64_t hash) const {
+    const uint32_t tag = static_cast<uint32_t>(hash);
     for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
       const Slot s = slots_[i];
       if (s.row_plus_one == 0) return nullptr;
@@ -93,16 +106,6 @@ class RowStore {
     uint32_t tag;
     uint32_t row_plus_one;
   };
-  // Keys of one shard share their residue modulo the shard count, so the low bits alone would
-  // cluster: a full 64-bit mix spreads them.
-  static uint64_t mix(uint64_t key) {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ULL;
-    key ^= key >> 33;
-    return key;
-  }
   float* words(size_t row) { return chunks_[row / kChunkRows] + (row % kChunkRows) * stride_; }
   const float* words(size_t row) const { return chunks_[row / kChunkRows] + (row % kChunkRows) * stride_; }
   size_t slot_of(uint64_t key) const;  // of a key that is in the index

@@ -62,9 +62,9 @@ void SparseTable::initial_values(uint64_t key, float* out) const {
   }
 }
 
-float* SparseTable::created_row(Shard& shard, uint64_t key) {
+float* SparseTable::created_row(Shard& shard, uint64_t key, uint64_t hash) {
   bool added = false;
-  float* row = shard.rows.insert(key, added);
+  float* row = shard.rows.insert(key, hash, added);
   if (!added) return row;
   if (ctr()) {
     float initial[64];
@@ -79,14 +79,14 @@ float* SparseTable::created_row(Shard& shard, uint64_t key) {
   return row;
 }
 
-float* SparseTable::admitted_row(Shard& shard, uint64_t key) {
+float* SparseTable::admitted_row(Shard& shard, uint64_t key, uint64_t hash) {
   const AdmissionSpec& admission = spec_.admission;
-  if (admission.kind == AdmissionSpec::Kind::kAlways) return created_row(shard, key);
-  if (float* row = shard.rows.find(key)) return row;
+  if (admission.kind == AdmissionSpec::Kind::kAlways) return created_row(shard, key, hash);
+  if (float* row = shard.rows.find(key, hash)) return row;
   if (admission.kind == AdmissionSpec::Kind::kCount) {
     if (admission.count > 1) {
       bool added = false;
-      float* count = shard.counts.insert(key, added);
+      float* count = shard.counts.insert(key, hash, added);
       if (++count[0] < static_cast<float>(admission.count)) return nullptr;
       shard.counts.erase_key(key);
     }
@@ -94,7 +94,7 @@ float* SparseTable::admitted_row(Shard& shard, uint64_t key) {
     shard.random = splitmix64(shard.random);
     if (unit_interval(shard.random) >= admission.probability) return nullptr;
   }
-  return created_row(shard, key);
+  return created_row(shard, key, hash);
 }
 
 void SparseTable::apply(float* row, const float* pushed) {
@@ -116,14 +116,23 @@ void SparseTable::add_to(float* row, const float* delta) {
   set_flags(row, flags(row) | kTouchedSinceSave | kTouchedSinceShrink);
 }
 
+size_t SparseTable::shard_of(uint64_t hash) const {
+  return static_cast<size_t>(((hash >> 32) * shards_.size()) >> 32);  // RowStore's index uses the low 32 bits
+}
+
 template <typename Each>
 void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const float* inputs, size_t input_width) {
+  // Each key's hash once: it picks the shard (no division) and is the index's hash in the shard.
   const size_t count = shards_.size();
+  std::vector<uint64_t> hashes(keys.size());
   std::vector<uint32_t> starts(count + 1, 0), order(keys.size());
-  for (uint64_t key : keys) ++starts[key % count + 1];
+  for (size_t i = 0; i < keys.size(); ++i) {
+    hashes[i] = RowStore::hash(keys[i]);
+    ++starts[shard_of(hashes[i]) + 1];
+  }
   for (size_t s = 0; s < count; ++s) starts[s + 1] += starts[s];
   std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
-  for (size_t i = 0; i < keys.size(); ++i) order[fill[keys[i] % count]++] = static_cast<uint32_t>(i);
+  for (size_t i = 0; i < keys.size(); ++i) order[fill[shard_of(hashes[i])]++] = static_cast<uint32_t>(i);
   // On a big table every index slot and row is a cache miss, and so is a pushed (pulled) row of a
   // big batch taken in shard order: fetch a key's slot 16 keys ahead and, once that is in, its row
   // and its pushed row 8 keys ahead.
@@ -134,9 +143,9 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
     std::lock_guard lock(shard.mutex);
     const uint32_t end = starts[s + 1];
     for (uint32_t j = starts[s]; j < end; ++j) {
-      if (j + kSlotAhead < end) __builtin_prefetch(shard.rows.probe_address(keys[order[j + kSlotAhead]]));
+      if (j + kSlotAhead < end) __builtin_prefetch(shard.rows.probe_address(hashes[order[j + kSlotAhead]]));
       if (j + kRowAhead < end)
-        if (const char* row = static_cast<const char*>(shard.rows.likely_row(keys[order[j + kRowAhead]]))) {
+        if (const char* row = static_cast<const char*>(shard.rows.likely_row(hashes[order[j + kRowAhead]]))) {
           __builtin_prefetch(row);
           __builtin_prefetch(row + 64);
         }
@@ -145,7 +154,8 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
         __builtin_prefetch(input);
         __builtin_prefetch(input + input_width - 1);
       }
-      each(shard, order[j]);
+      const uint32_t i = order[j];
+      each(shard, i, hashes[i]);
     }
   };
   // Below this many keys waking a helper costs more than it saves.
@@ -183,8 +193,8 @@ std::vector<float> SparseTable::pull(std::span<const uint64_t> keys) {
 void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
   check_sizes(keys, keys.size() * spec_.dim, spec_.dim, "pull");
   const size_t dim = spec_.dim;
-  by_shard(keys, [&](Shard& s, size_t i) {
-    const float* row = s.rows.find(keys[i]);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
+    const float* row = s.rows.find(keys[i], hash);
     if (row == nullptr) initial_values(keys[i], out + i * dim);
     else if (ctr()) ctr_->pull(row, out + i * dim);
     else std::copy_n(row, dim, out + i * dim);
@@ -193,18 +203,18 @@ void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
 
 void SparseTable::push(std::span<const uint64_t> keys, std::span<const float> grads) {
   check_sizes(keys, grads.size(), push_width_, "push");
-  by_shard(keys, [&](Shard& s, size_t i) {
-    if (float* row = admitted_row(s, keys[i])) apply(row, grads.data() + i * push_width_);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
+    if (float* row = admitted_row(s, keys[i], hash)) apply(row, grads.data() + i * push_width_);
   }, grads.data(), push_width_);
 }
 
 void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const float> grads) {
   check_sizes(keys, grads.size(), push_width_, "push");
   const bool always = spec_.admission.kind == AdmissionSpec::Kind::kAlways;
-  by_shard(keys, [&](Shard& s, size_t i) {
-    if (!always && admitted_row(s, keys[i]) == nullptr) return;
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
+    if (!always && admitted_row(s, keys[i], hash) == nullptr) return;
     bool added = false;
-    float* g = s.pending.insert(keys[i], added);
+    float* g = s.pending.insert(keys[i], hash, added);
     const float* pushed = grads.data() + i * push_width_;
     for (size_t d = 0; d < push_width_; ++d) g[d] += pushed[d];
   }, grads.data(), push_width_);
@@ -218,7 +228,8 @@ void SparseTable::apply_pending(int divisor) {
     for (size_t p = 0; p < s.pending.size(); ++p) {
       float* g = s.pending.at(p);
       for (size_t d = first_gradient; d < push_width_; ++d) g[d] /= static_cast<float>(divisor);
-      apply(created_row(s, s.pending.key_at(p)), g);
+      const uint64_t key = s.pending.key_at(p);
+      apply(created_row(s, key, RowStore::hash(key)), g);
     }
     s.pending.clear();
   }
@@ -226,8 +237,8 @@ void SparseTable::apply_pending(int divisor) {
 
 void SparseTable::add(std::span<const uint64_t> keys, std::span<const float> delta) {
   check_sizes(keys, delta.size(), push_width_, "add");
-  by_shard(keys, [&](Shard& s, size_t i) {
-    if (float* row = admitted_row(s, keys[i])) add_to(row, delta.data() + i * push_width_);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
+    if (float* row = admitted_row(s, keys[i], hash)) add_to(row, delta.data() + i * push_width_);
   }, delta.data(), push_width_);
 }
 
@@ -265,7 +276,7 @@ TableMemory SparseTable::memory() {
 }
 
 std::optional<std::vector<float>> SparseTable::stored_row(uint64_t key) {
-  Shard& s = *shards_[key % shards_.size()];
+  Shard& s = *shards_[shard_of(RowStore::hash(key))];
   std::lock_guard lock(s.mutex);
   const float* row = s.rows.find(key);
   if (row == nullptr) return std::nullopt;
@@ -321,7 +332,7 @@ void SparseTable::load(std::istream& in, bool upsert) {
   for (uint64_t i = 0; i < count; ++i) {
     const auto key = table_io::read<uint64_t>(in);
     table_io::read_floats(in, values.data(), width);
-    Shard& s = *shards_[key % shards_.size()];
+    Shard& s = *shards_[shard_of(RowStore::hash(key))];
     std::lock_guard lock(s.mutex);
     bool added = false;
     std::copy(values.begin(), values.end(), s.rows.insert(key, added));
@@ -342,7 +353,7 @@ void SparseTable::load_legacy(std::istream& in) {
     const auto key = table_io::read<uint64_t>(in);
     const auto steps = table_io::read<int64_t>(in);
     const std::vector<float> values = table_io::read_counted(in, plain_steps_at_);
-    Shard& s = *shards_[key % shards_.size()];
+    Shard& s = *shards_[shard_of(RowStore::hash(key))];
     std::lock_guard lock(s.mutex);
     bool added = false;
     float* row = s.rows.insert(key, added);

@@ -14,7 +14,8 @@
 // rows do). Pushes either apply at once (push) or accumulate until apply_pending(n) (the
 // synchronous mode: the gradients summed, divided by n; a CTR push's show and click summed).
 //
-// Rows live in shards by key % shard_count, each shard with its own lock and its own RowStore
+// Rows live in shards by the high half of the key's RowStore::hash (so every shard fills, whatever
+// residue the server's keys share), each shard with its own lock and its own RowStore
 // (ps/row_store.h). A stored row is the accessor's floats, then one flags word:
 //
 //   plain  values[dim], rule state[dim * rule.state_width()], (adam only) i64 updates, flags
@@ -109,15 +110,17 @@ class SparseTable {
   };
   bool ctr() const { return ctr_.has_value(); }
   // The row of `key`, created if its push is admitted; nullptr when not. Caller holds the lock.
-  float* admitted_row(Shard& shard, uint64_t key);
-  float* created_row(Shard& shard, uint64_t key);  // the row, created when missing
+  // `hash` is RowStore::hash(key).
+  float* admitted_row(Shard& shard, uint64_t key, uint64_t hash);
+  float* created_row(Shard& shard, uint64_t key, uint64_t hash);  // the row, created when missing
+  size_t shard_of(uint64_t hash) const;
   void initial_values(uint64_t key, float* out) const;  // dim floats
   void apply(float* row, const float* pushed);
   void add_to(float* row, const float* delta);
   uint32_t flags(const float* row) const;
   void set_flags(float* row, uint32_t flags) const;
   void check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const;
-  // Calls each(shard, i) for every position i of `keys`, as the class comment says; `inputs`, when
+  // Calls each(shard, i, hash of keys[i]) for every position i of `keys`, as the class comment says; `inputs`, when
   // given, are the batch's pushed rows or the rows a pull fills (input_width floats per key),
   // prefetched with the table's rows.
   template <typename Each>
