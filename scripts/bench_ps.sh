@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Parameter-server throughput on this machine over loopback: sparse pull+push of 10k and 1M keys
 # of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; a CTR table
-# of dim 8 at 1M, 10M and 50M resident keys (keys/s, bytes per row, shrink and save times); then
-# wide&deep training samples/s, 1 server + 2 workers against 1 local process, on a generated
-# Criteo file; then the three modes (sync, async, GEO) on 200k generated lines, AUC and samples/s.
+# of dim 8 at 1M, 10M and 50M resident keys, alone in one process and then served (keys/s, bytes
+# per row, shrink and save times); then wide&deep training samples/s, 1 server + 2 workers against
+# 1 local process, on a generated Criteo file; then the three modes (sync, async, GEO) on 200k
+# generated lines, AUC and samples/s.
 set -euo pipefail
 source "$(dirname "$0")/bench_setup.sh" tests/ps_bench
 echo "machine: $cpu"
@@ -14,6 +15,9 @@ done
 # The CTR table at 1M, 10M and 50M resident keys (about 5 GB of server memory at 50M, and as
 # much disk for its saves), 1 server and 1 worker, then 2 servers and 2 workers: keys/s, bytes
 # per row, shrink and save times. CTR_KEYS= skips it.
+# First the table alone in this process (no worker, socket or second process on the cores): the
+# ceiling of the launched figures.
+[ -z "${CTR_KEYS-x}" ] || "$build_dir/tests/ps_bench" --in-process "${CTR_KEYS-1000000,10000000,50000000}"
 for sw in 1 2; do
   PS_BENCH_CTR_KEYS="${CTR_KEYS-1000000,10000000,50000000}" PS_BENCH_SAVE_KEYS="${SAVE_KEYS:-50000000}" \
     "$launcher" --server_num=$sw --worker_num=$sw --log_dir="$work/log-ctr$sw" "$(realpath "$build_dir/tests/ps_bench")" \

@@ -6,6 +6,11 @@
 // worker 0 fills the CTR table to each count with random 64-bit keys, every worker times
 // pull+push of 1M resident keys at once, and worker 0 reads the bytes per row (STATS), times a
 // shrink, and up to PS_BENCH_SAVE_KEYS rows the all, base and delta saves.
+//
+// `ps_bench --in-process COUNTS` (no launcher) times the CTR table alone, in this process, at each
+// resident count: pull+push of 1M resident keys in the server's request size, on one thread and
+// with a server's helper threads. It is the ceiling of the figures above: the same work without
+// a worker, a socket or a second process on the cores.
 
 #include <chrono>
 #include <cstdio>
@@ -13,6 +18,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <random>
+#include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -20,7 +27,9 @@
 #include "common/heap.h"
 #include "common/parse.h"
 #include "ps/client.h"
+#include "ps/helper_pool.h"
 #include "ps/server.h"
+#include "ps/sparse_table.h"
 #include "ps/table_spec.h"
 #include "runtime/distributed/topology.h"
 
@@ -150,9 +159,49 @@ void bench_ctr(ps::PsClient& client, int worker, int workers) {
   client.barrier();
 }
 
+// The --in-process mode in the file comment.
+void bench_ctr_in_process(const std::string& counts) {
+  constexpr size_t kRequestKeys = 16384;  // a PsClient request's keys (ps/client.cc)
+  constexpr size_t kKeys = 1000000;
+  const size_t helpers = std::max(1u, std::thread::hardware_concurrency()) - 1;
+  for (const std::string& count : paddle::common::split_list(counts, "--in-process")) {
+    const uint64_t resident = std::stoull(count);
+    for (size_t threads : {size_t{0}, helpers}) {
+      ps::SparseTable table(ctr_table(), ps::UpdateRule{});
+      ps::HelperPool pool(threads);
+      if (threads > 0) table.set_helpers(&pool);
+      std::vector<float> pushed(kRequestKeys * (2 + kCtrDim), 0.001f);
+      std::vector<uint64_t> keys(kRequestKeys);
+      for (uint64_t filled = 0; filled < resident; filled += kRequestKeys) {
+        keys.resize(std::min<uint64_t>(kRequestKeys, resident - filled));
+        for (size_t i = 0; i < keys.size(); ++i) keys[i] = resident_key(filled + i);
+        table.push(keys, std::span<const float>(pushed.data(), keys.size() * (2 + kCtrDim)));
+      }
+      std::mt19937_64 rng(7);
+      std::vector<std::vector<uint64_t>> requests(kKeys / kRequestKeys, std::vector<uint64_t>(kRequestKeys));
+      for (auto& request : requests)
+        for (auto& k : request) k = resident_key(rng() % resident);
+      std::vector<float> pulled(kRequestKeys * kCtrDim);
+      const auto start = Clock::now();
+      for (const auto& request : requests) {
+        table.pull(request, pulled.data());
+        table.push(request, pushed);
+      }
+      const double keys_done = static_cast<double>(requests.size() * kRequestKeys);
+      const double seconds = seconds_since(start);
+      fmt::print("CTR table alone, {:>9} resident keys, {} + {} helper thread(s): {:10.0f} keys/s ({:.0f} ns/key)\n", resident,
+                 1, threads, keys_done / seconds, seconds * 1e9 / keys_done);
+    }
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--in-process") {
+    bench_ctr_in_process(argv[2]);
+    return 0;
+  }
   paddle::common::keep_freed_memory_in_heap();  // as train does
   auto topo = runtime::topology_from_environment(runtime::current_environment());
   constexpr size_t kDense = 16u << 20;  // floats: 64 MB
