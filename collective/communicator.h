@@ -5,6 +5,7 @@
 // operation and ranks involved.
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,22 @@ class CollectiveError : public common::PeerError {
 };
 
 enum class ReduceOp { kSum, kAvg };
+
+// A float buffer that its communicator reduces where it lies, for gradient buckets written once
+// per step and averaged (runtime/distributed/data_parallel.h). Communicator::allreduce(data) must
+// copy `data` into memory the peers can read and the result back out; a ReduceBuffer is that
+// memory already, so the values are written there once and reduced in place.
+class ReduceBuffer {
+ public:
+  virtual ~ReduceBuffer() = default;
+
+  // This rank's size() floats: write them, call allreduce(), read the result here.
+  virtual float* data() = 0;
+  virtual size_t size() const = 0;
+  // A collective call: every rank's data() becomes the sum (or mean) over the ranks, with the
+  // same bits on every rank and as Communicator::allreduce would give. Throws CollectiveError.
+  virtual void allreduce(ReduceOp op) = 0;
+};
 
 class Communicator {
  public:
@@ -36,6 +53,10 @@ class Communicator {
   // `output` (size() * count) gets every rank's `input`, in rank order.
   virtual void allgather(const float* input, float* output, size_t count) = 0;
   virtual void barrier() = 0;
+  // A collective call: a host buffer of `count` floats that this communicator reduces in place,
+  // or null on every rank where the backend has none (only ShmCommunicator makes them: every
+  // rank on one node). Throws CollectiveError on every rank when one cannot make its part.
+  virtual std::unique_ptr<ReduceBuffer> reduce_buffer(size_t /*count*/) { return nullptr; }
 };
 
 }  // namespace paddle::collective

@@ -1,5 +1,7 @@
 #include "collective/shm_communicator.h"
 
+#include "collective/shm_reduce_buffer.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <linux/futex.h>
@@ -32,6 +34,7 @@ constexpr long kSleepNanos = 5'000'000;
 
 struct alignas(kLine) RankState {
   uint64_t arrived;  // the last step this rank arrived at
+  uint64_t failed;   // the last step of a set-up (agree) that failed on this rank
   int32_t pid;
 };
 
@@ -111,6 +114,17 @@ void ShmCommunicator::step() {
     cpu_relax();
   }
   wait_slowly(epoch_);
+}
+
+void ShmCommunicator::agree(const std::string& why, const std::string& what_failed) {
+  if (!why.empty()) std::atomic_ref<uint64_t>(layout_->ranks[rank_].failed).store(epoch_ + 1, std::memory_order_release);
+  step();
+  if (!why.empty()) throw CollectiveError(why);
+  std::vector<int> failed;
+  for (int p = 0; p < size_; ++p)
+    if (std::atomic_ref<uint64_t>(layout_->ranks[p].failed).load(std::memory_order_acquire) == epoch_)
+      failed.push_back(options_.names[p]);
+  if (!failed.empty()) throw CollectiveError(fmt::format("rank(s) {} {}", list(failed), what_failed));
 }
 
 bool ShmCommunicator::all_arrived(uint64_t epoch) const {
@@ -283,6 +297,42 @@ void ShmCommunicator::allgather(const float* input, float* output, size_t count)
     for (int p = 0; p < size_; ++p)
       std::memcpy(output + p * count + begin, slot(this_half(), p), n * sizeof(float));
   }
+}
+
+std::unique_ptr<ReduceBuffer> ShmCommunicator::reduce_buffer(size_t count) {
+  check_usable();
+  if (size_ == 1) return nullptr;
+  operation_ = {"bucket set-up", count, -1};
+  const size_t number = reduce_buffers_++;
+  const size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+  auto name = [&](int r) { return fmt::format("{}-b{}-r{}", segment_->name(), number, r); };
+  std::vector<std::unique_ptr<ShmSegment>> segments(static_cast<size_t>(size_));
+  std::string why;
+  try {
+    segments[rank_] = ShmSegment::create(name(rank_), bytes);
+  } catch (const CollectiveError& e) {
+    why = e.what();
+  }
+  try {
+    agree(why, "could not make a shared-memory bucket");
+  } catch (const CollectiveError&) {
+    if (segments[rank_]) segments[rank_]->unlink();
+    throw;
+  }
+  try {
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_) segments[p] = ShmSegment::open(name(p), bytes);
+  } catch (const CollectiveError& e) {
+    why = e.what();
+  }
+  try {
+    agree(why, "could not map the node's shared-memory buckets");
+  } catch (const CollectiveError&) {
+    segments[rank_]->unlink();
+    throw;
+  }
+  segments[rank_]->unlink();  // every rank has it mapped: only the mappings keep it now
+  return std::make_unique<ShmReduceBuffer>(*this, count, std::move(segments));
 }
 
 void ShmCommunicator::barrier() {

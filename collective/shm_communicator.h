@@ -63,11 +63,15 @@ class ShmCommunicator : public Communicator {
   void broadcast(float* data, size_t count, int root) override;
   void allgather(const float* input, float* output, size_t count) override;
   void barrier() override;
+  // ShmReduceBuffer (collective/shm_reduce_buffer.h); null for one rank, which has nothing to
+  // reduce. Throws CollectiveError on every rank when one cannot make or map its segment.
+  std::unique_ptr<ReduceBuffer> reduce_buffer(size_t count) override;
 
   // The shared-memory name this communicator used (unlinked by now).
   const std::string& segment_name() const { return segment_->name(); }
 
  private:
+  friend class ShmReduceBuffer;  // steps with this communicator and names its ranks in errors
   struct Layout;
   void allreduce_small(float* data, size_t count);
   void allreduce_chunked(float* data, size_t count);
@@ -75,6 +79,10 @@ class ShmCommunicator : public Communicator {
 
   // One step: arrive with this rank's writes to the next half, wait for every rank.
   void step();
+  // A step of a set-up that may fail on some ranks: `why` is this rank's failure, or empty. Throws
+  // CollectiveError on every rank when one failed (this rank's `why`, or the failed ranks and
+  // `what_failed`); the communicator stays usable.
+  void agree(const std::string& why, const std::string& what_failed);
   bool all_arrived(uint64_t epoch) const;
   void wait_slowly(uint64_t epoch);
   std::vector<int> missing(uint64_t epoch) const;
@@ -95,6 +103,7 @@ class ShmCommunicator : public Communicator {
   std::unique_ptr<Layout> layout_;
   std::vector<int> peer_pidfds_;  // -1 for this process and where pidfd_open is unavailable
   uint64_t epoch_ = 0;
+  size_t reduce_buffers_ = 0;  // made so far: the next one's number
   struct Operation {
     const char* name;
     size_t count;  // floats; 0 when none

@@ -60,9 +60,9 @@ std::string ShmSegment::name_prefix(const std::string& job_id) { return "paddle-
 
 ShmSegment::ShmSegment(const ShmSegmentConfig& config, gloo::rendezvous::Store& store, size_t bytes) : size_(bytes) {
   if (config.index == 0) {
-    create(config, store);
+    create_published(config, store);
   } else {
-    open(config, store);
+    open_published(config, store);
   }
 }
 
@@ -79,25 +79,34 @@ void ShmSegment::map(int fd) {
   data_ = p;
 }
 
-void ShmSegment::create(const ShmSegmentConfig& config, gloo::rendezvous::Store& store) {
+int ShmSegment::create_file() {
+  int fd = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0)
+    throw CollectiveError(fmt::format("shared memory {}: shm_open failed: {}; set PADDLE_COLLECTIVE_SHM=0 to use Gloo "
+                                      "over TCP instead", name_, errno_text(errno)));
+  if (int error = posix_fallocate(fd, 0, static_cast<off_t>(size_)); error != 0) {
+    ::close(fd);
+    shm_unlink(name_.c_str());
+    throw CollectiveError(fmt::format("shared memory {}: cannot reserve {} bytes in /dev/shm: {}; make room there or "
+                                      "set PADDLE_COLLECTIVE_SHM=0 to use Gloo over TCP instead",
+                                      name_, size_, errno_text(error)));
+  }
+  return fd;
+}
+
+void ShmSegment::create_published(const ShmSegmentConfig& config, gloo::rendezvous::Store& store) {
   remove_stale(name_prefix(config.job_id));
   std::random_device random;
   name_ = fmt::format("/{}g{}-{}-{:08x}", name_prefix(config.job_id), config.generation, getpid(), random());
   const std::string name_key = config.key_prefix + "/name";
-  int fd = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) {
-    const std::string why = fmt::format("shared memory {}: shm_open failed: {}; set PADDLE_COLLECTIVE_SHM=0 to use Gloo "
-                                        "over TCP instead", name_, errno_text(errno));
-    put(store, name_key, "!" + why);
-    throw CollectiveError(why);
+  int fd;
+  try {
+    fd = create_file();
+  } catch (const CollectiveError& e) {
+    put(store, name_key, std::string("!") + e.what());
+    throw;
   }
   try {
-    if (int error = posix_fallocate(fd, 0, static_cast<off_t>(size_)); error != 0) {
-      ::close(fd);
-      throw CollectiveError(fmt::format("shared memory {}: cannot reserve {} bytes in /dev/shm: {}; make room there or "
-                                        "set PADDLE_COLLECTIVE_SHM=0 to use Gloo over TCP instead",
-                                        name_, size_, errno_text(error)));
-    }
     map(fd);
     put(store, name_key, name_);
     for (int i = 1; i < config.group_size; ++i) {
@@ -115,7 +124,27 @@ void ShmSegment::create(const ShmSegmentConfig& config, gloo::rendezvous::Store&
   shm_unlink(name_.c_str());
 }
 
-void ShmSegment::open(const ShmSegmentConfig& config, gloo::rendezvous::Store& store) {
+std::unique_ptr<ShmSegment> ShmSegment::create(const std::string& name, size_t bytes) {
+  std::unique_ptr<ShmSegment> segment(new ShmSegment(name, bytes));
+  const int fd = segment->create_file();
+  try {
+    segment->map(fd);
+  } catch (...) {
+    segment->unlink();
+    throw;
+  }
+  return segment;
+}
+
+std::unique_ptr<ShmSegment> ShmSegment::open(const std::string& name, size_t bytes) {
+  std::unique_ptr<ShmSegment> segment(new ShmSegment(name, bytes));
+  segment->open_file();
+  return segment;
+}
+
+void ShmSegment::unlink() const { shm_unlink(name_.c_str()); }
+
+void ShmSegment::open_published(const ShmSegmentConfig& config, gloo::rendezvous::Store& store) {
   std::string name;
   try {
     name = fetch(store, config.key_prefix + "/name", config.timeout);
@@ -126,19 +155,23 @@ void ShmSegment::open(const ShmSegmentConfig& config, gloo::rendezvous::Store& s
   name_ = name;
   const std::string mapped_key = fmt::format("{}/mapped/{}", config.key_prefix, config.index);
   try {
-    int fd = shm_open(name_.c_str(), O_RDWR, 0);
-    if (fd < 0) throw CollectiveError(fmt::format("shared memory {}: shm_open failed: {}", name_, errno_text(errno)));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != size_) {
-      ::close(fd);
-      throw CollectiveError(fmt::format("shared memory {}: has {} bytes, expected {}", name_, st.st_size, size_));
-    }
-    map(fd);
+    open_file();
   } catch (const CollectiveError& e) {
     put(store, mapped_key, fmt::format("!rank {} of the node: {}", config.index, e.what()));
     throw;
   }
   put(store, mapped_key, "ok");
+}
+
+void ShmSegment::open_file() {
+  int fd = shm_open(name_.c_str(), O_RDWR, 0);
+  if (fd < 0) throw CollectiveError(fmt::format("shared memory {}: shm_open failed: {}", name_, errno_text(errno)));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != size_) {
+    ::close(fd);
+    throw CollectiveError(fmt::format("shared memory {}: has {} bytes, expected {}", name_, st.st_size, size_));
+  }
+  map(fd);
 }
 
 }  // namespace paddle::collective

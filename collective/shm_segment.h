@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace paddle::collective {
@@ -42,9 +43,19 @@ class ShmSegment {
   // The name's prefix for a job: every segment of `job_id` starts with it.
   static std::string name_prefix(const std::string& job_id);
 
+  // Without a store, for ranks that agree on a name by other means (a communicator's own
+  // segment): create() makes `name` (O_EXCL, reserved), open() maps one of exactly `bytes`; the
+  // creator calls unlink() once every rank has it. Throw CollectiveError naming the segment.
+  static std::unique_ptr<ShmSegment> create(const std::string& name, size_t bytes);
+  static std::unique_ptr<ShmSegment> open(const std::string& name, size_t bytes);
+  void unlink() const;
+
  private:
-  void create(const ShmSegmentConfig& config, gloo::rendezvous::Store& store);
-  void open(const ShmSegmentConfig& config, gloo::rendezvous::Store& store);
+  ShmSegment(std::string name, size_t bytes) : name_(std::move(name)), size_(bytes) {}
+  int create_file();  // name_ made and size_ reserved: its fd
+  void open_file();   // name_ mapped, checked to hold size_ bytes
+  void create_published(const ShmSegmentConfig& config, gloo::rendezvous::Store& store);
+  void open_published(const ShmSegmentConfig& config, gloo::rendezvous::Store& store);
   void map(int fd);
 
   std::string name_;

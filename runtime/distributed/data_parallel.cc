@@ -33,8 +33,18 @@ DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, si
     b.params.push_back(p);
     b.floats += p->grad.numel();
   }
+  bool try_shared = !device.is_cuda();
   for (auto& b : buckets_) {
-    b.buffer = Tensor({b.floats}, DType::kFloat32, device);
+    if (try_shared) {
+      try {
+        b.shared = comm_.reduce_buffer(static_cast<size_t>(b.floats));
+      } catch (const collective::CollectiveError& e) {  // thrown on every rank: all fall back alike
+        fmt::print(stderr, "collective: gradient buckets in private memory, copied through the communicator: {}\n",
+                   e.what());
+        try_shared = false;
+      }
+    }
+    if (!b.shared) b.buffer = Tensor({b.floats}, DType::kFloat32, device);
     if (device.is_cuda()) b.packed = std::make_unique<kernels::Event>(context_);
     b.waiting = b.params.size();
   }
@@ -60,13 +70,13 @@ void DataParallel::broadcast_parameters() {
 
 void DataParallel::pack(Parameter* p) {
   auto [index, offset] = bucket_of_.at(p);
-  float* to = buckets_[index].buffer.ptr() + offset;
+  float* to = buckets_[index].data() + offset;
   const size_t n = static_cast<size_t>(p->grad.numel());
   kernels::copy(context_, to, p->grad.ptr(), n);
 }
 
 void DataParallel::unpack(Bucket& b) {
-  const float* from = b.buffer.ptr();
+  const float* from = b.data();
   for (Parameter* p : b.params) {
     const size_t n = static_cast<size_t>(p->grad.numel());
     kernels::copy(context_, p->grad.ptr(), from, n);
@@ -106,7 +116,8 @@ void DataParallel::communicate() {
     Bucket& b = buckets_[index];
     try {
       if (b.packed) b.packed->synchronize();
-      comm_.allreduce(b.buffer.ptr(), static_cast<size_t>(b.floats), collective::ReduceOp::kAvg);
+      if (b.shared) b.shared->allreduce(collective::ReduceOp::kAvg);
+      else comm_.allreduce(b.buffer.ptr(), static_cast<size_t>(b.floats), collective::ReduceOp::kAvg);
       if (!context_.is_cuda()) unpack(b);  // on a device, finish_step() queues it on the model's stream
     } catch (...) {
       std::lock_guard lock(mutex_);

@@ -7,7 +7,10 @@
 // with one allreduce on a communication thread while backward goes on. finish_step() waits only
 // for the buckets still in flight.
 //
-// Buckets live on the model's device. On a CUDA device the packing copies are queued on the
+// Buckets live on the model's device. On the CPU, where the communicator offers it, a bucket is a
+// ReduceBuffer (collective/communicator.h; shared memory on one node), reduced where it was
+// packed rather than copied into the communicator's memory and back; where it cannot make one
+// (a small /dev/shm), every rank says why on stderr and keeps its buckets private. On a CUDA device the packing copies are queued on the
 // model's stream and the communication thread waits for a bucket's event before reducing it in
 // device memory (NCCL), so backward kernels and allreduces overlap on the GPU too.
 
@@ -48,7 +51,9 @@ class DataParallel {
   struct Bucket {
     std::vector<Parameter*> params;
     int64_t floats = 0;
-    Tensor buffer;
+    Tensor buffer;  // unless `shared`
+    std::unique_ptr<collective::ReduceBuffer> shared;
+    float* data() { return shared ? shared->data() : buffer.ptr(); }
     std::unique_ptr<kernels::Event> packed;  // CUDA: the copies into buffer are done
     size_t waiting = 0;  // parameters not yet ready this step
     bool queued = false;

@@ -187,3 +187,69 @@ TEST_CASE("a segment left by a creator killed during set-up is removed by the jo
   CHECK(in_dev_shm(alive));  // its creator (this process) still runs
   shm_unlink(alive.c_str());
 }
+
+TEST_CASE("a bucket reduced where it lies gives allreduce's bits, sum and mean, round after round") {
+  for (int world : {2, 3}) {
+    for (size_t count : {size_t{1}, size_t{7}, size_t{1025}, size_t{100003}}) {
+      CAPTURE(world);
+      CAPTURE(count);
+      on_ranks(world, small_slots(), [&](ShmCommunicator& comm) {
+        auto first = comm.reduce_buffer(count);
+        auto second = comm.reduce_buffer(count + 5);  // a second bucket, used in turn with the first
+        REQUIRE(first != nullptr);
+        REQUIRE(second != nullptr);
+        CHECK(first->size() == count);
+        CHECK(second->size() == count + 5);
+        for (int round = 0; round < 4; ++round) {
+          ReduceBuffer& bucket = round % 2 == 0 ? *first : *second;
+          const ReduceOp op = round < 2 ? ReduceOp::kSum : ReduceOp::kAvg;
+          std::vector<float> plain(bucket.size());
+          for (size_t i = 0; i < plain.size(); ++i) plain[i] = bucket.data()[i] = value(comm.rank(), i) + round;
+          bucket.allreduce(op);
+          comm.allreduce(plain.data(), plain.size(), op);
+          REQUIRE(same_bits(std::vector<float>(bucket.data(), bucket.data() + bucket.size()), plain));
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("bucket segments are gone from /dev/shm once made, and one rank has no bucket") {
+  std::string segment;
+  on_ranks(2, small_slots(), [&](ShmCommunicator& comm) {
+    auto bucket = comm.reduce_buffer(1000);
+    REQUIRE(bucket != nullptr);
+    if (comm.rank() == 0) segment = comm.segment_name();
+    comm.barrier();
+  });
+  for (int r = 0; r < 2; ++r) CHECK_FALSE(in_dev_shm(segment + "-b0-r" + std::to_string(r)));
+  on_ranks(1, small_slots(), [](ShmCommunicator& comm) { CHECK(comm.reduce_buffer(10) == nullptr); });
+}
+
+TEST_CASE("a rank that cannot make its bucket fails on every rank, named, and the communicator goes on") {
+  ShmOptions options = small_slots();
+  options.names = {4, 5};
+  on_ranks(2, options, [&](ShmCommunicator& comm) {
+    const std::string taken = comm.segment_name() + "-b0-r1";
+    if (comm.rank() == 1) {  // rank 1's bucket name exists already: its O_EXCL create fails
+      const int fd = shm_open(taken.c_str(), O_CREAT | O_RDWR, 0600);
+      REQUIRE(fd >= 0);
+      close(fd);
+    }
+    comm.barrier();
+    try {
+      comm.reduce_buffer(100);
+      FAIL("reduce_buffer returned with rank 1's bucket unmade");
+    } catch (const CollectiveError& e) {
+      const std::string what = e.what();
+      if (comm.rank() == 0) CHECK(what == "rank(s) 5 could not make a shared-memory bucket");
+      else CHECK(what.find(taken + ": shm_open failed: File exists") != std::string::npos);
+    }
+    comm.barrier();  // each rank removes its own bucket's name before it throws
+    CHECK_FALSE(in_dev_shm(comm.segment_name() + "-b0-r0"));
+    if (comm.rank() == 1) shm_unlink(taken.c_str());
+    std::vector<float> data(10, 1.0f);
+    comm.allreduce(data.data(), data.size(), ReduceOp::kSum);
+    CHECK(data[9] == 2.0f);
+  });
+}
