@@ -62,6 +62,10 @@ DataParallel::~DataParallel() {
   thread_.join();
 }
 
+size_t DataParallel::shared_bucket_count() const {
+  return static_cast<size_t>(std::count_if(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.shared != nullptr; }));
+}
+
 void DataParallel::broadcast_parameters() {
   if (execution_ != nullptr) execution_->synchronize();
   for (Parameter* p : model_.parameters()) comm_.broadcast(p->value.ptr(), static_cast<size_t>(p->value.numel()), 0);

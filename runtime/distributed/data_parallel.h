@@ -45,6 +45,7 @@ class DataParallel {
   void broadcast_parameters();  // from rank 0, also the buffers (BatchNorm statistics)
   void finish_step();           // every gradient averaged; rethrows a communication error
   size_t bucket_count() const { return buckets_.size(); }
+  size_t shared_bucket_count() const;  // those reduced where they lie
   size_t tensor_count() const { return bucket_of_.size(); }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/http_store.h"
+#include "collective/shm_communicator.h"
 #include "collective/kv_store_server.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/nn/linear.h"
@@ -47,31 +48,71 @@ std::vector<float> gradients(Sequential& net, DataParallel* parallel, const Tens
   return all;
 }
 
+// A ShmCommunicator that cannot make buckets, as with a /dev/shm too small for them.
+class NoBuckets : public Communicator {
+ public:
+  explicit NoBuckets(std::unique_ptr<Communicator> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string backend() const override { return inner_->backend(); }
+  void allreduce(float* data, size_t count, ReduceOp op) override { inner_->allreduce(data, count, op); }
+  void broadcast(float* data, size_t count, int root) override { inner_->broadcast(data, count, root); }
+  void allgather(const float* input, float* output, size_t count) override { inner_->allgather(input, output, count); }
+  void barrier() override { inner_->barrier(); }
+  std::unique_ptr<ReduceBuffer> reduce_buffer(size_t) override { throw CollectiveError("no room in /dev/shm"); }
+
+ private:
+  std::unique_ptr<Communicator> inner_;
+};
+
+// The gradients of 2 ranks of 2 samples each, after 3 steps, on communicators `make` gives;
+// `shared`: whether every bucket is to be a shared one.
+template <class Make>
+std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
+  KvStoreServer server("127.0.0.1", 0);
+  std::vector<std::future<std::vector<float>>> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      HttpStore store("127.0.0.1", server.port(), 10s);
+      std::unique_ptr<Communicator> comm = make(r, store);
+      Sequential net;
+      build(net);
+      DataParallel parallel(net, *comm, 8 * sizeof(float));  // a bucket per layer or less
+      CHECK(parallel.bucket_count() > 1);
+      CHECK(parallel.shared_bucket_count() == (shared ? parallel.bucket_count() : 0));
+      parallel.broadcast_parameters();
+      std::vector<float> got;
+      for (int step = 0; step < 3; ++step) got = gradients(net, &parallel, inputs(2 * r, 2));
+      return got;
+    }));
+  std::vector<std::vector<float>> out;
+  for (auto& f : ranks) out.push_back(f.get());
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("data parallelism: 2 ranks of 2 samples average to the gradients of 1 rank of 4, in several buckets") {
   Sequential local;
   build(local);
   const auto expected = gradients(local, nullptr, inputs(0, 4));
-
-  KvStoreServer server("127.0.0.1", 0);
-  std::vector<std::future<std::vector<float>>> ranks;
-  for (int r = 0; r < 2; ++r)
-    ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore store("127.0.0.1", server.port(), 10s);
-      GlooCommunicator comm(r, 2, store, "127.0.0.1", 10s);
-      Sequential net;
-      build(net);
-      DataParallel parallel(net, comm, 8 * sizeof(float));  // a bucket per layer or less
-      CHECK(parallel.bucket_count() > 1);
-      parallel.broadcast_parameters();
-      std::vector<float> got;
-      for (int step = 0; step < 3; ++step) got = gradients(net, &parallel, inputs(2 * r, 2));
-      return got;
-    }));
-  for (auto& f : ranks) {
-    const auto got = f.get();
+  ShmOptions shm;
+  shm.timeout = 10s;
+  const auto gloo = two_rank_gradients([](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+    return std::make_unique<GlooCommunicator>(r, 2, store, "127.0.0.1", 10s);
+  }, false);
+  // On one node the buckets are shared memory, reduced where they lie; without room for them,
+  // private buckets through the communicator.
+  const auto shared = two_rank_gradients([&](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+    return std::make_unique<ShmCommunicator>(r, 2, store, shm);
+  }, true);
+  const auto fallback = two_rank_gradients([&](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+    return std::make_unique<NoBuckets>(std::make_unique<ShmCommunicator>(r, 2, store, shm));
+  }, false);
+  for (const auto& got : {gloo[0], gloo[1], shared[0], shared[1], fallback[0], fallback[1]}) {
     REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
   }
+  CHECK(shared[0] == shared[1]);  // bit-identical on every rank
+  CHECK(shared[0] == fallback[0]);  // the same sums either way
 }
