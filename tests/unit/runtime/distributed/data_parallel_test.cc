@@ -69,24 +69,33 @@ class NoBuckets : public Communicator {
 // `shared`: whether every bucket is to be a shared one.
 template <class Make>
 std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
+  // Communicators outlive both ranks' work: a rank closing its connections while the other still
+  // reads its last allreduce would fail that one.
+  struct Rank {
+    std::vector<float> gradients;
+    std::unique_ptr<HttpStore> store;
+    std::unique_ptr<Communicator> comm;
+  };
   KvStoreServer server("127.0.0.1", 0);
-  std::vector<std::future<std::vector<float>>> ranks;
+  std::vector<std::future<Rank>> ranks;
   for (int r = 0; r < 2; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore store("127.0.0.1", server.port(), 10s);
-      std::unique_ptr<Communicator> comm = make(r, store);
+      Rank rank;
+      rank.store = std::make_unique<HttpStore>("127.0.0.1", server.port(), 10s);
+      rank.comm = make(r, *rank.store);
       Sequential net;
       build(net);
-      DataParallel parallel(net, *comm, 8 * sizeof(float));  // a bucket per layer or less
+      DataParallel parallel(net, *rank.comm, 8 * sizeof(float));  // a bucket per layer or less
       CHECK(parallel.bucket_count() > 1);
       CHECK(parallel.shared_bucket_count() == (shared ? parallel.bucket_count() : 0));
       parallel.broadcast_parameters();
-      std::vector<float> got;
-      for (int step = 0; step < 3; ++step) got = gradients(net, &parallel, inputs(2 * r, 2));
-      return got;
+      for (int step = 0; step < 3; ++step) rank.gradients = gradients(net, &parallel, inputs(2 * r, 2));
+      return rank;
     }));
+  std::vector<Rank> done;
+  for (auto& f : ranks) done.push_back(f.get());
   std::vector<std::vector<float>> out;
-  for (auto& f : ranks) out.push_back(f.get());
+  for (auto& rank : done) out.push_back(rank.gradients);
   return out;
 }
 
