@@ -313,25 +313,21 @@ std::unique_ptr<ReduceBuffer> ShmCommunicator::reduce_buffer(size_t count) {
   } catch (const CollectiveError& e) {
     why = e.what();
   }
-  try {
-    agree(why, "could not make a shared-memory bucket");
-  } catch (const CollectiveError&) {
-    if (segments[rank_]) segments[rank_]->unlink();
-    throw;
-  }
+  // This rank's name goes on every way out: once all have mapped it, or when the set-up fails.
+  struct UnlinkOwn {
+    ShmSegment* own;
+    ~UnlinkOwn() {
+      if (own) own->unlink();
+    }
+  } unlink_own{segments[rank_].get()};
+  agree(why, "could not make a shared-memory bucket");
   try {
     for (int p = 0; p < size_; ++p)
       if (p != rank_) segments[p] = ShmSegment::open(name(p), bytes);
   } catch (const CollectiveError& e) {
     why = e.what();
   }
-  try {
-    agree(why, "could not map the node's shared-memory buckets");
-  } catch (const CollectiveError&) {
-    segments[rank_]->unlink();
-    throw;
-  }
-  segments[rank_]->unlink();  // every rank has it mapped: only the mappings keep it now
+  agree(why, "could not map the node's shared-memory buckets");
   return std::make_unique<ShmReduceBuffer>(*this, count, std::move(segments));
 }
 
