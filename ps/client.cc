@@ -10,6 +10,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <deque>
 
 #include "common/parse.h"
@@ -310,6 +311,14 @@ std::vector<ServerMemory> PsClient::memory() {
       t.rows = reader.u64();
       t.value_bytes = reader.u64();
       t.index_bytes = reader.u64();
+      if (reader.u32() == 0) continue;
+      t.tier.tiered = true;
+      t.tier.memory_rows = reader.u64();
+      t.tier.disk_rows = reader.u64();
+      t.tier.disk_bytes = reader.u64();
+      t.tier.database_bytes = reader.u64();
+      for (double* rate : {&t.tier.hit_rate, &t.tier.disk_reads_per_s, &t.tier.evictions_per_s})
+        *rate = std::bit_cast<double>(reader.u64());
     }
     reader.expect_end();
   }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "ps/server_session.h"
 
 namespace paddle::ps {
@@ -169,7 +171,13 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
       body.expect_end();
       const ServerMemory memory = tables_memory(tables_, options_.server_index);
       reply.u32(static_cast<uint32_t>(memory.server)).u32(static_cast<uint32_t>(memory.tables.size()));
-      for (const TableMemory& t : memory.tables) reply.str(t.table).u64(t.rows).u64(t.value_bytes).u64(t.index_bytes);
+      for (const TableMemory& t : memory.tables) {
+        reply.str(t.table).u64(t.rows).u64(t.value_bytes).u64(t.index_bytes).u32(t.tier.tiered ? 1 : 0);
+        if (!t.tier.tiered) continue;
+        reply.u64(t.tier.memory_rows).u64(t.tier.disk_rows).u64(t.tier.disk_bytes).u64(t.tier.database_bytes);
+        for (double rate : {t.tier.hit_rate, t.tier.disk_reads_per_s, t.tier.evictions_per_s})
+          reply.u64(std::bit_cast<uint64_t>(rate));
+      }
       return true;
     }
     case Command::kLoad: {

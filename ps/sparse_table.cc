@@ -12,6 +12,8 @@ namespace paddle::ps {
 namespace {
 
 constexpr uint32_t kTouchedSinceSave = 1, kTouchedSinceShrink = 2;
+// Rows a whole-tier walk (shrink, save, load) writes to disk at once.
+constexpr size_t kDiskBatchRows = 65536;
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -22,23 +24,44 @@ uint64_t splitmix64(uint64_t x) {
 
 double unit_interval(uint64_t random) { return static_cast<double>(random >> 11) * (1.0 / 9007199254740992.0); }
 
+// The floats of a stored row before its flags word (the layouts of sparse_table.h).
+size_t values_width(const SparseTableSpec& spec, const UpdateRule& plain_rule) {
+  if (spec.accessor == SparseTableSpec::Accessor::kCtr) return CtrAccessor(spec.ctr, spec.dim).width();
+  return spec.dim * (1 + plain_rule.state_width()) + (plain_rule.kind == UpdateRule::Kind::kAdam ? 2 : 0);
+}
+
+bool tiered(const SparseTableSpec& spec) { return spec.storage.kind == StorageSpec::Kind::kSsd; }
+
+// Words a memory row holds after the flags word: a tiered table's last-use clock.
+size_t clock_words(const SparseTableSpec& spec) { return tiered(spec) ? 1 : 0; }
+
 }  // namespace
+
+size_t SparseTable::memory_row_bytes(const SparseTableSpec& spec, const UpdateRule& plain_rule) {
+  // The key (2 words), the floats, the flags word and the clock, and about 1.5 index slots of 8
+  // bytes (the index doubles before it is 3/4 full).
+  return (2 + values_width(spec, plain_rule) + 1 + clock_words(spec)) * sizeof(float) + 12;
+}
 
 SparseTable::SparseTable(SparseTableSpec spec, UpdateRule plain_rule, float init_range, size_t shards)
     : spec_(std::move(spec)), rule_(plain_rule), init_range_(init_range), push_width_(ps::push_width(spec_)) {
-  size_t width;
   if (spec_.accessor == SparseTableSpec::Accessor::kCtr) {
     ctr_.emplace(spec_.ctr, spec_.dim);
-    width = ctr_->width();
-    plain_steps_at_ = width;
+    plain_steps_at_ = ctr_->width();
   } else {
     plain_steps_at_ = spec_.dim * (1 + rule_.state_width());
-    width = plain_steps_at_ + (rule_.kind == UpdateRule::Kind::kAdam ? 2 : 0);
   }
-  flags_at_ = width;
+  flags_at_ = values_width(spec_, rule_);
   for (size_t s = 0; s < shards; ++s) {
-    shards_.push_back(std::make_unique<Shard>(width + 1, push_width_));
+    shards_.push_back(std::make_unique<Shard>(flags_at_ + 1 + clock_words(spec_), push_width_));
     shards_.back()->random = splitmix64(spec_.seed ^ splitmix64(s + 0x5eed));
+  }
+  if (ps::tiered(spec_)) {
+    if (spec_.storage.memory_rows < shards)
+      throw std::invalid_argument(fmt::format("sparse table {}: a memory tier of {} rows is fewer than one per shard ({})",
+                                              spec_.name, spec_.storage.memory_rows, shards));
+    shard_memory_rows_ = spec_.storage.memory_rows / shards;
+    disk_ = std::make_unique<DiskTier>(spec_.name, spec_.storage.dir, saved_width());
   }
 }
 
@@ -53,6 +76,8 @@ uint32_t SparseTable::flags(const float* row) const {
 
 void SparseTable::set_flags(float* row, uint32_t f) const { std::memcpy(row + flags_at_, &f, sizeof f); }
 
+void SparseTable::stamp(float* row, uint32_t clock) const { std::memcpy(row + flags_at_ + 1, &clock, sizeof clock); }
+
 void SparseTable::initial_values(uint64_t key, float* out) const {
   uint64_t state = splitmix64(spec_.seed ^ splitmix64(key));
   for (size_t i = 0; i < spec_.dim; ++i) {
@@ -66,6 +91,7 @@ float* SparseTable::created_row(Shard& shard, uint64_t key, uint64_t hash) {
   bool added = false;
   float* row = shard.rows.insert(key, hash, added);
   if (!added) return row;
+  if (disk_) stamp(row, shard.clock);
   if (ctr()) {
     float initial[64];
     std::vector<float> big;
@@ -142,6 +168,17 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mutex);
     const uint32_t end = starts[s + 1];
+    std::optional<DiskTier::Batch> batch;
+    if (disk_) {
+      std::vector<uint64_t> shard_keys, shard_hashes;
+      shard_keys.reserve(end - starts[s]);
+      shard_hashes.reserve(end - starts[s]);
+      for (uint32_t j = starts[s]; j < end; ++j) {
+        shard_keys.push_back(keys[order[j]]);
+        shard_hashes.push_back(hashes[order[j]]);
+      }
+      bring_in(shard, shard_keys, shard_hashes, batch.emplace());
+    }
     for (uint32_t j = starts[s]; j < end; ++j) {
       if (j + kSlotAhead < end) __builtin_prefetch(shard.rows.probe_address(hashes[order[j + kSlotAhead]]));
       if (j + kRowAhead < end)
@@ -157,6 +194,7 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
       const uint32_t i = order[j];
       each(shard, i, hashes[i]);
     }
+    if (batch) settle(shard, *batch);
   };
   // Below this many keys waking a helper costs more than it saves.
   constexpr size_t kHelpedKeys = 4096;
@@ -165,6 +203,69 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
     return;
   }
   for (size_t s = 0; s < count; ++s) take_shard(s);
+}
+
+void SparseTable::bring_in(Shard& shard, std::span<const uint64_t> keys, std::span<const uint64_t> hashes,
+                           DiskTier::Batch& batch) {
+  const uint32_t now = ++shard.clock;
+  std::vector<uint64_t> missing, missing_hashes;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ++shard.lookups;
+    if (float* row = shard.rows.find(keys[i], hashes[i])) {
+      ++shard.hits;
+      stamp(row, now);
+    } else if (shard.disk_rows > 0) {
+      missing.push_back(keys[i]);
+      missing_hashes.push_back(hashes[i]);
+    }
+  }
+  if (missing.empty()) return;
+  const size_t width = saved_width();
+  std::vector<float> rows(missing.size() * width);
+  std::vector<char> found;
+  disk_->read(missing, rows.data(), found);
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (!found[i]) continue;
+    bool added = false;
+    float* row = shard.rows.insert(missing[i], missing_hashes[i], added);
+    if (!added) continue;  // the key twice in the batch
+    std::copy_n(rows.data() + i * width, width, row);
+    stamp(row, now);
+    batch.erase(missing[i]);
+    --shard.disk_rows;
+    ++shard.disk_reads;
+  }
+}
+
+void SparseTable::settle(Shard& shard, DiskTier::Batch& batch) {
+  RowStore& rows = shard.rows;
+  if (rows.size() <= shard_memory_rows_) {
+    disk_->write(batch);
+    return;
+  }
+  // Down to nine tenths at once, so a full shard pays for the choice once per tenth of its rows.
+  const size_t keep = std::max<size_t>(1, shard_memory_rows_ * 9 / 10);
+  const size_t count = rows.size() - keep;
+  std::vector<std::pair<uint64_t, uint32_t>> rank(rows.size());  // {lower leaves first, row}
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const float* row = rows.at(r);
+    uint32_t last_use;
+    std::memcpy(&last_use, row + flags_at_ + 1, sizeof last_use);
+    const uint64_t unseen =
+        ctr() ? static_cast<uint64_t>(std::clamp(row[CtrAccessor::kUnseenDays], 0.0f, 65535.0f)) : uint64_t{0};
+    rank[r] = {((65535 - unseen) << 32) | last_use, static_cast<uint32_t>(r)};
+  }
+  std::nth_element(rank.begin(), rank.begin() + static_cast<std::ptrdiff_t>(count), rank.end());
+  std::vector<uint32_t> victims(count);
+  for (size_t v = 0; v < count; ++v) victims[v] = rank[v].second;
+  // Highest row first: erase() moves the last row into the erased one's place, and every row
+  // after a victim is then a row that stays.
+  std::sort(victims.begin(), victims.end(), std::greater<>());
+  for (uint32_t r : victims) batch.put(rows.key_at(r), rows.at(r), saved_width());
+  disk_->write(batch);  // before the rows leave memory: a failed write loses none
+  for (uint32_t r : victims) rows.erase(r);
+  shard.disk_rows += count;
+  shard.evictions += count;
 }
 
 void SparseTable::check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const {
@@ -179,7 +280,7 @@ size_t SparseTable::rows() {
   size_t n = 0;
   for (auto& s : shards_) {
     std::lock_guard lock(s->mutex);
-    n += s->rows.size();
+    n += s->rows.size() + s->disk_rows;
   }
   return n;
 }
@@ -225,6 +326,12 @@ void SparseTable::apply_pending(int divisor) {
   for (auto& shard : shards_) {
     Shard& s = *shard;
     std::lock_guard lock(s.mutex);
+    std::optional<DiskTier::Batch> batch;
+    if (disk_ && s.pending.size() > 0) {
+      std::vector<uint64_t> keys(s.pending.size()), hashes(s.pending.size());
+      for (size_t p = 0; p < s.pending.size(); ++p) hashes[p] = RowStore::hash(keys[p] = s.pending.key_at(p));
+      bring_in(s, keys, hashes, batch.emplace());
+    }
     for (size_t p = 0; p < s.pending.size(); ++p) {
       float* g = s.pending.at(p);
       for (size_t d = first_gradient; d < push_width_; ++d) g[d] /= static_cast<float>(divisor);
@@ -232,6 +339,7 @@ void SparseTable::apply_pending(int divisor) {
       apply(created_row(s, key, RowStore::hash(key)), g);
     }
     s.pending.clear();
+    if (batch) settle(s, *batch);
   }
 }
 
@@ -244,10 +352,14 @@ void SparseTable::add(std::span<const uint64_t> keys, std::span<const float> del
 
 TableShrink SparseTable::shrink() {
   TableShrink report{spec_.name, 0, 0};
+  std::vector<std::unique_lock<std::mutex>> all;  // a tiered table: both tiers at one instant
+  if (disk_)
+    for (auto& s : shards_) all.emplace_back(s->mutex);
   for (auto& shard : shards_) {
     Shard& s = *shard;
-    std::lock_guard lock(s.mutex);
-    report.rows_before += s.rows.size();
+    std::unique_lock<std::mutex> lock;
+    if (!disk_) lock = std::unique_lock(s.mutex);
+    report.rows_before += s.rows.size() + s.disk_rows;
     if (ctr()) {
       for (size_t r = 0; r < s.rows.size();) {
         float* row = s.rows.at(r);
@@ -258,32 +370,80 @@ TableShrink SparseTable::shrink() {
         else ++r;
       }
     }
-    report.rows_after += s.rows.size();
+    report.rows_after += s.rows.size() + s.disk_rows;
+  }
+  if (disk_ && ctr()) {
+    DiskTier::Batch batch;
+    std::vector<float> row(saved_width());
+    uint64_t deleted = 0;
+    disk_->scan([&](uint64_t key, const float* stored) {
+      std::copy_n(stored, row.size(), row.data());
+      const uint32_t f = flags(row.data());
+      ctr_->decay(row.data(), (f & kTouchedSinceShrink) == 0);
+      set_flags(row.data(), f & ~kTouchedSinceShrink);
+      if (ctr_->expired(row.data())) {
+        batch.erase(key);
+        --shards_[shard_for_key(key)]->disk_rows;
+        ++deleted;
+      } else {
+        batch.put(key, row.data(), row.size());
+      }
+      if (batch.size() >= kDiskBatchRows) disk_->write(batch);
+    });
+    disk_->write(batch);
+    report.rows_after -= deleted;
   }
   return report;
 }
 
 TableMemory SparseTable::memory() {
-  TableMemory m{spec_.name, 0, 0, 0};
+  TableMemory m{spec_.name, 0, 0, 0, {}};
+  uint64_t lookups = 0, hits = 0, reads = 0, evictions = 0;
   for (auto& shard : shards_) {
     Shard& s = *shard;
     std::lock_guard lock(s.mutex);
-    m.rows += s.rows.size();
+    m.rows += s.rows.size() + s.disk_rows;
     m.value_bytes += s.rows.arena_bytes() + s.pending.arena_bytes();
     m.index_bytes += s.rows.index_bytes() + s.pending.index_bytes() + s.counts.arena_bytes() + s.counts.index_bytes();
+    m.tier.memory_rows += s.rows.size();
+    m.tier.disk_rows += s.disk_rows;
+    lookups += s.lookups;
+    hits += s.hits;
+    reads += s.disk_reads;
+    evictions += s.evictions;
   }
+  if (!disk_) return m;
+  m.tier.tiered = true;
+  m.tier.disk_bytes = disk_->disk_bytes();
+  m.tier.database_bytes = disk_->memory_bytes();
+  std::lock_guard lock(report_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::max(1e-9, std::chrono::duration<double>(now - reported_at_).count());
+  const uint64_t looked = lookups - reported_lookups_;
+  m.tier.hit_rate = looked == 0 ? 0.0 : static_cast<double>(hits - reported_hits_) / static_cast<double>(looked);
+  m.tier.disk_reads_per_s = static_cast<double>(reads - reported_reads_) / seconds;
+  m.tier.evictions_per_s = static_cast<double>(evictions - reported_evictions_) / seconds;
+  reported_lookups_ = lookups;
+  reported_hits_ = hits;
+  reported_reads_ = reads;
+  reported_evictions_ = evictions;
+  reported_at_ = now;
   return m;
 }
 
 std::optional<std::vector<float>> SparseTable::stored_row(uint64_t key) {
-  Shard& s = *shards_[shard_of(RowStore::hash(key))];
+  Shard& s = *shards_[shard_for_key(key)];
   std::lock_guard lock(s.mutex);
-  const float* row = s.rows.find(key);
-  if (row == nullptr) return std::nullopt;
-  return std::vector<float>(row, row + flags_at_ + 1);
+  if (const float* row = s.rows.find(key)) return std::vector<float>(row, row + saved_width());
+  if (!disk_ || s.disk_rows == 0) return std::nullopt;
+  std::vector<float> row(saved_width());
+  std::vector<char> found;
+  disk_->read(std::span<const uint64_t>(&key, 1), row.data(), found);
+  if (!found[0]) return std::nullopt;
+  return row;
 }
 
-bool SparseTable::selected(float* row, SaveMode mode) const {
+bool SparseTable::selected(const float* row, SaveMode mode) const {
   const bool touched = (flags(row) & kTouchedSinceSave) != 0;
   switch (mode) {
     case SaveMode::kAll: return true;
@@ -294,72 +454,127 @@ bool SparseTable::selected(float* row, SaveMode mode) const {
   return false;
 }
 
+bool SparseTable::mark_saved(float* row) const {
+  const bool changed = (flags(row) & kTouchedSinceSave) != 0 || (ctr() && row[CtrAccessor::kDeltaScore] != 0);
+  set_flags(row, flags(row) & ~kTouchedSinceSave);
+  if (ctr()) row[CtrAccessor::kDeltaScore] = 0;
+  return changed;
+}
+
 uint64_t SparseTable::save(std::ostream& out, SaveMode mode) {
-  std::vector<std::unique_lock<std::mutex>> locks;  // one consistent cut of every shard
+  std::vector<std::unique_lock<std::mutex>> locks;  // one consistent cut of every shard (and of the disk tier)
   for (auto& s : shards_) locks.emplace_back(s->mutex);
   uint64_t count = 0;
   for (auto& s : shards_)
     for (size_t r = 0; r < s->rows.size(); ++r) count += selected(s->rows.at(r), mode);
-  const size_t width = flags_at_ + 1;
+  if (disk_) {
+    if (mode == SaveMode::kAll) {
+      for (auto& s : shards_) count += s->disk_rows;
+    } else {
+      disk_->scan([&](uint64_t, const float* row) { count += selected(row, mode); });
+    }
+  }
+  const size_t width = saved_width();
   table_io::write<uint64_t>(out, count);
   table_io::write<uint64_t>(out, width);
+  uint64_t written = 0;
   for (auto& s : shards_)
     for (size_t r = 0; r < s->rows.size(); ++r) {
       float* row = s->rows.at(r);
       if (!selected(row, mode)) continue;
-      set_flags(row, flags(row) & ~kTouchedSinceSave);
-      if (ctr()) row[CtrAccessor::kDeltaScore] = 0;
+      mark_saved(row);
       table_io::write<uint64_t>(out, s->rows.key_at(r));
       table_io::write_floats(out, row, width);
+      ++written;
     }
+  if (disk_) {
+    DiskTier::Batch batch;
+    std::vector<float> row(width);
+    disk_->scan([&](uint64_t key, const float* stored) {
+      std::copy_n(stored, width, row.data());
+      if (!selected(row.data(), mode)) return;
+      if (mark_saved(row.data())) batch.put(key, row.data(), width);
+      table_io::write<uint64_t>(out, key);
+      table_io::write_floats(out, row.data(), width);
+      ++written;
+      if (batch.size() >= kDiskBatchRows) disk_->write(batch);
+    });
+    disk_->write(batch);
+  }
+  if (written != count)
+    throw std::logic_error(fmt::format("sparse table {}: counted {} rows to save but wrote {}", spec_.name, count, written));
   return count;
+}
+
+void SparseTable::forget_rows() {
+  for (auto& s : shards_) {
+    s->rows.clear();
+    s->pending.clear();
+    s->counts.clear();
+    s->disk_rows = 0;
+  }
+  if (disk_) disk_->clear();
+}
+
+float* SparseTable::loaded_row(Shard& shard, uint64_t key, DiskTier::Batch& batch) {
+  bool added = false;
+  float* row = shard.rows.insert(key, added);
+  if (disk_) {
+    if (added && shard.disk_rows > 0) {  // an upsert over a row on disk: the loaded one replaces it
+      std::vector<float> old(saved_width());
+      std::vector<char> found;
+      disk_->read(std::span<const uint64_t>(&key, 1), old.data(), found);
+      if (found[0]) {
+        batch.erase(key);
+        --shard.disk_rows;
+      }
+    }
+    stamp(row, shard.clock);
+  }
+  shard.counts.erase_key(key);
+  return row;
 }
 
 void SparseTable::load(std::istream& in, bool upsert) {
   const auto count = table_io::read<uint64_t>(in);
   const auto width = table_io::read<uint64_t>(in);
-  if (width != flags_at_ + 1)
+  if (width != saved_width())
     throw std::runtime_error(fmt::format("sparse table {} holds rows of {} floats where this model's have {} (another "
-                                         "accessor, dim or rule?)", spec_.name, width, flags_at_ + 1));
-  if (!upsert)
-    for (auto& s : shards_) {
-      std::lock_guard lock(s->mutex);
-      s->rows.clear();
-      s->pending.clear();
-      s->counts.clear();
-    }
+                                         "accessor, dim or rule?)", spec_.name, width, saved_width()));
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (auto& s : shards_) locks.emplace_back(s->mutex);
+  if (!upsert) forget_rows();
+  DiskTier::Batch batch;
   std::vector<float> values(width);
   for (uint64_t i = 0; i < count; ++i) {
     const auto key = table_io::read<uint64_t>(in);
     table_io::read_floats(in, values.data(), width);
-    Shard& s = *shards_[shard_of(RowStore::hash(key))];
-    std::lock_guard lock(s.mutex);
-    bool added = false;
-    std::copy(values.begin(), values.end(), s.rows.insert(key, added));
-    s.counts.erase_key(key);
+    Shard& s = *shards_[shard_for_key(key)];
+    std::copy(values.begin(), values.end(), loaded_row(s, key, batch));
+    if (disk_ && s.rows.size() > shard_memory_rows_) settle(s, batch);
   }
+  if (disk_) disk_->write(batch);
 }
 
 void SparseTable::load_legacy(std::istream& in) {
   if (ctr()) throw std::runtime_error(fmt::format("sparse table {}: a format 1 or 2 checkpoint holds no CTR rows", spec_.name));
   const auto count = table_io::read<uint64_t>(in);
-  for (auto& s : shards_) {
-    std::lock_guard lock(s->mutex);
-    s->rows.clear();
-    s->pending.clear();
-    s->counts.clear();
-  }
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (auto& s : shards_) locks.emplace_back(s->mutex);
+  forget_rows();
+  DiskTier::Batch batch;
   for (uint64_t i = 0; i < count; ++i) {
     const auto key = table_io::read<uint64_t>(in);
     const auto steps = table_io::read<int64_t>(in);
     const std::vector<float> values = table_io::read_counted(in, plain_steps_at_);
-    Shard& s = *shards_[shard_of(RowStore::hash(key))];
-    std::lock_guard lock(s.mutex);
-    bool added = false;
-    float* row = s.rows.insert(key, added);
+    Shard& s = *shards_[shard_for_key(key)];
+    float* row = loaded_row(s, key, batch);
     std::copy(values.begin(), values.end(), row);
     if (plain_steps_at_ != flags_at_) std::memcpy(row + plain_steps_at_, &steps, sizeof steps);
+    set_flags(row, 0);
+    if (disk_ && s.rows.size() > shard_memory_rows_) settle(s, batch);
   }
+  if (disk_) disk_->write(batch);
 }
 
 }  // namespace paddle::ps

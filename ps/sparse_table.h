@@ -27,9 +27,21 @@
 // (ps/helper_pool.h) the shards of a big batch are taken on several threads at once, each shard
 // whole by one of them, so the rows come out the same.
 //
+// A table with StorageSpec::kSsd keeps at most memory_rows rows in memory, an even share per shard,
+// and the rest in its DiskTier (ps/disk_tier.h); a row is in one tier at a time. Before a batch
+// touches a shard, the shard's keys missing from memory are read from disk in one MultiGet and
+// moved into memory (a pull too: a row read is a row about to be pushed). After the batch, a shard
+// over its share evicts down to nine tenths of it, in one write. The eviction policy: rows unseen
+// for the most shrinks first (CTR rows' unseen_days), then the least recently used (each memory
+// row carries the shard's batch count of its last use, one word after the flags, never saved), so
+// a batch's own rows go last. Shrink, saves and loads cover both tiers, holding every shard's lock
+// as they do for memory (so a save is one instant of both tiers). The admission counters and the
+// synchronous mode's pending gradients stay in memory.
+//
 // Checkpoint bytes (ps/checkpoint.h, format 3): u64 rows, u64 floats per row, then per row
 // u64 key and the stored row's floats, flags included. Every call taking spans also takes vectors.
 
+#include <chrono>
 #include <cstdint>
 #include <istream>
 #include <memory>
@@ -40,6 +52,7 @@
 #include <vector>
 
 #include "ps/ctr_accessor.h"
+#include "ps/disk_tier.h"
 #include "ps/helper_pool.h"
 #include "ps/row_store.h"
 #include "ps/save_mode.h"
@@ -52,12 +65,19 @@ namespace paddle::ps {
 class SparseTable {
  public:
   // `plain_rule` updates a plain table's rows (a CTR table's rules are in its spec); plain rows
-  // start uniform in [-init_range, init_range]. Throws std::invalid_argument for a CTR table of dim 0.
+  // start uniform in [-init_range, init_range]. Throws std::invalid_argument for a CTR table of dim 0
+  // or a tiered one with fewer memory_rows than shards, and common::DataError for a disk tier
+  // directory it cannot use (ps/disk_tier.h).
   SparseTable(SparseTableSpec spec, UpdateRule plain_rule, float init_range = 0.01f, size_t shards = 16);
   // A plain table that admits every key.
   SparseTable(size_t dim, UpdateRule rule, uint64_t seed, float init_range = 0.01f, size_t shards = 16);
 
+  // The bytes a row takes in memory (its key, stored floats and index slot), for sizing
+  // StorageSpec::memory_rows from a budget.
+  static size_t memory_row_bytes(const SparseTableSpec& spec, const UpdateRule& plain_rule);
+
   const SparseTableSpec& spec() const { return spec_; }
+  bool tiered() const { return disk_ != nullptr; }
   size_t dim() const { return spec_.dim; }
   size_t push_width() const { return push_width_; }
   size_t rows();
@@ -87,7 +107,7 @@ class SparseTable {
   // every row. Returns the rows before and after (`table` is the spec's name).
   TableShrink shrink();
   TableMemory memory();
-  // The stored floats of `key`'s row (the layout above, flags word last), or nullopt.
+  // The stored floats of `key`'s row (the layout above, flags word last), in either tier, or nullopt.
   std::optional<std::vector<float>> stored_row(uint64_t key);
 
   // The rows `mode` selects (ps/save_mode.h), clearing their touched flag and delta_score first;
@@ -107,7 +127,22 @@ class SparseTable {
     RowStore pending;  // the synchronous mode's summed pushes, push_width floats per key
     RowStore counts;   // AdmissionSpec::kCount: pushes so far of keys without a row
     uint64_t random = 0;  // AdmissionSpec::kProbability's stream
+    // Tiered tables: rows in the DiskTier, batches taken (the rows' last-use clock), and counts
+    // for TierReport.
+    uint64_t disk_rows = 0;
+    uint32_t clock = 0;
+    uint64_t lookups = 0, hits = 0, disk_reads = 0, evictions = 0;
   };
+  // Tiered tables, the shard's lock held: moves the rows of `keys` (their hashes alongside) that
+  // are on disk into memory, stamps every row of `keys` as used now, and queues the disk deletes
+  // in `batch`.
+  void bring_in(Shard& shard, std::span<const uint64_t> keys, std::span<const uint64_t> hashes, DiskTier::Batch& batch);
+  // Tiered tables, the lock held: evicts down to nine tenths of the shard's share when over it,
+  // then writes `batch` (with the evictions) to disk.
+  void settle(Shard& shard, DiskTier::Batch& batch);
+  void stamp(float* row, uint32_t clock) const;
+  size_t saved_width() const { return flags_at_ + 1; }
+  size_t shard_for_key(uint64_t key) const { return shard_of(RowStore::hash(key)); }
   bool ctr() const { return ctr_.has_value(); }
   // The row of `key`, created if its push is admitted; nullptr when not. Caller holds the lock.
   // `hash` is RowStore::hash(key).
@@ -125,7 +160,14 @@ class SparseTable {
   // prefetched with the table's rows.
   template <typename Each>
   void by_shard(std::span<const uint64_t> keys, Each each, const float* inputs = nullptr, size_t input_width = 0);
-  bool selected(float* row, SaveMode mode) const;
+  bool selected(const float* row, SaveMode mode) const;
+  // Clears the touched flag and delta_score a save clears; whether the row changed.
+  bool mark_saved(float* row) const;
+  // Every shard's lock held: forgets every row of both tiers.
+  void forget_rows();
+  // The lock held: `key`'s memory row for a checkpoint's row to overwrite, made if missing (a copy
+  // of it on disk deleted through `batch`).
+  float* loaded_row(Shard& shard, uint64_t key, DiskTier::Batch& batch);
 
   SparseTableSpec spec_;
   UpdateRule rule_;
@@ -136,6 +178,12 @@ class SparseTable {
   size_t plain_steps_at_;  // adam's update count (2 floats) in a plain row, or flags_at_ when none
   std::vector<std::unique_ptr<Shard>> shards_;
   HelperPool* helpers_ = nullptr;
+  std::unique_ptr<DiskTier> disk_;
+  size_t shard_memory_rows_ = 0;  // tiered
+  // The previous TierReport's counts and time, for its rates.
+  std::mutex report_mutex_;
+  uint64_t reported_lookups_ = 0, reported_hits_ = 0, reported_reads_ = 0, reported_evictions_ = 0;
+  std::chrono::steady_clock::time_point reported_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace paddle::ps

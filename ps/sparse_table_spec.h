@@ -12,6 +12,16 @@
 
 namespace paddle::ps {
 
+// Where a sparse table's rows live. kMemory: every row in memory. kSsd: at most memory_rows rows in
+// memory (the hot ones, as ps/sparse_table.h's eviction policy chooses), the rest in a DiskTier
+// (ps/disk_tier.h) in `dir`, the table's own directory.
+struct StorageSpec {
+  enum class Kind { kMemory, kSsd };
+  Kind kind = Kind::kMemory;
+  std::string dir;           // kSsd
+  uint64_t memory_rows = 0;  // kSsd: all shards together; at least one per shard
+};
+
 // Until admitted, a key reads as its initial values, no row is stored and its pushes are dropped.
 struct AdmissionSpec {
   enum class Kind { kAlways, kCount, kProbability };
@@ -29,6 +39,7 @@ struct SparseTableSpec {
   Accessor accessor = Accessor::kPlain;
   CtrAccessorSpec ctr{};    // used when accessor == kCtr
   AdmissionSpec admission{};  // any accessor
+  StorageSpec storage{};      // any accessor
 };
 
 // Floats per key of push_sparse / accumulate / add_sparse: dim for plain tables, 2 + dim for

@@ -12,9 +12,22 @@ namespace paddle::ps {
 // (key, values, statistics, rule state, flags; pending gradients of the synchronous mode);
 // index_bytes, the key index and the admission filter's counters. Dense tables: rows = values,
 // value_bytes their values, rule state and pending gradients, index_bytes 0.
+// A sparse table with a disk tier (StorageSpec::kSsd) also reports `tier`; `rows` then counts
+// both tiers and value_bytes/index_bytes the memory one.
+struct TierReport {
+  bool tiered = false;
+  uint64_t memory_rows = 0, disk_rows = 0;
+  uint64_t disk_bytes = 0;       // the database's files
+  uint64_t database_bytes = 0;   // RocksDB's own memory (memory tables, table readers)
+  // Since the previous report of this table: the share of looked-up keys found in memory, and
+  // rows read from disk (and so moved into memory) and evicted to disk per second.
+  double hit_rate = 0, disk_reads_per_s = 0, evictions_per_s = 0;
+};
+
 struct TableMemory {
   std::string table;
   uint64_t rows = 0, value_bytes = 0, index_bytes = 0;
+  TierReport tier{};
 };
 
 struct ServerMemory {

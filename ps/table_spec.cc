@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "ps/sharding.h"
 #include "ps/update_rule.h"
 
@@ -21,10 +23,43 @@ ServerTables build_server_tables(const TableSpecs& specs, int index, int count) 
     tables.dense.push_back(std::make_unique<DenseTable>(end - begin, rule));
     tables.dense_names.push_back(d.name);
   }
-  for (const SparseTableSpec& s : specs.sparse) {
-    tables.sparse.push_back(std::make_unique<SparseTable>(s, rule));
+  const std::vector<StorageSpec> storage = server_storage(specs, index);
+  for (size_t t = 0; t < specs.sparse.size(); ++t) {
+    SparseTableSpec s = specs.sparse[t];
+    s.storage = storage[t];
+    tables.sparse.push_back(std::make_unique<SparseTable>(std::move(s), rule));
   }
   return tables;
+}
+
+std::vector<StorageSpec> server_storage(const TableSpecs& specs, int index) {
+  std::vector<StorageSpec> storage;
+  const UpdateRule rule = UpdateRule::parse(specs.update_rule, specs.learning_rate);
+  uint64_t tiered_row_bytes = 0;  // one row of every tiered table
+  for (const SparseTableSpec& s : specs.sparse) {
+    storage.push_back(s.storage);
+    if (s.storage.kind == StorageSpec::Kind::kSsd) tiered_row_bytes += SparseTable::memory_row_bytes(s, rule);
+  }
+  if (tiered_row_bytes == 0) return storage;
+  if (specs.memory_budget_mb == 0)
+    throw common::ConfigError("ps.memory_budget_mb: sparse tables on ssd need a memory budget for their hot rows (MB per server)");
+  if (specs.ssd_dir.empty()) throw common::ConfigError("ps.ssd_dir: sparse tables on ssd need a directory for their disk tier");
+  const uint64_t rows = specs.memory_budget_mb * (uint64_t{1} << 20) / tiered_row_bytes;
+  constexpr uint64_t kShards = 16;  // SparseTable's
+  const uint64_t needed = std::max(specs.batch_keys, kShards);
+  if (rows < needed) {
+    const uint64_t mb = (needed * tiered_row_bytes + (uint64_t{1} << 20) - 1) >> 20;
+    throw common::ConfigError(fmt::format(
+        "ps.memory_budget_mb: {} MB holds {} rows of each table on ssd, fewer than {} ({}); at least {} MB is needed",
+        specs.memory_budget_mb, rows, needed, specs.batch_keys > kShards ? "the keys of one batch" : "one per shard", mb));
+  }
+  for (size_t t = 0; t < specs.sparse.size(); ++t) {
+    if (storage[t].kind != StorageSpec::Kind::kSsd) continue;
+    const std::string name = specs.sparse[t].name.empty() ? fmt::format("table{}", t) : specs.sparse[t].name;
+    storage[t].dir = (std::filesystem::path(specs.ssd_dir) / fmt::format("server-{}", index) / name).string();
+    storage[t].memory_rows = rows;
+  }
+  return storage;
 }
 
 namespace {

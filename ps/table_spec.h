@@ -34,7 +34,21 @@ struct TableSpecs {
   float learning_rate = 0.01f;
   float momentum = 0.9f;  // the momentum rule's mu
   float weight_decay = 0.0f;
+  // StorageSpec::kSsd sparse tables: each server's memory for their rows, shared among them in
+  // proportion to their row sizes (so they hold as many rows each), and the directory under which
+  // server i keeps table T's disk tier, ssd_dir/server-i/T. build_server_tables fills each table's
+  // StorageSpec::dir and memory_rows from these.
+  uint64_t memory_budget_mb = 0;
+  std::string ssd_dir;
+  // The most keys of one table one request carries (a batch's), when known: a budget holding fewer
+  // rows is refused.
+  uint64_t batch_keys = 0;
 };
+
+// The tables' StorageSpecs as build_server_tables(specs, index, count) makes them. Throws
+// common::ConfigError naming ps.memory_budget_mb (ps.ssd_dir) when tiered tables have no budget
+// (directory), or a budget that cannot hold batch_keys rows of each.
+std::vector<StorageSpec> server_storage(const TableSpecs& specs, int index);
 
 // The tables server `index` of `count` holds. Throws common::ConfigError for an unknown rule.
 ServerTables build_server_tables(const TableSpecs& specs, int index, int count);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "runtime/data/criteo.h"
 #include "runtime/nn/bucketed_auc.h"
 
 namespace paddle::runtime {
@@ -85,8 +86,12 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
     table.accessor = config.ps.sparse.accessor;
     table.ctr = config.ps.sparse.ctr;
     table.admission = config.ps.sparse.admission;
+    table.storage.kind = config.ps.sparse.storage;
     tables.sparse.push_back(std::move(table));
   }
+  tables.memory_budget_mb = config.ps.sparse.memory_budget_mb;
+  tables.ssd_dir = config.ps.sparse.ssd_dir;
+  tables.batch_keys = config.batch_size * kCriteoSlots;
   tables.update_rule = config.ps.server_optimizer;
   tables.learning_rate = config.lr_schedule.base_lr;
   tables.momentum = config.optimizer.momentum;
@@ -96,6 +101,7 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
 
 CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
     : PsWorkload(config, fleet), model_(make_model(config)), tables_(wide_deep_tables(config)) {
+  ps::server_storage(tables_, 0);  // a budget the servers refuse is refused here too, before any data is read
   if (config.ps.online.enabled()) return;
   train_ = load(config, config.data.dir);
   hold_out_test();

@@ -46,7 +46,8 @@ class MetricsLog {
   // One line, flushed at once so that readers see it.
   void write(const MetricsLine& line);
   // A parameter server's line: its tables' memory, [{"table", "rows", "value_bytes",
-  // "index_bytes"}, ...], after `step` requests served.
+  // "index_bytes"}, ...], after `step` requests served; a table with a disk tier adds "tier":
+  // {"memory_rows", "disk_rows", "disk_bytes", "hit_rate", "disk_reads_per_s", "evictions_per_s"}.
   void write_tables(int64_t step, const nlohmann::json& tables);
 
  private:

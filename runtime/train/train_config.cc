@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include "ps/update_rule.h"
@@ -255,6 +256,14 @@ SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   if (t.admission.probability > 1)
     throw ConfigError(fmt::format("ps.admission.probability: {} is above 1", t.admission.probability));
   t.shrink_every_passes = r.integer("ps.shrink_every_passes", 0);
+  const std::string storage = r.text("ps.storage");
+  if (storage == "ssd") t.storage = ps::StorageSpec::Kind::kSsd;
+  else if (storage != "memory") throw ConfigError(fmt::format("ps.storage: '{}' is not memory or ssd", storage));
+  t.memory_budget_mb = static_cast<uint64_t>(r.integer("ps.memory_budget_mb", 0));
+  if (t.storage == ps::StorageSpec::Kind::kSsd && t.memory_budget_mb == 0)
+    throw ConfigError("ps.memory_budget_mb: ps.storage ssd needs a memory budget for the hot rows (MB per server)");
+  t.ssd_dir = r.text("ps.ssd_dir");
+  if (t.ssd_dir.empty()) t.ssd_dir = (std::filesystem::path(r.text("output_dir")) / "ps_ssd").string();
   return t;
 }
 

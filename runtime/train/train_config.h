@@ -65,6 +65,11 @@ struct SparseTablesConfig {
   std::string rule = "adagrad";  // ps.sparse_rule.type, the ctr rows' rule (ctr.embed_rule, ctr.embedx_rule)
   ps::AdmissionSpec admission;
   int64_t shrink_every_passes = 0;  // 0: only when the program (or an online day's end) asks
+  // ps.storage: memory, or ssd (hot rows in ps.memory_budget_mb MB per server, the rest in
+  // RocksDB under ps.ssd_dir, default output_dir/ps_ssd; ps/disk_tier.h).
+  ps::StorageSpec::Kind storage = ps::StorageSpec::Kind::kMemory;
+  uint64_t memory_budget_mb = 0;
+  std::string ssd_dir;
 };
 
 struct PsConfig {

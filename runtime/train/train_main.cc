@@ -55,8 +55,14 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
 
 nlohmann::json tables_json(const ps::ServerMemory& memory) {
   nlohmann::json tables = nlohmann::json::array();
-  for (const ps::TableMemory& t : memory.tables)
-    tables.push_back({{"table", t.table}, {"rows", t.rows}, {"value_bytes", t.value_bytes}, {"index_bytes", t.index_bytes}});
+  for (const ps::TableMemory& t : memory.tables) {
+    nlohmann::json table = {{"table", t.table}, {"rows", t.rows}, {"value_bytes", t.value_bytes}, {"index_bytes", t.index_bytes}};
+    if (t.tier.tiered)
+      table["tier"] = {{"memory_rows", t.tier.memory_rows},   {"disk_rows", t.tier.disk_rows},
+                       {"disk_bytes", t.tier.disk_bytes},     {"hit_rate", t.tier.hit_rate},
+                       {"disk_reads_per_s", t.tier.disk_reads_per_s}, {"evictions_per_s", t.tier.evictions_per_s}};
+    tables.push_back(std::move(table));
+  }
   return tables;
 }
 

@@ -1,0 +1,300 @@
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "common/error.h"
+#include "ps/disk_tier.h"
+#include "ps/helper_pool.h"
+#include "ps/sparse_table.h"
+#include "ps/table_spec.h"
+#include "ps_test_support.h"
+
+using namespace paddle::ps;
+using paddle::ps::testing::scratch_dir;
+
+namespace {
+
+const UpdateRule kUnused = UpdateRule::parse("sgd", 0.0f);
+
+// A CTR table of dim 4 under adagrad; on disk with `memory_rows` in memory when `dir` is given.
+SparseTableSpec ctr_spec(const std::string& dir = "", uint64_t memory_rows = 0) {
+  SparseTableSpec spec{.name = "embedding", .dim = 4, .seed = 5};
+  spec.accessor = SparseTableSpec::Accessor::kCtr;
+  spec.ctr.embed_rule = SparseRuleSpec::parse("adagrad");
+  spec.ctr.embedx_rule = spec.ctr.embed_rule;
+  spec.ctr.delete_threshold = 0.5f;
+  spec.ctr.delete_after_unseen_days = 2;
+  if (!dir.empty()) spec.storage = {StorageSpec::Kind::kSsd, dir, memory_rows};
+  return spec;
+}
+
+// The same batches to both tables: `batches` of 200 keys out of `keys`, skewed toward the low ones,
+// each key's push (show, click, 4 gradients) drawn from one seeded stream.
+void push_both(SparseTable& a, SparseTable& b, uint64_t keys, int batches, uint32_t seed) {
+  std::mt19937_64 random(seed);
+  for (int n = 0; n < batches; ++n) {
+    std::vector<uint64_t> batch(200);
+    std::vector<float> grads;
+    for (auto& k : batch) {
+      const uint64_t r = random() % keys;
+      k = (r * r / keys) * 0x9e3779b97f4a7c15ULL;  // skewed, spread over the 64-bit range
+      const float show = 1 + static_cast<float>(random() % 3);
+      grads.insert(grads.end(), {show, static_cast<float>(random() % 2), 0.1f, -0.2f, 0.3f,
+                                 static_cast<float>(random() % 100) / 100.0f - 0.5f});
+    }
+    CHECK(a.pull(batch) == b.pull(batch));
+    a.push(batch, grads);
+    b.push(batch, grads);
+  }
+}
+
+std::map<uint64_t, std::vector<float>> rows_of(const std::string& saved) {
+  std::istringstream in(saved);
+  uint64_t count = 0, width = 0;
+  in.read(reinterpret_cast<char*>(&count), 8);
+  in.read(reinterpret_cast<char*>(&width), 8);
+  std::map<uint64_t, std::vector<float>> rows;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t key;
+    in.read(reinterpret_cast<char*>(&key), 8);
+    std::vector<float> row(width);
+    in.read(reinterpret_cast<char*>(row.data()), static_cast<std::streamsize>(width * sizeof(float)));
+    REQUIRE(in);
+    CHECK(rows.emplace(key, std::move(row)).second);  // each key once, in either tier
+  }
+  return rows;
+}
+
+std::string saved(SparseTable& t, SaveMode mode = SaveMode::kAll) {
+  std::ostringstream out;
+  t.save(out, mode);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("disk tier: rows round-trip, a batch's puts and deletes apply in order, a scan walks key order") {
+  const auto dir = scratch_dir("disk-tier-rows");
+  DiskTier tier("t", (dir / "db").string(), 3);
+  DiskTier::Batch batch;
+  const float a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+  batch.put(9, a, 3);
+  batch.put(UINT64_MAX, b, 3);
+  batch.put(2, a, 3);
+  batch.erase(2);
+  tier.write(batch);
+  CHECK(batch.size() == 0);
+  std::vector<float> rows(9);
+  std::vector<char> found;
+  const std::vector<uint64_t> keys = {2, 9, UINT64_MAX};
+  tier.read(keys, rows.data(), found);
+  CHECK(found == std::vector<char>{0, 1, 1});
+  CHECK(std::vector<float>(rows.begin() + 3, rows.end()) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  std::vector<uint64_t> walked;
+  tier.scan([&](uint64_t key, const float* row) {
+    walked.push_back(key);
+    CHECK(row[0] == (key == 9 ? 1 : 4));
+  });
+  CHECK(walked == std::vector<uint64_t>{9, UINT64_MAX});
+  tier.clear();
+  walked.clear();
+  tier.scan([&](uint64_t key, const float*) { walked.push_back(key); });
+  CHECK(walked.empty());
+}
+
+TEST_CASE("disk tier: an earlier run's database is emptied; a directory of other files is refused and kept") {
+  const auto dir = scratch_dir("disk-tier-open");
+  {
+    DiskTier tier("t", (dir / "db").string(), 1);
+    DiskTier::Batch batch;
+    const float v = 1;
+    batch.put(1, &v, 1);
+    tier.write(batch);
+  }
+  DiskTier again("t", (dir / "db").string(), 1);
+  int rows = 0;
+  again.scan([&](uint64_t, const float*) { ++rows; });
+  CHECK(rows == 0);
+  std::filesystem::create_directories(dir / "mine");
+  std::ofstream(dir / "mine" / "notes.txt") << "keep me\n";
+  const std::string expected =
+      "sparse table embedding: the disk tier " + (dir / "mine").string() + " holds files that are not a RocksDB database";
+  CHECK_THROWS_WITH_AS(DiskTier("embedding", (dir / "mine").string(), 1), doctest::Contains(expected.c_str()),
+                       paddle::common::DataError);
+  CHECK(std::filesystem::exists(dir / "mine" / "notes.txt"));
+}
+
+TEST_CASE("tiered table: rows move both ways without loss, bit-exact beside a memory table") {
+  const auto dir = scratch_dir("tier-both-ways");
+  SparseTable memory(ctr_spec(), kUnused);
+  SparseTable tiered(ctr_spec((dir / "t").string(), 16 * 8), kUnused);
+  push_both(memory, tiered, 3000, 60, 1);
+  const TableMemory m = tiered.memory();
+  REQUIRE(m.tier.tiered);
+  CHECK(m.tier.memory_rows <= 16 * 8);
+  CHECK(m.tier.disk_rows > 1000);
+  CHECK(m.tier.memory_rows + m.tier.disk_rows == memory.rows());
+  CHECK(tiered.rows() == memory.rows());
+  CHECK(tiered.memory().tier.hit_rate == 0.0);  // nothing looked up since the last report
+  // Every row, wherever it lies, holds what the memory table's does: values, statistics, flags.
+  CHECK(rows_of(saved(tiered)) == rows_of(saved(memory)));
+  for (uint64_t k = 0; k < 3000; k += 7) {
+    const uint64_t key = k * 0x9e3779b97f4a7c15ULL;
+    CHECK(tiered.stored_row(key) == memory.stored_row(key));
+  }
+  // Pulling every key brings rows back from disk; the values match, the share in memory holds.
+  std::vector<uint64_t> all;
+  for (auto& [key, row] : rows_of(saved(memory))) all.push_back(key);
+  for (size_t i = 0; i < all.size(); i += 100) {
+    std::vector<uint64_t> batch(all.begin() + static_cast<long>(i), all.begin() + static_cast<long>(std::min(i + 100, all.size())));
+    CHECK(tiered.pull(batch) == memory.pull(batch));
+  }
+  const TableMemory after = tiered.memory();
+  CHECK(after.tier.memory_rows <= 16 * 8);
+  CHECK(after.tier.disk_reads_per_s > 0);
+  CHECK(after.tier.evictions_per_s > 0);
+  CHECK(after.tier.hit_rate < 0.5);
+}
+
+TEST_CASE("tiered table: a batch's rows on several helper threads come out as on one") {
+  const auto dir = scratch_dir("tier-helpers");
+  HelperPool helpers(2);
+  SparseTable memory(ctr_spec(), kUnused);
+  SparseTable tiered(ctr_spec((dir / "t").string(), 16 * 64), kUnused);
+  tiered.set_helpers(&helpers);
+  std::mt19937_64 random(3);
+  for (int n = 0; n < 6; ++n) {
+    std::vector<uint64_t> batch(5000);
+    for (auto& k : batch) k = random() % 20000;
+    std::vector<float> grads(batch.size() * 6, 0.25f);
+    CHECK(tiered.pull(batch) == memory.pull(batch));
+    tiered.push(batch, grads);
+    memory.push(batch, grads);
+  }
+  CHECK(rows_of(saved(tiered)) == rows_of(saved(memory)));
+}
+
+TEST_CASE("tiered table: shrink decays and deletes rows on disk as in memory") {
+  const auto dir = scratch_dir("tier-shrink");
+  SparseTable memory(ctr_spec(), kUnused);
+  SparseTable tiered(ctr_spec((dir / "t").string(), 16 * 4), kUnused);
+  push_both(memory, tiered, 2000, 30, 2);
+  const uint64_t on_disk = tiered.memory().tier.disk_rows;
+  REQUIRE(on_disk > 500);
+  for (int day = 0; day < 4; ++day) {
+    const TableShrink a = memory.shrink(), b = tiered.shrink();
+    CHECK(a.rows_before == b.rows_before);
+    CHECK(a.rows_after == b.rows_after);
+    CHECK(rows_of(saved(tiered)) == rows_of(saved(memory)));
+  }
+  CHECK(tiered.rows() < 2000);
+  const TableMemory m = tiered.memory();
+  CHECK(m.tier.memory_rows + m.tier.disk_rows == memory.rows());
+  CHECK(m.tier.disk_rows < on_disk / 2);  // deleted from the disk tier, not just moved
+}
+
+TEST_CASE("tiered table: saves and loads are equivalent across tiers, base and delta included") {
+  const auto dir = scratch_dir("tier-saves");
+  SparseTable memory(ctr_spec(), kUnused);
+  SparseTable tiered(ctr_spec((dir / "t").string(), 16 * 8), kUnused);
+  push_both(memory, tiered, 2000, 20, 4);
+  CHECK(rows_of(saved(tiered, SaveMode::kBase)) == rows_of(saved(memory, SaveMode::kBase)));
+  push_both(memory, tiered, 2000, 10, 5);
+  const std::string delta_memory = saved(memory, SaveMode::kDelta), delta_tiered = saved(tiered, SaveMode::kDelta);
+  CHECK(rows_of(delta_tiered) == rows_of(delta_memory));
+  CHECK(rows_of(saved(tiered, SaveMode::kDelta)).empty());  // the delta cleared what it wrote, on disk too
+  CHECK(rows_of(saved(memory, SaveMode::kDelta)).empty());
+  const std::string all = saved(memory);
+
+  // A memory table's save into a tiered table, and back out: the same rows.
+  SparseTable loaded(ctr_spec((dir / "loaded").string(), 16 * 4), kUnused);
+  {
+    std::istringstream in(all);
+    loaded.load(in);
+  }
+  CHECK(loaded.memory().tier.disk_rows > 0);
+  CHECK(rows_of(saved(loaded)) == rows_of(all));
+  // A tiered save into a memory table.
+  SparseTable back(ctr_spec(), kUnused);
+  {
+    std::istringstream in(saved(tiered));
+    back.load(in);
+  }
+  CHECK(rows_of(saved(back)) == rows_of(all));
+  // Upserting a delta over rows on disk replaces them, once each.
+  push_both(memory, tiered, 2000, 5, 6);
+  const std::string delta = saved(memory, SaveMode::kDelta);
+  {
+    std::istringstream in(delta);
+    loaded.load(in, /*upsert=*/true);
+  }
+  {
+    std::istringstream in(delta);
+    back.load(in, /*upsert=*/true);
+  }
+  CHECK(loaded.rows() == back.rows());
+  CHECK(rows_of(saved(loaded)) == rows_of(saved(back)));
+}
+
+TEST_CASE("tiered tables: the budget is shared by row size and refused below one batch") {
+  TableSpecs specs;
+  specs.sparse.push_back(ctr_spec());
+  SparseTableSpec wide = ctr_spec();
+  wide.name = "wide";
+  wide.dim = 1;
+  specs.sparse.push_back(wide);
+  for (auto& s : specs.sparse) s.storage.kind = StorageSpec::Kind::kSsd;
+  specs.ssd_dir = "/tmp/x";
+  CHECK_THROWS_WITH_AS(server_storage(specs, 0), doctest::Contains("ps.memory_budget_mb"), paddle::common::ConfigError);
+  specs.memory_budget_mb = 1;
+  specs.batch_keys = 100000;
+  CHECK_THROWS_WITH_AS(server_storage(specs, 0),
+                       doctest::Contains("fewer than 100000 (the keys of one batch); at least"), paddle::common::ConfigError);
+  specs.batch_keys = 1000;
+  const std::vector<StorageSpec> storage = server_storage(specs, 1);
+  const uint64_t bytes = SparseTable::memory_row_bytes(specs.sparse[0], kUnused) +
+                         SparseTable::memory_row_bytes(specs.sparse[1], kUnused);
+  CHECK(storage[0].memory_rows == (1u << 20) / bytes);
+  CHECK(storage[1].memory_rows == storage[0].memory_rows);
+  CHECK(storage[0].dir == "/tmp/x/server-1/embedding");
+  CHECK(storage[1].dir == "/tmp/x/server-1/wide");
+}
+
+TEST_CASE("tiered table: a full disk is one error naming the tier's directory, and its rows stay in memory") {
+  const auto dir = scratch_dir("tier-full");
+  const auto mount_point = dir / "small";
+  std::filesystem::create_directories(mount_point);
+  if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    MESSAGE("skipped: a full disk is made as a 1 MiB tmpfs, which needs root and mount rights");
+    return;
+  }
+  struct Unmount {
+    std::filesystem::path at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  const std::string tier_dir = (mount_point / "t").string();
+  SparseTable tiered(ctr_spec(tier_dir, 16), kUnused);
+  std::string error;
+  uint64_t pushed = 0;
+  try {
+    for (uint64_t n = 0; n < 1000; ++n) {  // 1M rows of 44 bytes: RocksDB flushes its 8 MiB memory table long before
+      std::vector<uint64_t> batch(1000);
+      for (uint64_t i = 0; i < batch.size(); ++i) batch[i] = n * 1000 + i;
+      tiered.push(batch, std::vector<float>(batch.size() * 6, 1.0f));
+      pushed += batch.size();
+    }
+  } catch (const paddle::common::DataError& e) {
+    error = e.what();
+  }
+  REQUIRE(!error.empty());
+  CHECK(error.find("sparse table embedding: the disk tier " + tier_dir) != std::string::npos);
+  CHECK(error.find("is full") != std::string::npos);
+  CHECK(error.find('\n') == std::string::npos);
+  CHECK(tiered.rows() >= pushed);  // rows whose write failed are still in memory
+}
