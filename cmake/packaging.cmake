@@ -11,7 +11,7 @@
 # Depends: the shared libraries the programs load, as dpkg-shlibdeps finds them (with versions).
 # Recommends: what find_package(PaddleLaunch) needs besides, since the libraries are static and
 # PaddleLaunchConfig.cmake finds their dependencies (find_dependency): the -dev packages of fmt,
-# nlohmann-json, Gloo, Eigen, zlib, Boost and oneDNN, and OpenCL's, without which oneDNN's own
+# nlohmann-json, Gloo, Eigen, zlib, Boost, RocksDB and oneDNN, and OpenCL's, without which oneDNN's own
 # CMake config fails. apt installs Recommends by default; --no-install-recommends gives the
 # programs alone. Suggests: cmake and g++, to build against the package, and the Fashion-MNIST
 # images that train's default config reads.
@@ -35,7 +35,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # longer builds every target first. Build, then package; the e2e test packages the tree it tests.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
-set(_recommends libfmt-dev nlohmann-json3-dev libgloo-dev libeigen3-dev zlib1g-dev libboost-dev)
+set(_recommends libfmt-dev nlohmann-json3-dev libgloo-dev libeigen3-dev zlib1g-dev libboost-dev librocksdb-dev)
 if(PADDLE_LAUNCH_HAVE_ONEDNN)
   list(APPEND _recommends libdnnl-dev ocl-icd-opencl-dev)
 endif()

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "common/error.h"
 
 namespace paddle::ps {
 namespace {
@@ -108,8 +107,8 @@ DiskTier::~DiskTier() {
 
 void DiskTier::fail(const std::string& what, const std::string& status) const {
   if (status.find("No space left") != std::string::npos || status.find("ENOSPC") != std::string::npos)
-    throw common::DataError(fmt::format("sparse table {}: the disk tier {} is full ({})", table_, dir_, status));
-  throw common::DataError(fmt::format("sparse table {}: the disk tier {} {}: {}", table_, dir_, what, status));
+    throw DiskTierError(fmt::format("sparse table {}: the disk tier {} is full ({})", table_, dir_, status));
+  throw DiskTierError(fmt::format("sparse table {}: the disk tier {} {}: {}", table_, dir_, what, status));
 }
 
 void DiskTier::read(std::span<const uint64_t> keys, float* rows, std::vector<char>& found) {

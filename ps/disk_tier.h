@@ -12,9 +12,10 @@
 // a database RocksDB cannot open, is refused (common::DataError naming the directory), so nothing
 // of a user's is ever deleted. Writes go without RocksDB's write-ahead log for the same reason.
 //
-// Every failure is a common::DataError naming the table and the directory: a full disk reads
-// "sparse table embedding: the disk tier /data/ssd/server-0/embedding is full (...)". Safe to call
-// from several threads at once.
+// Every failure is a DiskTierError naming the table and the directory: a full disk reads
+// "sparse table embedding: the disk tier /data/ssd/server-0/embedding is full (...)". A server
+// stops on one (ps/server.h): its tables are then no longer whole. Safe to call from several
+// threads at once.
 
 #include <cstdint>
 #include <functional>
@@ -23,11 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace paddle::ps {
+
+class DiskTierError : public common::DataError {
+ public:
+  using common::DataError::DataError;
+};
 
 class DiskTier {
  public:
-  // Throws common::DataError as the class comment says.
+  // Throws DiskTierError as the class comment says.
   DiskTier(std::string table, std::string dir, size_t row_floats);
   ~DiskTier();
   DiskTier(const DiskTier&) = delete;

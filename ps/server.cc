@@ -44,6 +44,10 @@ ParameterServer::~ParameterServer() { stop(); }
 void ParameterServer::run() {
   accept();
   fmt::print(options_.log, "Server listening on {}:{}\n", options_.ip, port_);
+  for (const auto& t : tables_.sparse)
+    if (t->tiered())
+      fmt::print(options_.log, "sparse table {}: at most {} rows in memory, the rest on disk in {}\n", t->spec().name,
+                 t->spec().storage.memory_rows, t->spec().storage.dir);
   if (!options_.token)
     fmt::print(options_.log, "parameter server on {}:{}: no PADDLE_JOB_TOKEN, so any peer that reaches it is served "
                "(PADDLE_REQUIRE_TOKEN=1 refuses to run so)\n", options_.ip, port_);
@@ -52,6 +56,20 @@ void ParameterServer::run() {
   for (int i = 1; i < options_.threads; ++i) threads.emplace_back([&] { io_.run(); });
   io_.run();
   for (auto& t : threads) t.join();
+  std::lock_guard lock(failure_mutex_);
+  if (!failure_.empty()) throw DiskTierError(failure_);
+}
+
+void ParameterServer::fail(const std::string& why) {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_.empty()) return;
+    failure_ = why;
+  }
+  fmt::print(options_.log, "parameter server on {}:{}: stopping: {}\n", options_.ip, port_, why);
+  std::fflush(options_.log);
+  // Let the error reply go out, then end run().
+  asio::post(io_, [this] { asio::post(io_, [this] { io_.stop(); }); });
 }
 
 void ParameterServer::accept() {

@@ -67,7 +67,9 @@ class ParameterServer {
   ParameterServer& operator=(const ParameterServer&) = delete;
 
   int port() const { return port_; }
-  // Serves until every worker has stopped (or stop() is called).
+  // Serves until every worker has stopped (or stop() is called). A sparse table's disk tier failing
+  // (DiskTierError: a full disk, say) ends the serving too, once the request's error reply is out:
+  // run() then throws it, and the last checkpoint saved is the one to restart from.
   void run();
   void stop();
   // This server's tables from the checkpoint SAVE wrote in `dir` (ps/checkpoint.h); throws
@@ -121,6 +123,8 @@ class ParameterServer {
   void save(const std::string& dir, SaveMode mode);
   ShrinkReport shrink();
   void log_memory();
+  // Logs `why` and stops serving; run() then throws DiskTierError(why).
+  void fail(const std::string& why);
 
   // Declared before io_ so that sessions the io_context destroys can still release themselves.
   std::mutex peers_mutex_;
@@ -139,6 +143,8 @@ class ParameterServer {
   std::mutex barrier_mutex_;
   std::vector<std::shared_ptr<Session>> barrier_waiters_;
   int stopped_workers_ = 0;
+  std::mutex failure_mutex_;
+  std::string failure_;  // the first fail()'s
 };
 
 }  // namespace paddle::ps

@@ -31,6 +31,9 @@ ParameterServer::Answer ParameterServer::answer(const Header& header, std::span<
     return error(Status::kBadRequest, e.what());
   } catch (const std::invalid_argument& e) {
     return error(header.command >= 1 && header.command <= kLastCommand ? Status::kBadRequest : Status::kUnknownCommand, e.what());
+  } catch (const DiskTierError& e) {
+    fail(e.what());
+    return error(Status::kServerError, e.what());
   } catch (const std::exception& e) {
     return error(Status::kServerError, e.what());
   }

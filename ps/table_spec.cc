@@ -41,17 +41,19 @@ std::vector<StorageSpec> server_storage(const TableSpecs& specs, int index) {
     if (s.storage.kind == StorageSpec::Kind::kSsd) tiered_row_bytes += SparseTable::memory_row_bytes(s, rule);
   }
   if (tiered_row_bytes == 0) return storage;
-  if (specs.memory_budget_mb == 0)
+  if (specs.memory_budget_bytes == 0)
     throw common::ConfigError("ps.memory_budget_mb: sparse tables on ssd need a memory budget for their hot rows (MB per server)");
   if (specs.ssd_dir.empty()) throw common::ConfigError("ps.ssd_dir: sparse tables on ssd need a directory for their disk tier");
-  const uint64_t rows = specs.memory_budget_mb * (uint64_t{1} << 20) / tiered_row_bytes;
+  const uint64_t rows = specs.memory_budget_bytes / tiered_row_bytes;
   constexpr uint64_t kShards = 16;  // SparseTable's
   const uint64_t needed = std::max(specs.batch_keys, kShards);
   if (rows < needed) {
-    const uint64_t mb = (needed * tiered_row_bytes + (uint64_t{1} << 20) - 1) >> 20;
+    constexpr double kMiB = 1 << 20;
     throw common::ConfigError(fmt::format(
-        "ps.memory_budget_mb: {} MB holds {} rows of each table on ssd, fewer than {} ({}); at least {} MB is needed",
-        specs.memory_budget_mb, rows, needed, specs.batch_keys > kShards ? "the keys of one batch" : "one per shard", mb));
+        "ps.memory_budget_mb: {:.3g} MB holds {} rows of each table on ssd, fewer than {} ({}); at least {:.3g} MB is needed",
+        static_cast<double>(specs.memory_budget_bytes) / kMiB, rows, needed,
+        specs.batch_keys > kShards ? "the keys of one batch" : "one per shard",
+        static_cast<double>(needed * tiered_row_bytes) / kMiB));
   }
   for (size_t t = 0; t < specs.sparse.size(); ++t) {
     if (storage[t].kind != StorageSpec::Kind::kSsd) continue;

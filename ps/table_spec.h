@@ -38,7 +38,7 @@ struct TableSpecs {
   // proportion to their row sizes (so they hold as many rows each), and the directory under which
   // server i keeps table T's disk tier, ssd_dir/server-i/T. build_server_tables fills each table's
   // StorageSpec::dir and memory_rows from these.
-  uint64_t memory_budget_mb = 0;
+  uint64_t memory_budget_bytes = 0;  // ps.memory_budget_mb
   std::string ssd_dir;
   // The most keys of one table one request carries (a batch's), when known: a budget holding fewer
   // rows is refused.

@@ -109,9 +109,11 @@ std::string describe(const ServerMemory& memory) {
     line += fmt::format("{}{} rows {}, values {:.1f} MiB, index {:.1f} MiB", separator, t.table, t.rows,
                         static_cast<double>(t.value_bytes) / (1 << 20), static_cast<double>(t.index_bytes) / (1 << 20));
     if (t.tier.tiered)
-      line += fmt::format(" (memory {} rows, disk {} rows {:.1f} MiB, hit rate {:.3f}, disk reads {:.0f}/s, evictions {:.0f}/s)",
+      line += fmt::format(" (memory {} rows, disk {} rows {:.1f} MiB, RocksDB memory {:.1f} MiB, hit rate {:.3f}, disk "
+                          "reads {:.0f}/s, evictions {:.0f}/s)",
                           t.tier.memory_rows, t.tier.disk_rows, static_cast<double>(t.tier.disk_bytes) / (1 << 20),
-                          t.tier.hit_rate, t.tier.disk_reads_per_s, t.tier.evictions_per_s);
+                          static_cast<double>(t.tier.database_bytes) / (1 << 20), t.tier.hit_rate,
+                          t.tier.disk_reads_per_s, t.tier.evictions_per_s);
     separator = "; ";
   }
   return line;

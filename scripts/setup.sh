@@ -13,7 +13,7 @@ packages=(
   build-essential cmake pkg-config python3
   libcli11-dev libboost-dev libboost-system-dev libboost-filesystem-dev
   nlohmann-json3-dev libfmt-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libgloo-dev
-  zlib1g-dev dataset-fashion-mnist
+  zlib1g-dev librocksdb-dev dataset-fashion-mnist
   iproute2 procps openmpi-bin slurmctld slurmd slurm-client munge
   etcd-server openssh-server openssh-client rsync
   binutils python3-torch chromium curl gnuplot-nox

@@ -89,7 +89,7 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
     table.storage.kind = config.ps.sparse.storage;
     tables.sparse.push_back(std::move(table));
   }
-  tables.memory_budget_mb = config.ps.sparse.memory_budget_mb;
+  tables.memory_budget_bytes = static_cast<uint64_t>(config.ps.sparse.memory_budget_mb * (1 << 20));
   tables.ssd_dir = config.ps.sparse.ssd_dir;
   tables.batch_keys = config.batch_size * kCriteoSlots;
   tables.update_rule = config.ps.server_optimizer;

@@ -259,7 +259,7 @@ SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   const std::string storage = r.text("ps.storage");
   if (storage == "ssd") t.storage = ps::StorageSpec::Kind::kSsd;
   else if (storage != "memory") throw ConfigError(fmt::format("ps.storage: '{}' is not memory or ssd", storage));
-  t.memory_budget_mb = static_cast<uint64_t>(r.integer("ps.memory_budget_mb", 0));
+  t.memory_budget_mb = r.number("ps.memory_budget_mb", 0);
   if (t.storage == ps::StorageSpec::Kind::kSsd && t.memory_budget_mb == 0)
     throw ConfigError("ps.memory_budget_mb: ps.storage ssd needs a memory budget for the hot rows (MB per server)");
   t.ssd_dir = r.text("ps.ssd_dir");

@@ -68,7 +68,7 @@ struct SparseTablesConfig {
   // ps.storage: memory, or ssd (hot rows in ps.memory_budget_mb MB per server, the rest in
   // RocksDB under ps.ssd_dir, default output_dir/ps_ssd; ps/disk_tier.h).
   ps::StorageSpec::Kind storage = ps::StorageSpec::Kind::kMemory;
-  uint64_t memory_budget_mb = 0;
+  double memory_budget_mb = 0;  // may be a fraction (tests)
   std::string ssd_dir;
 };
 

@@ -287,5 +287,72 @@ def test_every_mode_brings_each_shows_and_clicks_to_the_ctr_rows():
                   f"expected {2560 * SLOTS}, {sum(labels) * SLOTS}")
 
 
+def server_lines(workdir, server):
+    """[{table: entry}] of server `server`'s metrics lines (log/metrics.server.N.jsonl), in order."""
+    with open(os.path.join(workdir, "log", f"metrics.server.{server}.jsonl")) as f:
+        return [{t["table"]: t for t in json.loads(line)["tables"]} for line in f if line.strip()]
+
+
+def test_an_online_run_with_a_tenth_of_its_rows_in_memory_gives_the_memory_runs_auc():
+    in_memory, tiered = scratch(), scratch()
+    job = ["--server_num=2", "--worker_num=2"]
+    small_batches = ["--set", "batch_size=16"]  # 416 keys a batch: a tenth of a server's rows holds them
+    online_data(in_memory)
+    proc, _ = start(job, online_args(in_memory) + small_batches, workdir=in_memory, script=TRAIN)
+    r = finish(proc, in_memory, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the memory run exits 0", r)
+    # A tenth of the rows a server held at its peak, at the bytes a tiered row takes in memory: its
+    # saved floats, its key, a last-use word and about 12 bytes of index (SparseTable::memory_row_bytes).
+    peak = max(t["embedding"]["rows"] for s in (0, 1) for t in server_lines(in_memory, s))
+    rows, _ = sparse_rows(os.path.join(in_memory, "model", "20261102", "base"))
+    row_bytes = sum(len(next(iter(rows[(0, table)].values()))) + 24 for table in (0, 1))
+    budget_mb = peak / 10 * row_bytes / 2**20
+
+    online_data(tiered)
+    ssd_dir = os.path.join(tiered, "ssd")
+    proc, _ = start(job, online_args(tiered) + small_batches +
+                    ["--set", "ps.storage=ssd", "--set", f"ps.memory_budget_mb={budget_mb:.4f}", "--set", f"ps.ssd_dir={ssd_dir}"],
+                    workdir=tiered, script=TRAIN)
+    r = finish(proc, tiered, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the tiered run exits 0", r)
+    a, b = metrics(in_memory)["test_auc"], metrics(tiered)["test_auc"]
+    print(f"memory budget {budget_mb:.3f} MB per server, a tenth of the {peak} rows a server held at most; "
+          f"AUC {a:.6f} in memory, {b:.6f} tiered")
+    check(abs(a - b) <= 1e-3, f"the same AUC within 1e-3: {a} in memory, {b} tiered")
+    for s in (0, 1):
+        lines = server_lines(tiered, s)
+        for name in ("embedding", "wide"):
+            tiers = [line[name].get("tier") for line in lines]
+            check(all(tiers), f"server {s}'s {name} reports its tier on every line: {lines[-1][name]}")
+            check(max(t["memory_rows"] for t in tiers) <= peak // 10,
+                  f"server {s}'s {name}: at most a tenth of {peak} rows in memory: {[t['memory_rows'] for t in tiers]}")
+            check(max(t["disk_rows"] for t in tiers) > 2 * max(t["memory_rows"] for t in tiers),
+                  f"server {s}'s {name}: most rows on disk at the peak: {tiers}")
+            check(max(t["evictions_per_s"] for t in tiers) > 0 and max(t["disk_reads_per_s"] for t in tiers) > 0,
+                  f"server {s}'s {name}: rows moved both ways: {tiers}")
+            check(all(line[name]["rows"] == line[name]["tier"]["disk_rows"] + line[name]["tier"]["memory_rows"]
+                      for line in lines), f"rows count both tiers: {lines[-1][name]}")
+            check(os.path.exists(os.path.join(ssd_dir, f"server-{s}", name, "CURRENT")), f"server {s}'s {name} tier in {ssd_dir}")
+    server_log = r.read("log", "serverlog.0")
+    check(re.search(r"embedding rows \d+, values [\d.]+ MiB, index [\d.]+ MiB \(memory \d+ rows, disk \d+ rows", server_log),
+          f"the server log's memory lines show both tiers:\n{server_log[-1500:]}")
+    # The saves hold every row of both tiers: the last base has the memory run's rows, row for row.
+    a_tables, a_dense = sparse_rows(os.path.join(in_memory, "model", "20261102", "base"))
+    b_tables, b_dense = sparse_rows(os.path.join(tiered, "model", "20261102", "base"))
+    for name in a_tables:
+        check(a_tables[name] == b_tables[name], f"{name}: the same rows in both bases ({len(a_tables[name])} rows)")
+    check(a_dense == b_dense, "the same dense tables")
+
+
+def test_a_budget_below_one_batch_is_refused_before_anything_runs():
+    workdir = scratch()
+    online_data(workdir, passes=1)
+    r = subprocess.run([TRAIN, *online_args(workdir), "--set", "ps.storage=ssd", "--set", "ps.memory_budget_mb=0.01"],
+                       cwd=workdir, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2, f"exit 2 (bad input), not {r.returncode}\n{r.stderr}")
+    lines = [line for line in r.stderr.splitlines() if "ps.memory_budget_mb" in line]
+    check(len(lines) == 1 and "fewer than 1664 (the keys of one batch)" in lines[0], f"one line naming the key:\n{r.stderr}")
+
+
 if __name__ == "__main__":
     main(sys.modules[__name__])

@@ -252,10 +252,10 @@ TEST_CASE("tiered tables: the budget is shared by row size and refused below one
   for (auto& s : specs.sparse) s.storage.kind = StorageSpec::Kind::kSsd;
   specs.ssd_dir = "/tmp/x";
   CHECK_THROWS_WITH_AS(server_storage(specs, 0), doctest::Contains("ps.memory_budget_mb"), paddle::common::ConfigError);
-  specs.memory_budget_mb = 1;
+  specs.memory_budget_bytes = 1 << 20;
   specs.batch_keys = 100000;
   CHECK_THROWS_WITH_AS(server_storage(specs, 0),
-                       doctest::Contains("fewer than 100000 (the keys of one batch); at least"), paddle::common::ConfigError);
+                       doctest::Contains("ps.memory_budget_mb: 1 MB holds"), paddle::common::ConfigError);
   specs.batch_keys = 1000;
   const std::vector<StorageSpec> storage = server_storage(specs, 1);
   const uint64_t bytes = SparseTable::memory_row_bytes(specs.sparse[0], kUnused) +
@@ -293,6 +293,7 @@ TEST_CASE("tiered table: a full disk is one error naming the tier's directory, a
     error = e.what();
   }
   REQUIRE(!error.empty());
+  MESSAGE(error);
   CHECK(error.find("sparse table embedding: the disk tier " + tier_dir) != std::string::npos);
   CHECK(error.find("is full") != std::string::npos);
   CHECK(error.find('\n') == std::string::npos);
