@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <future>
 #include <map>
 #include <random>
 #include <sstream>
 
 #include "common/error.h"
 #include "ps/disk_tier.h"
+#include "ps/client.h"
 #include "ps/helper_pool.h"
+#include "ps/server.h"
 #include "ps/sparse_table.h"
 #include "ps/table_spec.h"
 #include "ps_test_support.h"
@@ -69,6 +72,23 @@ std::map<uint64_t, std::vector<float>> rows_of(const std::string& saved) {
     CHECK(rows.emplace(key, std::move(row)).second);  // each key once, in either tier
   }
   return rows;
+}
+
+// A 1 MiB tmpfs at `at`, unmounted at the end of the scope; nullopt (and a line saying why the test
+// is skipped) without root and mount rights.
+struct SmallDisk {
+  std::filesystem::path at;
+  ~SmallDisk() { ::umount2(at.c_str(), MNT_DETACH); }
+};
+std::unique_ptr<SmallDisk> small_disk(const std::filesystem::path& at) {
+  std::filesystem::create_directories(at);
+  if (::geteuid() != 0 || ::mount("tmpfs", at.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    MESSAGE("skipped: a full disk is made as a 1 MiB tmpfs, which needs root and mount rights");
+    return nullptr;
+  }
+  auto disk = std::make_unique<SmallDisk>();  // (not from a SmallDisk temporary: its destructor would unmount)
+  disk->at = at;
+  return disk;
 }
 
 std::string saved(SparseTable& t, SaveMode mode = SaveMode::kAll) {
@@ -269,15 +289,8 @@ TEST_CASE("tiered tables: the budget is shared by row size and refused below one
 TEST_CASE("tiered table: a full disk is one error naming the tier's directory, and its rows stay in memory") {
   const auto dir = scratch_dir("tier-full");
   const auto mount_point = dir / "small";
-  std::filesystem::create_directories(mount_point);
-  if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    MESSAGE("skipped: a full disk is made as a 1 MiB tmpfs, which needs root and mount rights");
-    return;
-  }
-  struct Unmount {
-    std::filesystem::path at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{mount_point};
+  auto disk = small_disk(mount_point);
+  if (!disk) return;
   const std::string tier_dir = (mount_point / "t").string();
   SparseTable tiered(ctr_spec(tier_dir, 16), kUnused);
   std::string error;
@@ -298,4 +311,50 @@ TEST_CASE("tiered table: a full disk is one error naming the tier's directory, a
   CHECK(error.find("is full") != std::string::npos);
   CHECK(error.find('\n') == std::string::npos);
   CHECK(tiered.rows() >= pushed);  // rows whose write failed are still in memory
+}
+
+TEST_CASE("parameter server: a disk tier that fails answers the request with its line, then the server stops") {
+  const auto dir = scratch_dir("tier-server-full");
+  auto disk = small_disk(dir / "small");
+  if (!disk) return;
+  TableSpecs specs;
+  specs.sparse.push_back(ctr_spec());
+  specs.sparse[0].storage.kind = StorageSpec::Kind::kSsd;
+  specs.memory_budget_bytes = 4096;
+  specs.ssd_dir = (dir / "small").string();
+  ServerOptions options;
+  options.log = stderr;
+  options.sync = false;  // pushes apply at once (the synchronous mode's wait in memory until a barrier)
+  ParameterServer server(options, build_server_tables(specs, 0, 1));
+  std::promise<std::string> ended;
+  std::thread serving([&] {
+    try {
+      server.run();
+      ended.set_value("run() returned");
+    } catch (const DiskTierError& e) {
+      ended.set_value(e.what());
+    }
+  });
+  std::string pushed_error;
+  {
+    PsClient client({"127.0.0.1:" + std::to_string(server.port())}, specs, paddle::ps::testing::quick());
+    try {
+      for (uint64_t n = 0; n < 1000; ++n) {
+        std::vector<uint64_t> batch(1000);
+        for (uint64_t i = 0; i < batch.size(); ++i) batch[i] = n * 1000 + i;
+        client.push_sparse(0, batch, std::vector<float>(batch.size() * 6, 1.0f));
+      }
+    } catch (const std::exception& e) {
+      pushed_error = e.what();
+    }
+  }
+  auto result = ended.get_future();
+  const bool stopped = result.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  if (!stopped) server.stop();
+  serving.join();
+  INFO("the pushes ended with: ", pushed_error);
+  REQUIRE(stopped);
+  const std::string why = result.get();
+  CHECK(why.find("sparse table embedding: the disk tier " + (dir / "small" / "server-0" / "embedding").string() + " is full") == 0);
+  CHECK(pushed_error.find(why) != std::string::npos);
 }
