@@ -209,7 +209,14 @@ void SparseTable::bring_in(Shard& shard, std::span<const uint64_t> keys, std::sp
                            DiskTier::Batch& batch) {
   const uint32_t now = ++shard.clock;
   std::vector<uint64_t> missing, missing_hashes;
+  constexpr size_t kSlotAhead = 16, kRowAhead = 8;  // as by_shard's loop: every slot and row is a cache miss
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + kSlotAhead < keys.size()) __builtin_prefetch(shard.rows.probe_address(hashes[i + kSlotAhead]));
+    if (i + kRowAhead < keys.size())
+      if (const char* row = static_cast<const char*>(shard.rows.likely_row(hashes[i + kRowAhead]))) {
+        __builtin_prefetch(row);
+        __builtin_prefetch(row + 64);
+      }
     ++shard.lookups;
     if (float* row = shard.rows.find(keys[i], hashes[i])) {
       ++shard.hits;
