@@ -88,6 +88,10 @@ DiskTier::DiskTier(std::string table, std::string dir, size_t row_floats)
   options.create_if_missing = true;
   options.compression = rocksdb::kNoCompression;  // rows of random floats do not compress
   options.write_buffer_size = 8 << 20;
+  // Evicted rows arrive at random keys: universal compaction rewrites each about log(size) times
+  // where leveled compaction rewrites it about ten times a level, and a server's second core would
+  // otherwise spend itself compacting (space: up to twice the rows for a while).
+  options.compaction_style = rocksdb::kCompactionStyleUniversal;
   options.max_background_jobs = 2;
   options.max_open_files = 256;
   // Most keys a batch looks up are new or in memory: a bloom filter over the memory table answers
@@ -103,6 +107,8 @@ DiskTier::DiskTier(std::string table, std::string dir, size_t row_floats)
     // An earlier run's rows: checkpoints, not this directory, hold what outlives a server.
     rocksdb::DB* probe = nullptr;
     rocksdb::Status opened = rocksdb::DB::Open(options, dir_, &probe);
+    if (!opened.ok() && opened.IsIOError() && opened.ToString().find("lock") != std::string::npos)
+      fail("is in use by another process", opened.ToString() + "; give each job its own ps.ssd_dir");
     if (!opened.ok()) fail("is a corrupt or unreadable RocksDB database", opened.ToString() + "; remove it to start afresh");
     delete probe;
     rocksdb::Status destroyed = rocksdb::DestroyDB(dir_, options);

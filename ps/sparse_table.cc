@@ -557,6 +557,14 @@ void SparseTable::load(std::istream& in, bool upsert) {
     const auto key = table_io::read<uint64_t>(in);
     table_io::read_floats(in, values.data(), width);
     Shard& s = *shards_[shard_for_key(key)];
+    if (disk_ && !upsert && s.rows.size() >= shard_memory_rows_) {
+      // A whole table's rows, each once and none used yet: once the shard's memory is full the
+      // rest go straight to disk, with no eviction to choose.
+      batch.put(key, values.data(), width);
+      ++s.disk_rows;
+      if (batch.size() >= kDiskBatchRows) disk_->write(batch);
+      continue;
+    }
     std::copy(values.begin(), values.end(), loaded_row(s, key, batch));
     if (disk_ && s.rows.size() > shard_memory_rows_) settle(s, batch);
   }

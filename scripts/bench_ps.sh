@@ -2,9 +2,10 @@
 # Parameter-server throughput on this machine over loopback: sparse pull+push of 10k and 1M keys
 # of dim 9 and dense push/pull of a 64 MB table, 1 server with 1 and then 2 workers; a CTR table
 # of dim 8 at 1M, 10M and 50M resident keys, alone in one process and then served (keys/s, bytes
-# per row, shrink and save times); then wide&deep training samples/s, 1 server + 2 workers against
-# 1 local process, on a generated Criteo file; then the three modes (sync, async, GEO) on 200k
-# generated lines, AUC and samples/s.
+# per row, shrink and save times); that table at 100M keys on disk with a 2 GB budget
+# (ps_tier_bench); then wide&deep training samples/s, 1 server + 2 workers against 1 local
+# process, on a generated Criteo file; then the three modes (sync, async, GEO) on 200k generated
+# lines, AUC and samples/s.
 set -euo pipefail
 source "$(dirname "$0")/bench_setup.sh" tests/ps_bench
 echo "machine: $cpu"
@@ -23,6 +24,11 @@ for sw in 1 2; do
     "$launcher" --server_num=$sw --worker_num=$sw --log_dir="$work/log-ctr$sw" "$(realpath "$build_dir/tests/ps_bench")" \
     2>/dev/null | grep -E "^(CTR|  )"
 done
+# The disk tier: a CTR table of TIER_KEYS rows (100M: about 8.5 GB of RocksDB files in TIER_DIR, and
+# as much again for its save) with TIER_BUDGET_MB of memory, alone in this process. TIER_KEYS= skips it.
+if [ -n "${TIER_KEYS-x}" ]; then
+  "$build_dir/tests/ps_tier_bench" "${TIER_KEYS-100000000}" "${TIER_BUDGET_MB:-2048}" "${TIER_DIR:-$work/tier}"
+fi
 lines="${LINES_OF_DATA:-50000}"
 bash scripts/gen_criteo.sh "$lines" "$work/criteo.txt" >/dev/null
 config="$(realpath configs/wide_deep.json)"

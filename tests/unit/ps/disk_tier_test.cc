@@ -150,6 +150,28 @@ TEST_CASE("disk tier: an earlier run's database is emptied; a directory of other
   CHECK(std::filesystem::exists(dir / "mine" / "notes.txt"));
 }
 
+TEST_CASE("disk tier: a corrupt database, or one another tier holds open, is one line naming its directory") {
+  const auto dir = scratch_dir("disk-tier-corrupt");
+  std::filesystem::create_directories(dir / "corrupt");
+  std::ofstream(dir / "corrupt" / "CURRENT") << "MANIFEST-000999\n";  // names a manifest that is not there
+  const std::string corrupt = "sparse table wide: the disk tier " + (dir / "corrupt").string() + " is a corrupt or unreadable RocksDB database";
+  CHECK_THROWS_WITH_AS(DiskTier("wide", (dir / "corrupt").string(), 1), doctest::Contains(corrupt.c_str()), DiskTierError);
+  DiskTier first("wide", (dir / "held").string(), 1);
+  {
+    DiskTier::Batch batch;
+    const float v = 1;
+    batch.put(1, &v, 1);
+    first.write(batch);
+  }
+  const std::string held = "the disk tier " + (dir / "held").string() + " is in use by another process";
+  CHECK_THROWS_WITH_AS(DiskTier("wide", (dir / "held").string(), 1), doctest::Contains(held.c_str()), DiskTierError);
+  std::vector<float> row(1);
+  std::vector<char> found;
+  const std::vector<uint64_t> one = {1};
+  first.read(one, row.data(), found);
+  CHECK(found[0] == 1);  // the holder's rows are untouched
+}
+
 TEST_CASE("tiered table: rows move both ways without loss, bit-exact beside a memory table") {
   const auto dir = scratch_dir("tier-both-ways");
   SparseTable memory(ctr_spec(), kUnused);
