@@ -1,7 +1,7 @@
 // ps_tier_bench KEYS BUDGET_MB DIR: a CTR sparse table of dim 8 (adagrad) on disk (ps/disk_tier.h)
 // under DIR, with BUDGET_MB of memory for its hot rows, alone in this process with one helper
-// thread as a server has on two cores. It fills KEYS rows, then times pull+push of 16k-key
-// requests (a PsClient request's size):
+// thread as a server has on two cores. It loads KEYS rows (a generated all save), then times
+// pull+push of 16k-key requests (a PsClient request's size):
 //
 //   skewed    keys drawn Zipf(1.1) over all KEYS rows;
 //   uniform   keys drawn uniformly over all KEYS rows;
@@ -18,6 +18,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <istream>
+#include <streambuf>
 #include <random>
 #include <string>
 #include <thread>
@@ -84,6 +86,47 @@ std::vector<float> pushed_rows() {
   return rows;
 }
 
+// An all save of `rows` rows, made as it is read: rank rows - 1 first (the coldest, so that the
+// rows a load keeps in memory are the ones the streams want least), each row a copy of `row` under
+// its key. It fills a tiered table at disk speed, where pushing new keys would look each one up.
+class GeneratedSave : public std::streambuf {
+ public:
+  GeneratedSave(uint64_t rows, std::vector<float> row) : rows_(rows), row_(std::move(row)) {
+    const uint64_t header[2] = {rows_, row_.size()};
+    buffer_.assign(reinterpret_cast<const char*>(header), reinterpret_cast<const char*>(header) + sizeof header);
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + buffer_.size());
+  }
+
+ protected:
+  int_type underflow() override {
+    if (next_ == rows_) return traits_type::eof();
+    buffer_.clear();
+    const size_t row_bytes = row_.size() * sizeof(float);
+    for (int n = 0; n < 4096 && next_ < rows_; ++n, ++next_) {
+      const uint64_t key = key_of_rank(rows_ - 1 - next_);
+      buffer_.insert(buffer_.end(), reinterpret_cast<const char*>(&key), reinterpret_cast<const char*>(&key) + 8);
+      buffer_.insert(buffer_.end(), reinterpret_cast<const char*>(row_.data()), reinterpret_cast<const char*>(row_.data()) + row_bytes);
+    }
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + buffer_.size());
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  uint64_t rows_, next_ = 0;
+  std::vector<float> row_;
+  std::vector<char> buffer_;
+};
+
+void fill_by_load(ps::SparseTable& table, uint64_t rows) {
+  ps::SparseTable probe(ctr_table("", 0), ps::UpdateRule{});
+  const std::vector<float> pushed = pushed_rows();
+  const std::vector<uint64_t> one = {1};
+  probe.push(one, std::span<const float>(pushed.data(), kPushWidth));
+  GeneratedSave save(rows, *probe.stored_row(1));
+  std::istream in(&save);
+  table.load(in);
+}
+
 void fill(ps::SparseTable& table, uint64_t rows) {
   const std::vector<float> pushed = pushed_rows();
   std::vector<uint64_t> keys;
@@ -134,10 +177,10 @@ int main(int argc, char** argv) {
   ps::SparseTable table(ctr_table((dir / "tier").string(), memory_rows), unused);
   table.set_helpers(&helpers);
   auto start = Clock::now();
-  fill(table, keys);
+  fill_by_load(table, keys);
   const double fill_s = seconds_since(start);
   ps::TableMemory m = table.memory();
-  fmt::print("CTR table of dim 8 on disk: {} rows, {} MB budget ({} rows in memory, {:.1f}%); filled in {:.1f} s "
+  fmt::print("CTR table of dim 8 on disk: {} rows, {} MB budget ({} rows in memory, {:.1f}%); loaded in {:.1f} s "
              "({:.0f} rows/s)\n",
              keys, budget_mb, memory_rows, 100.0 * static_cast<double>(memory_rows) / static_cast<double>(keys), fill_s,
              static_cast<double>(keys) / fill_s);
