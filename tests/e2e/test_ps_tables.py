@@ -7,6 +7,7 @@ that was never killed. Loopback only."""
 
 import glob
 import json
+import math
 import os
 import random
 import re
@@ -306,12 +307,12 @@ def test_an_online_run_with_a_tenth_of_its_rows_in_memory_gives_the_memory_runs_
     peak = max(t["embedding"]["rows"] for s in (0, 1) for t in server_lines(in_memory, s))
     rows, _ = sparse_rows(os.path.join(in_memory, "model", "20261102", "base"))
     row_bytes = sum(len(next(iter(rows[(0, table)].values()))) + 24 for table in (0, 1))
-    budget_mb = peak / 10 * row_bytes / 2**20
+    budget_mb = math.floor(peak / 10 * row_bytes / 2**20 * 1e6) / 1e6  # rounded down: never above a tenth
 
     online_data(tiered)
     ssd_dir = os.path.join(tiered, "ssd")
     proc, _ = start(job, online_args(tiered) + small_batches +
-                    ["--set", "ps.storage=ssd", "--set", f"ps.memory_budget_mb={budget_mb:.4f}", "--set", f"ps.ssd_dir={ssd_dir}"],
+                    ["--set", "ps.storage=ssd", "--set", f"ps.memory_budget_mb={budget_mb:.6f}", "--set", f"ps.ssd_dir={ssd_dir}"],
                     workdir=tiered, script=TRAIN)
     r = finish(proc, tiered, time.monotonic(), timeout=240)
     check(r.returncode == 0, "the tiered run exits 0", r)
