@@ -30,10 +30,10 @@ size_t values_width(const SparseTableSpec& spec, const UpdateRule& plain_rule) {
   return spec.dim * (1 + plain_rule.state_width()) + (plain_rule.kind == UpdateRule::Kind::kAdam ? 2 : 0);
 }
 
-bool tiered(const SparseTableSpec& spec) { return spec.storage.kind == StorageSpec::Kind::kSsd; }
+bool on_disk(const SparseTableSpec& spec) { return spec.storage.kind == StorageSpec::Kind::kSsd; }
 
 // Words a memory row holds after the flags word: a tiered table's last-use clock.
-size_t clock_words(const SparseTableSpec& spec) { return tiered(spec) ? 1 : 0; }
+size_t clock_words(const SparseTableSpec& spec) { return on_disk(spec) ? 1 : 0; }
 
 }  // namespace
 
@@ -56,7 +56,7 @@ SparseTable::SparseTable(SparseTableSpec spec, UpdateRule plain_rule, float init
     shards_.push_back(std::make_unique<Shard>(flags_at_ + 1 + clock_words(spec_), push_width_));
     shards_.back()->random = splitmix64(spec_.seed ^ splitmix64(s + 0x5eed));
   }
-  if (ps::tiered(spec_)) {
+  if (on_disk(spec_)) {
     if (spec_.storage.memory_rows < shards)
       throw std::invalid_argument(fmt::format("sparse table {}: a memory tier of {} rows is fewer than one per shard ({})",
                                               spec_.name, spec_.storage.memory_rows, shards));
