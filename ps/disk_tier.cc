@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <rocksdb/db.h>
+#include <sys/statvfs.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
@@ -19,6 +20,9 @@ namespace paddle::ps {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Free space a write leaves RocksDB: two memory tables to flush, and room for a compaction.
+constexpr uint64_t kReserveBytes = uint64_t{64} << 20;
 
 void encode(uint64_t key, char* out) {
   for (int i = 7; i >= 0; --i, key >>= 8) out[i] = static_cast<char>(key & 0xff);
@@ -86,6 +90,7 @@ DiskTier::DiskTier(std::string table, std::string dir, size_t row_floats)
     fail("holds files that are not a RocksDB database", "it is left alone; empty it or choose another ps.ssd_dir");
   rocksdb::Options options;
   options.create_if_missing = true;
+  options.avoid_flush_during_shutdown = true;  // the rows die with the process (see the header)
   options.compression = rocksdb::kNoCompression;  // rows of random floats do not compress
   options.write_buffer_size = 8 << 20;
   // Evicted rows arrive at random keys: universal compaction rewrites each about log(size) times
@@ -159,6 +164,17 @@ void DiskTier::read(std::span<const uint64_t> keys, float* rows, std::vector<cha
 
 void DiskTier::write(Batch& batch) {
   if (batch.size() == 0) return;
+  // RocksDB's own way out of a full disk is not always an error status: Debian's build can abort
+  // on an assertion when a flush fails for want of space. So this tier stops first, while RocksDB
+  // still has room to flush its memory tables.
+  struct statvfs disk {};
+  if (::statvfs(dir_.c_str(), &disk) == 0) {
+    const uint64_t free_bytes = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize;
+    if (free_bytes < kReserveBytes)
+      throw DiskTierError(fmt::format("sparse table {}: the disk tier {} is full ({} MB free, below the {} MB kept "
+                                      "for RocksDB's flushes and compactions)",
+                                      table_, dir_, free_bytes >> 20, kReserveBytes >> 20));
+  }
   Batch::Impl& b = *batch.impl_;
   // Stable: a key erased and then put again in one batch keeps that order.
   std::stable_sort(b.ops.begin(), b.ops.end(), [](const auto& x, const auto& y) { return x.key < y.key; });

@@ -13,7 +13,8 @@
 // of a user's is ever deleted. Writes go without RocksDB's write-ahead log for the same reason.
 //
 // Every failure is a DiskTierError naming the table and the directory: a full disk reads
-// "sparse table embedding: the disk tier /data/ssd/server-0/embedding is full (...)". A server
+// "sparse table embedding: the disk tier /data/ssd/server-0/embedding is full (...)", said by
+// write() once under 64 MB are free, before RocksDB itself runs out. A server
 // stops on one (ps/server.h): its tables are then no longer whole. Safe to call from several
 // threads at once.
 

@@ -318,7 +318,7 @@ TEST_CASE("tiered table: a full disk is one error naming the tier's directory, a
   std::string error;
   uint64_t pushed = 0;
   try {
-    for (uint64_t n = 0; n < 1000; ++n) {  // 1M rows of 44 bytes: RocksDB flushes its 8 MiB memory table long before
+    for (uint64_t n = 0; n < 1000; ++n) {  // a 1 MiB disk is under the tier's reserve: its first write stops
       std::vector<uint64_t> batch(1000);
       for (uint64_t i = 0; i < batch.size(); ++i) batch[i] = n * 1000 + i;
       tiered.push(batch, std::vector<float>(batch.size() * 6, 1.0f));
