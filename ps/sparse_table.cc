@@ -168,17 +168,12 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
     Shard& shard = *shards_[s];
     std::lock_guard lock(shard.mutex);
     const uint32_t end = starts[s + 1];
-    std::optional<DiskTier::Batch> batch;
-    if (disk_) {
-      std::vector<uint64_t> shard_keys, shard_hashes;
-      shard_keys.reserve(end - starts[s]);
-      shard_hashes.reserve(end - starts[s]);
-      for (uint32_t j = starts[s]; j < end; ++j) {
-        shard_keys.push_back(keys[order[j]]);
-        shard_hashes.push_back(hashes[order[j]]);
-      }
-      bring_in(shard, shard_keys, shard_hashes, batch.emplace());
-    }
+    // Tiered: a key found in memory is taken at once; one missing while the shard has rows on disk
+    // waits, and the waiting keys are read from disk in one MultiGet and then taken in their order.
+    // Keys only change places with other keys, so every row comes out as a memory table's does.
+    const uint32_t now = disk_ ? ++shard.clock : 0;
+    const bool may_be_on_disk = disk_ && shard.disk_rows > 0;
+    std::vector<uint32_t> waiting;
     for (uint32_t j = starts[s]; j < end; ++j) {
       if (j + kSlotAhead < end) __builtin_prefetch(shard.rows.probe_address(hashes[order[j + kSlotAhead]]));
       if (j + kRowAhead < end)
@@ -192,9 +187,33 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
         __builtin_prefetch(input + input_width - 1);
       }
       const uint32_t i = order[j];
-      each(shard, i, hashes[i]);
+      if (!disk_) {
+        each(shard, i, hashes[i], nullptr);
+        continue;
+      }
+      ++shard.lookups;
+      if (float* row = shard.rows.find(keys[i], hashes[i])) {
+        ++shard.hits;
+        stamp(row, now);
+        each(shard, i, hashes[i], row);
+      } else if (may_be_on_disk) {
+        waiting.push_back(i);
+      } else {
+        each(shard, i, hashes[i], nullptr);
+      }
     }
-    if (batch) settle(shard, *batch);
+    if (!disk_) return;
+    DiskTier::Batch batch;
+    if (!waiting.empty()) {
+      std::vector<uint64_t> missing(waiting.size()), missing_hashes(waiting.size());
+      for (size_t w = 0; w < waiting.size(); ++w) {
+        missing[w] = keys[waiting[w]];
+        missing_hashes[w] = hashes[waiting[w]];
+      }
+      read_in(shard, missing, missing_hashes, now, batch);
+      for (uint32_t i : waiting) each(shard, i, hashes[i], shard.rows.find(keys[i], hashes[i]));
+    }
+    settle(shard, batch);
   };
   // Below this many keys waking a helper costs more than it saves.
   constexpr size_t kHelpedKeys = 4096;
@@ -226,6 +245,11 @@ void SparseTable::bring_in(Shard& shard, std::span<const uint64_t> keys, std::sp
       missing_hashes.push_back(hashes[i]);
     }
   }
+  read_in(shard, missing, missing_hashes, now, batch);
+}
+
+void SparseTable::read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes,
+                          uint32_t now, DiskTier::Batch& batch) {
   if (missing.empty()) return;
   const size_t width = saved_width();
   std::vector<float> rows(missing.size() * width);
@@ -301,8 +325,8 @@ std::vector<float> SparseTable::pull(std::span<const uint64_t> keys) {
 void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
   check_sizes(keys, keys.size() * spec_.dim, spec_.dim, "pull");
   const size_t dim = spec_.dim;
-  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
-    const float* row = s.rows.find(keys[i], hash);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash, const float* row) {
+    if (row == nullptr) row = s.rows.find(keys[i], hash);
     if (row == nullptr) initial_values(keys[i], out + i * dim);
     else if (ctr()) ctr_->pull(row, out + i * dim);
     else std::copy_n(row, dim, out + i * dim);
@@ -311,16 +335,17 @@ void SparseTable::pull(std::span<const uint64_t> keys, float* out) {
 
 void SparseTable::push(std::span<const uint64_t> keys, std::span<const float> grads) {
   check_sizes(keys, grads.size(), push_width_, "push");
-  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
-    if (float* row = admitted_row(s, keys[i], hash)) apply(row, grads.data() + i * push_width_);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash, float* row) {
+    if (row == nullptr) row = admitted_row(s, keys[i], hash);
+    if (row != nullptr) apply(row, grads.data() + i * push_width_);
   }, grads.data(), push_width_);
 }
 
 void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const float> grads) {
   check_sizes(keys, grads.size(), push_width_, "push");
   const bool always = spec_.admission.kind == AdmissionSpec::Kind::kAlways;
-  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
-    if (!always && admitted_row(s, keys[i], hash) == nullptr) return;
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash, const float* row) {
+    if (!always && row == nullptr && admitted_row(s, keys[i], hash) == nullptr) return;
     bool added = false;
     float* g = s.pending.insert(keys[i], hash, added);
     const float* pushed = grads.data() + i * push_width_;
@@ -352,8 +377,9 @@ void SparseTable::apply_pending(int divisor) {
 
 void SparseTable::add(std::span<const uint64_t> keys, std::span<const float> delta) {
   check_sizes(keys, delta.size(), push_width_, "add");
-  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash) {
-    if (float* row = admitted_row(s, keys[i], hash)) add_to(row, delta.data() + i * push_width_);
+  by_shard(keys, [&](Shard& s, size_t i, uint64_t hash, float* row) {
+    if (row == nullptr) row = admitted_row(s, keys[i], hash);
+    if (row != nullptr) add_to(row, delta.data() + i * push_width_);
   }, delta.data(), push_width_);
 }
 

@@ -28,9 +28,12 @@
 // whole by one of them, so the rows come out the same.
 //
 // A table with StorageSpec::kSsd keeps at most memory_rows rows in memory, an even share per shard,
-// and the rest in its DiskTier (ps/disk_tier.h); a row is in one tier at a time. Before a batch
-// touches a shard, the shard's keys missing from memory are read from disk in one MultiGet and
-// moved into memory (a pull too: a row read is a row about to be pushed). After the batch, a shard
+// and the rest in its DiskTier (ps/disk_tier.h); a row is in one tier at a time. A batch takes
+// a shard's keys found in memory at once; those missing wait, are read from disk in one MultiGet,
+// moved into memory (a pull too: a row read is a row about to be pushed) and then taken in their
+// order, so a key's updates keep their order and the rows come out as a memory table's (the
+// waiting keys include every new key, in order, so even admission's random draws are the same).
+// After the batch, a shard
 // over its share evicts down to nine tenths of it, in one write. The eviction policy: rows unseen
 // for the most shrinks first (CTR rows' unseen_days), then the least recently used (each memory
 // row carries the shard's batch count of its last use, one word after the flags, never saved), so
@@ -137,6 +140,10 @@ class SparseTable {
   // are on disk into memory, stamps every row of `keys` as used now, and queues the disk deletes
   // in `batch`.
   void bring_in(Shard& shard, std::span<const uint64_t> keys, std::span<const uint64_t> hashes, DiskTier::Batch& batch);
+  // Tiered, the lock held: reads `missing` (keys not in memory) from disk in one MultiGet and moves
+  // the rows found into memory, stamped `now`, their disk deletes queued in `batch`.
+  void read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes, uint32_t now,
+               DiskTier::Batch& batch);
   // Tiered tables, the lock held: evicts down to nine tenths of the shard's share when over it,
   // then writes `batch` (with the evictions) to disk.
   void settle(Shard& shard, DiskTier::Batch& batch);
@@ -155,7 +162,9 @@ class SparseTable {
   uint32_t flags(const float* row) const;
   void set_flags(float* row, uint32_t flags) const;
   void check_sizes(std::span<const uint64_t> keys, size_t values, size_t width, const char* call) const;
-  // Calls each(shard, i, hash of keys[i]) for every position i of `keys`, as the class comment says; `inputs`, when
+  // Calls each(shard, i, hash of keys[i], row) for every position i of `keys`, as the class
+  // comment says; row is keys[i]'s memory row where by_shard has looked it up (tiered tables), else
+  // nullptr for `each` to look up or create. `inputs`, when
   // given, are the batch's pushed rows or the rows a pull fills (input_width floats per key),
   // prefetched with the table's rows.
   template <typename Each>
