@@ -261,6 +261,16 @@ std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint6
   return out;
 }
 
+void PsClient::prefetch_sparse(uint32_t table, const std::vector<uint64_t>& keys) {
+  if (sparse_table(tables_, table, "prefetch_sparse").storage.kind != StorageSpec::Kind::kSsd) return;
+  router_.route(keys, servers());
+  for (size_t s = 0; s < servers(); ++s) {  // one request each: the server answers before it reads
+    const auto share = router_.keys(s);
+    if (!share.empty()) request(s, Command::kPrefetchSparse).u32(table).u64s(share.data(), share.size());
+  }
+  run_requests();
+}
+
 void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads) {
   send_sparse(Command::kPushSparse, "push_sparse", table, keys, grads);
 }

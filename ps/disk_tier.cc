@@ -92,11 +92,14 @@ DiskTier::DiskTier(std::string table, std::string dir, size_t row_floats)
   options.create_if_missing = true;
   options.avoid_flush_during_shutdown = true;  // the rows die with the process (see the header)
   options.compression = rocksdb::kNoCompression;  // rows of random floats do not compress
-  options.write_buffer_size = 8 << 20;
-  // Evicted rows arrive at random keys: universal compaction rewrites each about log(size) times
-  // where leveled compaction rewrites it about ten times a level, and a server's second core would
-  // otherwise spend itself compacting (space: up to twice the rows for a while).
+  // Evicted rows arrive at random keys, and compaction is most of a tier's work (a server's second
+  // core, measured): bigger memory tables and more sorted runs before a merge make each row's
+  // rewrites fewer. Universal compaction rewrites a row about log(size) times where leveled
+  // compaction rewrites it about ten times a level. Space: up to four times the rows for a while.
+  options.write_buffer_size = 32 << 20;
   options.compaction_style = rocksdb::kCompactionStyleUniversal;
+  options.compaction_options_universal.max_size_amplification_percent = 400;
+  options.level0_file_num_compaction_trigger = 8;
   options.max_background_jobs = 2;
   options.max_open_files = 256;
   // Most keys a batch looks up are new or in memory: a bloom filter over the memory table answers

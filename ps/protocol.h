@@ -47,8 +47,9 @@ enum class Command : uint16_t {
   kSaveMode = 14,  // SAVE with a SaveMode (ps/save_mode.h)
   kShrink = 15,    // shrink the sparse tables; the reply says rows before and after
   kStats = 16,     // the tables' memory (ps/table_reports.h)
+  kPrefetchSparse = 17,  // answered at once; then a tiered table reads the keys' rows into memory
 };
-inline constexpr uint16_t kLastCommand = 16;
+inline constexpr uint16_t kLastCommand = 17;
 inline constexpr uint16_t kReplyBit = 0x8000;
 
 enum class Status : uint32_t {

@@ -104,12 +104,19 @@ class ParameterServer {
     std::vector<float> values;  // a reply's values: pulled rows or dense values, sent from here
     std::vector<float> floats;  // a request's gradients or values, where not read in place
     std::vector<uint64_t> keys;  // a request's keys (not 8-byte aligned in the body, so copied)
+    // A PREFETCH_SPARSE's table and keys, for after_reply().
+    SparseTable* prefetch_table = nullptr;
+    std::vector<uint64_t> prefetch_keys;
   };
   struct Answer {
     bool deferred = false;  // a barrier still waiting: the reply goes out when it is released
     Status status = Status::kOk;
     bool then_close = false;
   };
+  // The work a request leaves for after its reply is written, before the connection's next
+  // request is read: a PREFETCH_SPARSE's reads, done while the worker computes. A disk tier's
+  // failure stops the server as in a request (fail()).
+  void after_reply(Workspace& work);
   // A header a connection reads the body of: ours, and a body within limits.max_frame_bytes.
   bool acceptable(const Header& header) const;
   // The answer to a frame whose header passed the connection's checks; the reply's body is in

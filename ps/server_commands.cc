@@ -49,7 +49,20 @@ std::vector<unsigned char> ParameterServer::answer_frame(std::span<const unsigne
   auto answer = this->answer(header, body, nullptr, work);
   if (answer.deferred) return {};
   work.reply.finish(reply_header(header, answer.status));
-  return work.reply.flatten();
+  std::vector<unsigned char> reply = work.reply.flatten();
+  after_reply(work);
+  return reply;
+}
+
+void ParameterServer::after_reply(Workspace& work) {
+  if (work.prefetch_table == nullptr) return;
+  SparseTable& table = *work.prefetch_table;
+  work.prefetch_table = nullptr;
+  try {
+    table.prefetch(work.prefetch_keys);
+  } catch (const DiskTierError& e) {
+    fail(e.what());
+  }
 }
 
 bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work) {
@@ -123,6 +136,14 @@ bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command co
       work.values.resize(keys.size() * t.dim());
       t.pull(keys, work.values.data());
       reply.f32s(work.values.data(), work.values.size());
+      return true;
+    }
+    case Command::kPrefetchSparse: {
+      SparseTable& t = sparse(body.u32());
+      auto keys = body.u64s(work.keys);
+      body.expect_end();
+      work.prefetch_keys.assign(keys.begin(), keys.end());
+      work.prefetch_table = &t;
       return true;
     }
     case Command::kPushSparse: {

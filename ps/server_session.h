@@ -165,6 +165,7 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     arm(limits_.frame_timeout, "the taking of a reply", "PADDLE_PS_FRAME_TIMEOUT");
     asio::async_write(socket_, buffers, [self = shared_from_this(), then_close](auto ec, size_t) {
       if (ec || then_close) return self->close();
+      self->server_.after_reply(self->work_);
       self->read_header();
     });
   }

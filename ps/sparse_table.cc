@@ -147,7 +147,8 @@ size_t SparseTable::shard_of(uint64_t hash) const {
 }
 
 template <typename Each>
-void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const float* inputs, size_t input_width) {
+void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const float* inputs, size_t input_width,
+                           bool counted) {
   // Each key's hash once: it picks the shard (no division) and is the index's hash in the shard.
   const size_t count = shards_.size();
   std::vector<uint64_t> hashes(keys.size());
@@ -191,9 +192,9 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
         each(shard, i, hashes[i], nullptr);
         continue;
       }
-      ++shard.lookups;
+      shard.lookups += counted;
       if (float* row = shard.rows.find(keys[i], hashes[i])) {
-        ++shard.hits;
+        shard.hits += counted;
         stamp(row, now);
         each(shard, i, hashes[i], row);
       } else if (may_be_on_disk) {
@@ -203,6 +204,10 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
       }
     }
     if (!disk_) return;
+    if (!counted) {  // a prefetch fills the shard's free share only: it never evicts the batch in progress
+      const size_t room = shard.rows.size() < shard_memory_rows_ ? shard_memory_rows_ - shard.rows.size() : 0;
+      if (waiting.size() > room) waiting.resize(room);
+    }
     DiskTier::Batch batch;
     if (!waiting.empty()) {
       std::vector<uint64_t> missing(waiting.size()), missing_hashes(waiting.size());
@@ -339,6 +344,11 @@ void SparseTable::push(std::span<const uint64_t> keys, std::span<const float> gr
     if (row == nullptr) row = admitted_row(s, keys[i], hash);
     if (row != nullptr) apply(row, grads.data() + i * push_width_);
   }, grads.data(), push_width_);
+}
+
+void SparseTable::prefetch(std::span<const uint64_t> keys) {
+  if (!disk_) return;
+  by_shard(keys, [](Shard&, size_t, uint64_t, const float*) {}, nullptr, 0, false);
 }
 
 void SparseTable::accumulate(std::span<const uint64_t> keys, std::span<const float> grads) {

@@ -93,6 +93,13 @@ class SparseTable {
   void push(std::span<const uint64_t> keys, std::span<const float> grads);
   void accumulate(std::span<const uint64_t> keys, std::span<const float> grads);
   void apply_pending(int divisor);
+  // Tiered tables: moves the rows of `keys` that are on disk into memory now, as a pull would,
+  // so that the pull of the next batch finds them there; values do not change, and the lookups do
+  // not count in the hit rate (the reads do in the disk reads). A prefetch only fills a shard's
+  // free share, never evicting: the rows of the batch in progress stay, and keys past the room are
+  // read by their pull. Memory tables: nothing.
+  void prefetch(std::span<const uint64_t> keys);
+  void prefetch(const std::vector<uint64_t>& keys) { prefetch(std::span<const uint64_t>(keys)); }
   void add(std::span<const uint64_t> keys, std::span<const float> delta);  // GEO
   std::vector<float> pull(const std::vector<uint64_t>& keys) { return pull(std::span<const uint64_t>(keys)); }
   void push(const std::vector<uint64_t>& keys, const std::vector<float>& grads) {
@@ -167,8 +174,10 @@ class SparseTable {
   // nullptr for `each` to look up or create. `inputs`, when
   // given, are the batch's pushed rows or the rows a pull fills (input_width floats per key),
   // prefetched with the table's rows.
+  // `counted`: a batch's visit, whose lookups count in the hit rate; else a prefetch's (above).
   template <typename Each>
-  void by_shard(std::span<const uint64_t> keys, Each each, const float* inputs = nullptr, size_t input_width = 0);
+  void by_shard(std::span<const uint64_t> keys, Each each, const float* inputs = nullptr, size_t input_width = 0,
+                bool counted = true);
   bool selected(const float* row, SaveMode mode) const;
   // Clears the touched flag and delta_score a save clears; whether the row changed.
   bool mark_saved(float* row) const;

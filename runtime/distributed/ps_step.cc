@@ -15,6 +15,10 @@ PsValues pull_values(ps::ParameterStore& store, size_t dense_tables, std::vector
 
 namespace {
 
+void prefetch_rows(ps::ParameterStore& store, const std::vector<std::vector<uint64_t>>& keys) {
+  for (uint32_t t = 0; t < keys.size(); ++t) store.prefetch_sparse(t, keys[t]);
+}
+
 class SyncStep : public PsStep {
  public:
   SyncStep(Fleet& fleet, const ps::TableSpecs& tables) : fleet_(fleet), tables_(tables) {}
@@ -27,6 +31,7 @@ class SyncStep : public PsStep {
     for (uint32_t t = 0; t < grads.keys.size(); ++t) store.push_sparse(t, grads.keys[t], grads.sparse[t]);
     fleet_.ps_barrier();
   }
+  void prefetch(const std::vector<std::vector<uint64_t>>& keys) override { prefetch_rows(fleet_.parameter_store(), keys); }
 
  private:
   Fleet& fleet_;
@@ -49,6 +54,7 @@ class AsyncStep : public PsStep {
     fleet_.async_communicator()->push(std::move(step));
   }
   void flush() override { fleet_.async_communicator()->flush(); }
+  void prefetch(const std::vector<std::vector<uint64_t>>& keys) override { prefetch_rows(fleet_.parameter_store(), keys); }
 
  private:
   Fleet& fleet_;

@@ -42,6 +42,10 @@ class PsStep {
   virtual void apply(PsValues grads) = 0;
   // End of a pass: what the mode still holds reaches the servers.
   virtual void flush() {}
+  // The next batch's keys (as fetch takes them), known before this batch computes: the servers
+  // read those rows that are on disk into memory meanwhile (ParameterStore::prefetch_sparse).
+  // GEO reads its local copies and has nothing to prefetch.
+  virtual void prefetch(const std::vector<std::vector<uint64_t>>& /*keys*/) {}
 };
 
 // Pulls the values of every dense table (`dense_tables` of them) and of `keys`' rows from `store`.

@@ -157,6 +157,10 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   const size_t dim = model_.embedding_dim();
   const BatchKeys keys = index_keys(train_, samples);
   const PsValues values = fetch({keys.keys, keys.keys});
+  if (next_batch_ < batches_.size() && on_disk()) {  // the servers read the next batch's rows while this one computes
+    const BatchKeys next = index_keys(train_, batches_[next_batch_]);
+    prefetch({next.keys, next.keys});
+  }
   model_.set_dense_values(values.dense[kDenseTable]);
   const BatchInputs in = gather(train_, samples, keys, values, dim);
   const auto r = model_.run(in.dense.data(), in.embedding, in.wide, in.labels.data(), samples.size(), true);

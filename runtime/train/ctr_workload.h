@@ -47,6 +47,12 @@ class CtrWorkload : public PsWorkload {
   BucketedAuc job_counts(const BucketedAuc& mine);
   // Moves the ctr.test_fraction tail of train_ into test_.
   void hold_out_test();
+  // Whether a sparse table keeps rows on disk (ps.storage: ssd), so that prefetching pays.
+  bool on_disk() const {
+    for (const ps::SparseTableSpec& s : tables_.sparse)
+      if (s.storage.kind == ps::StorageSpec::Kind::kSsd) return true;
+    return false;
+  }
 
   CtrDataset train_, test_;
   WideDeep model_;

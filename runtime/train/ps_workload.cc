@@ -41,6 +41,12 @@ PsValues PsWorkload::fetch(std::vector<std::vector<uint64_t>> keys) {
   return values;
 }
 
+void PsWorkload::prefetch(const std::vector<std::vector<uint64_t>>& keys) {
+  const auto start = std::chrono::steady_clock::now();
+  step_->prefetch(keys);
+  communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void PsWorkload::apply(PsValues grads) {
   const auto start = std::chrono::steady_clock::now();
   step_->apply(std::move(grads));

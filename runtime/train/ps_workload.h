@@ -50,6 +50,7 @@ class PsWorkload : public FleetWorkload {
   // step_'s fetch and apply, timed for communication_seconds().
   PsValues fetch(std::vector<std::vector<uint64_t>> keys);
   void apply(PsValues grads);
+  void prefetch(const std::vector<std::vector<uint64_t>>& keys);
 
   std::unique_ptr<PsStep> step_;  // made by begin()
   int64_t passes_ended_ = 0;       // counting those of the run this one resumes

@@ -4,6 +4,9 @@
 // pull+push of 16k-key requests (a PsClient request's size):
 //
 //   skewed    keys drawn Zipf(1.1) over all KEYS rows;
+//   prefetch  the same, each request's keys prefetched (SparseTable::prefetch) after the pull of the
+//             one before, as a worker's PREFETCH_SPARSE arrives before it computes; keys/s over the
+//             pulls and pushes, and the prefetch's time per request apart;
 //   uniform   keys drawn uniformly over all KEYS rows;
 //   hot set   Zipf(1.1) over as many rows as half the budget holds, once they are in memory,
 //             beside a memory-only table of those rows on the same requests.
@@ -137,21 +140,38 @@ void fill(ps::SparseTable& table, uint64_t rows) {
   }
 }
 
-// Pull+push of `requests` requests of ranks from `draw`; keys/s.
+struct StreamTimes {
+  double keys_per_s = 0;        // pull+push keys over the time of the pulls and pushes
+  double prefetch_ms = 0;       // per request, when prefetched
+  double overall_keys_per_s = 0;  // over all the time, prefetches included: the server's own rate
+};
+
+// Pull+push of `requests` requests of ranks from `draw`. With `prefetch`, each request's pull is
+// followed by a prefetch of the next request's keys, as a worker sends it before it computes:
+// its time is what the worker's compute must cover, and is kept apart from the keys/s.
 template <typename Draw>
-double pull_push(ps::SparseTable& table, size_t requests, Draw draw, uint64_t seed) {
+StreamTimes pull_push(ps::SparseTable& table, size_t requests, Draw draw, uint64_t seed, bool prefetch = false) {
   std::mt19937_64 random(seed);
   std::vector<std::vector<uint64_t>> batches(requests, std::vector<uint64_t>(kRequestKeys));
   for (auto& batch : batches)
     for (auto& k : batch) k = key_of_rank(draw(random));
   const std::vector<float> pushed = pushed_rows();
   std::vector<float> pulled(kRequestKeys * kDim);
+  double prefetch_s = 0;
+  if (prefetch) table.prefetch(batches[0]);
   const auto start = Clock::now();
-  for (const auto& batch : batches) {
-    table.pull(batch, pulled.data());
-    table.push(batch, pushed);
+  for (size_t r = 0; r < requests; ++r) {
+    table.pull(batches[r], pulled.data());
+    if (prefetch && r + 1 < requests) {
+      const auto begun = Clock::now();
+      table.prefetch(batches[r + 1]);
+      prefetch_s += seconds_since(begun);
+    }
+    table.push(batches[r], pushed);
   }
-  return static_cast<double>(requests * kRequestKeys) / seconds_since(start);
+  const double all = seconds_since(start);
+  const double keys = static_cast<double>(requests * kRequestKeys);
+  return {keys / (all - prefetch_s), 1e3 * prefetch_s / static_cast<double>(requests), keys / all};
 }
 
 void print_stream(const char* name, double keys_per_s, const ps::TableMemory& m) {
@@ -188,9 +208,14 @@ int main(int argc, char** argv) {
   Zipf skewed(keys, 1.1);
   pull_push(table, 60, skewed, 1);  // warm: the hot rows into memory
   table.memory();  // the reports' rates count from here
-  const double skewed_keys = pull_push(table, 200, skewed, 2);
+  const double skewed_keys = pull_push(table, 200, skewed, 2).keys_per_s;
   print_stream("skewed", skewed_keys, table.memory());
-  const double uniform_keys = pull_push(table, 20, [&](std::mt19937_64& r) { return r() % keys; }, 3);
+  const StreamTimes prefetched = pull_push(table, 200, skewed, 5, true);
+  print_stream("prefetch", prefetched.keys_per_s, table.memory());
+  fmt::print("  (skewed, each request's keys prefetched while the one before it computes: {:.1f} ms of prefetch per "
+             "request for the worker's compute to cover; {:.0f} keys/s counting the prefetches)\n",
+             prefetched.prefetch_ms, prefetched.overall_keys_per_s);
+  const double uniform_keys = pull_push(table, 20, [&](std::mt19937_64& r) { return r() % keys; }, 3).keys_per_s;
   print_stream("uniform", uniform_keys, table.memory());
 
   const uint64_t hot = std::min<uint64_t>(keys, memory_rows / 2);
@@ -205,14 +230,14 @@ int main(int argc, char** argv) {
     }
   }
   table.memory();
-  const double tiered_hot = pull_push(table, 200, hot_set, 4);
+  const double tiered_hot = pull_push(table, 200, hot_set, 4).keys_per_s;
   const ps::TableMemory hot_report = table.memory();
   double memory_hot = 0;
   {
     ps::SparseTable in_memory(ctr_table("", 0), unused);
     in_memory.set_helpers(&helpers);
     fill(in_memory, hot);
-    memory_hot = pull_push(in_memory, 200, hot_set, 4);
+    memory_hot = pull_push(in_memory, 200, hot_set, 4).keys_per_s;
   }
   print_stream("hot set", tiered_hot, hot_report);
   fmt::print("  hot set of {} rows in a memory-only table: {:.0f} keys/s; the tier at {:.2f}x of it\n", hot, memory_hot,

@@ -222,6 +222,53 @@ TEST_CASE("tiered table: a batch's rows on several helper threads come out as on
   CHECK(rows_of(saved(tiered)) == rows_of(saved(memory)));
 }
 
+TEST_CASE("tiered table: a prefetch moves rows on disk into memory unchanged, outside the hit rate, never evicting") {
+  const auto dir = scratch_dir("tier-prefetch");
+  // One shard of 100 rows: after a batch of 200 new keys it holds 90 of them, room for 10 more.
+  SparseTable memory(ctr_spec(), kUnused, 0.01f, 1);
+  SparseTable tiered(ctr_spec((dir / "t").string(), 100), kUnused, 0.01f, 1);
+  auto batch_of = [](uint64_t b, uint64_t n = 200) {
+    std::vector<uint64_t> keys(n);
+    for (uint64_t i = 0; i < n; ++i) keys[i] = (b * 200 + i) * 0x9e3779b97f4a7c15ULL;
+    return keys;
+  };
+  for (uint64_t b = 0; b < 10; ++b) {
+    const std::vector<uint64_t> keys = batch_of(b);
+    const std::vector<float> grads(keys.size() * 6, 0.1f * static_cast<float>(b + 1));
+    tiered.push(keys, grads);
+    memory.push(keys, grads);
+  }
+  TableMemory m = tiered.memory();
+  REQUIRE(m.tier.memory_rows == 90);
+  REQUIRE(m.tier.disk_rows == 1910);
+  const std::string before = saved(memory);
+
+  const std::vector<uint64_t> first = batch_of(0, 10);  // on disk since batch 1
+  tiered.prefetch(first);
+  m = tiered.memory();
+  CHECK(m.tier.memory_rows == 100);
+  CHECK(m.tier.disk_rows == 1900);
+  CHECK(m.tier.hit_rate == 0.0);  // no lookups counted
+  CHECK(m.tier.disk_reads_per_s > 0);
+  CHECK(m.tier.evictions_per_s == 0.0);
+  CHECK(tiered.pull(first) == memory.pull(first));
+  CHECK(tiered.memory().tier.hit_rate == 1.0);  // the pull found every one in memory
+
+  // A full shard: the prefetch reads nothing and evicts nothing; the pull reads the rows itself.
+  const std::vector<uint64_t> second = batch_of(1, 10);
+  tiered.prefetch(second);
+  m = tiered.memory();
+  CHECK(m.tier.memory_rows == 100);
+  CHECK(m.tier.evictions_per_s == 0.0);
+  CHECK(m.tier.disk_reads_per_s == 0.0);
+  CHECK(tiered.pull(second) == memory.pull(second));
+  CHECK(tiered.memory().tier.hit_rate == 0.0);
+
+  CHECK(rows_of(saved(tiered)) == rows_of(before));
+  memory.prefetch(first);  // a memory table has nothing to prefetch
+  CHECK(saved(memory) == before);
+}
+
 TEST_CASE("tiered table: shrink decays and deletes rows on disk as in memory") {
   const auto dir = scratch_dir("tier-shrink");
   SparseTable memory(ctr_spec(), kUnused);
@@ -379,4 +426,46 @@ TEST_CASE("parameter server: a disk tier that fails answers the request with its
   const std::string why = result.get();
   CHECK(why.find("sparse table embedding: the disk tier " + (dir / "small" / "server-0" / "embedding").string() + " is full") == 0);
   CHECK(pushed_error.find(why) != std::string::npos);
+}
+
+TEST_CASE("parameter server: a prefetch is answered at once and its rows are in memory for the next pull") {
+  const auto dir = scratch_dir("tier-server-prefetch");
+  TableSpecs specs;
+  specs.sparse.push_back(ctr_spec());
+  specs.sparse[0].storage.kind = StorageSpec::Kind::kSsd;
+  specs.memory_budget_bytes = 16 * 64 * SparseTable::memory_row_bytes(specs.sparse[0], kUnused);
+  specs.ssd_dir = (dir / "ssd").string();
+  ServerOptions options;
+  options.log = stderr;
+  options.sync = false;
+  ParameterServer server(options, build_server_tables(specs, 0, 1));
+  std::thread serving([&] { server.run(); });
+  {
+    PsClient client({"127.0.0.1:" + std::to_string(server.port())}, specs, paddle::ps::testing::quick());
+    SparseTable reference(ctr_spec(), kUnused);
+    std::vector<uint64_t> all(8000);
+    for (uint64_t i = 0; i < all.size(); ++i) all[i] = i * 0x9e3779b97f4a7c15ULL;
+    for (size_t at = 0; at < all.size(); at += 500) {  // older batches leave for disk as newer ones come
+      const std::vector<uint64_t> batch(all.begin() + static_cast<long>(at), all.begin() + static_cast<long>(at + 500));
+      const std::vector<float> grads(batch.size() * 6, 0.5f + static_cast<float>(at) / 10000.0f);
+      client.push_sparse(0, batch, grads);
+      reference.push(batch, grads);
+    }
+    // The first batch's keys, on disk now; each shard has room for 7 rows (it evicts down to 57 of
+    // 64 after every batch), more than these 32 keys bring to any one.
+    const std::vector<uint64_t> next(all.begin(), all.begin() + 32);
+    client.memory();  // the rates count from here
+    client.prefetch_sparse(0, next);
+    // The server reads after its answer, before the next request of this connection: this pull
+    // finds every row in memory, as the memory table has it.
+    CHECK(client.pull_sparse(0, next) == reference.pull(next));
+    const std::vector<ServerMemory> report = client.memory();
+    REQUIRE(report.size() == 1);
+    const TierReport& tier = report[0].tables.back().tier;
+    CHECK(tier.tiered);
+    CHECK(tier.hit_rate == 1.0);
+    CHECK(tier.disk_reads_per_s > 0);
+    client.stop_worker();
+  }
+  serving.join();
 }
