@@ -95,7 +95,8 @@ DiskTier::DiskTier(std::string table, std::string dir, size_t row_floats)
   // Evicted rows arrive at random keys, and compaction is most of a tier's work (a server's second
   // core, measured): bigger memory tables and more sorted runs before a merge make each row's
   // rewrites fewer. Universal compaction rewrites a row about log(size) times where leveled
-  // compaction rewrites it about ten times a level. Space: up to four times the rows for a while.
+  // compaction rewrites it about ten times a level. Space: up to five times the rows for a while
+  // (the newer runs may reach four times the oldest before all merge).
   options.write_buffer_size = 32 << 20;
   options.compaction_style = rocksdb::kCompactionStyleUniversal;
   options.compaction_options_universal.max_size_amplification_percent = 400;
