@@ -204,7 +204,9 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
       }
     }
     if (!disk_) return;
-    if (!counted) {  // a prefetch fills the shard's free share only: it never evicts the batch in progress
+    // A prefetch into a share under four times its keys only fills the free room: eviction there
+    // could take the rows of the batch in progress, which are not much newer than the oldest.
+    if (!counted && (end - starts[s]) * 4 > shard_memory_rows_) {
       const size_t room = shard.rows.size() < shard_memory_rows_ ? shard_memory_rows_ - shard.rows.size() : 0;
       if (waiting.size() > room) waiting.resize(room);
     }

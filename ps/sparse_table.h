@@ -95,9 +95,11 @@ class SparseTable {
   void apply_pending(int divisor);
   // Tiered tables: moves the rows of `keys` that are on disk into memory now, as a pull would,
   // so that the pull of the next batch finds them there; values do not change, and the lookups do
-  // not count in the hit rate (the reads do in the disk reads). A prefetch only fills a shard's
-  // free share, never evicting: the rows of the batch in progress stay, and keys past the room are
-  // read by their pull. Memory tables: nothing.
+  // not count in the hit rate (the reads do in the disk reads). Where a shard's share holds four
+  // times the prefetch's keys in it, the shard evicts after it as after a batch (the rows of the
+  // batch in progress are then among the newest, which stay); in a smaller share a prefetch only
+  // fills the free room, never evicting, and keys past the room are read by their pull. Memory
+  // tables: nothing.
   void prefetch(std::span<const uint64_t> keys);
   void prefetch(const std::vector<uint64_t>& keys) { prefetch(std::span<const uint64_t>(keys)); }
   void add(std::span<const uint64_t> keys, std::span<const float> delta);  // GEO

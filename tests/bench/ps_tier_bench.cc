@@ -152,26 +152,32 @@ struct StreamTimes {
 template <typename Draw>
 StreamTimes pull_push(ps::SparseTable& table, size_t requests, Draw draw, uint64_t seed, bool prefetch = false) {
   std::mt19937_64 random(seed);
-  std::vector<std::vector<uint64_t>> batches(requests, std::vector<uint64_t>(kRequestKeys));
-  for (auto& batch : batches)
+  auto drawn = [&](std::vector<uint64_t>& batch) {
     for (auto& k : batch) k = key_of_rank(draw(random));
+  };
+  std::vector<uint64_t> batch(kRequestKeys), next(kRequestKeys);
   const std::vector<float> pushed = pushed_rows();
   std::vector<float> pulled(kRequestKeys * kDim);
-  double prefetch_s = 0;
-  if (prefetch) table.prefetch(batches[0]);
-  const auto start = Clock::now();
+  double busy = 0, prefetch_s = 0;
+  drawn(batch);
+  if (prefetch) table.prefetch(batch);
   for (size_t r = 0; r < requests; ++r) {
-    table.pull(batches[r], pulled.data());
+    if (r + 1 < requests) drawn(next);  // the draws are not timed
+    auto begun = Clock::now();
+    table.pull(batch, pulled.data());
+    busy += seconds_since(begun);
     if (prefetch && r + 1 < requests) {
-      const auto begun = Clock::now();
-      table.prefetch(batches[r + 1]);
+      begun = Clock::now();
+      table.prefetch(next);
       prefetch_s += seconds_since(begun);
     }
-    table.push(batches[r], pushed);
+    begun = Clock::now();
+    table.push(batch, pushed);
+    busy += seconds_since(begun);
+    std::swap(batch, next);
   }
-  const double all = seconds_since(start);
   const double keys = static_cast<double>(requests * kRequestKeys);
-  return {keys / (all - prefetch_s), 1e3 * prefetch_s / static_cast<double>(requests), keys / all};
+  return {keys / busy, 1e3 * prefetch_s / static_cast<double>(requests), keys / (busy + prefetch_s)};
 }
 
 void print_stream(const char* name, double keys_per_s, const ps::TableMemory& m) {
@@ -205,17 +211,24 @@ int main(int argc, char** argv) {
              keys, budget_mb, memory_rows, 100.0 * static_cast<double>(memory_rows) / static_cast<double>(keys), fill_s,
              static_cast<double>(keys) / fill_s);
 
+  // A shard over its share evicts a tenth of it at once, and then has that much room: each stream
+  // runs long enough for its misses to fill that room one and a half times, so that evictions count.
+  const uint64_t cycle_keys = memory_rows / 10;
+  auto requests_for = [&](double miss_rate, size_t at_least) {
+    return std::max<size_t>(at_least, static_cast<size_t>(1.5 * static_cast<double>(cycle_keys) / (miss_rate * kRequestKeys)));
+  };
   Zipf skewed(keys, 1.1);
-  pull_push(table, 60, skewed, 1);  // warm: the hot rows into memory
+  pull_push(table, requests_for(0.08, 60), skewed, 1);  // warm: the hot rows into memory, the first evictions
   table.memory();  // the reports' rates count from here
-  const double skewed_keys = pull_push(table, 200, skewed, 2).keys_per_s;
+  const double skewed_keys = pull_push(table, requests_for(0.08, 200), skewed, 2).keys_per_s;
   print_stream("skewed", skewed_keys, table.memory());
-  const StreamTimes prefetched = pull_push(table, 200, skewed, 5, true);
+  const StreamTimes prefetched = pull_push(table, requests_for(0.08, 200), skewed, 5, true);
   print_stream("prefetch", prefetched.keys_per_s, table.memory());
   fmt::print("  (skewed, each request's keys prefetched while the one before it computes: {:.1f} ms of prefetch per "
              "request for the worker's compute to cover; {:.0f} keys/s counting the prefetches)\n",
              prefetched.prefetch_ms, prefetched.overall_keys_per_s);
-  const double uniform_keys = pull_push(table, 20, [&](std::mt19937_64& r) { return r() % keys; }, 3).keys_per_s;
+  const double uniform_keys =
+      pull_push(table, requests_for(0.4, 20), [&](std::mt19937_64& r) { return r() % keys; }, 3).keys_per_s;
   print_stream("uniform", uniform_keys, table.memory());
 
   const uint64_t hot = std::min<uint64_t>(keys, memory_rows / 2);

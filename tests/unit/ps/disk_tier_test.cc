@@ -222,18 +222,18 @@ TEST_CASE("tiered table: a batch's rows on several helper threads come out as on
   CHECK(rows_of(saved(tiered)) == rows_of(saved(memory)));
 }
 
-TEST_CASE("tiered table: a prefetch moves rows on disk into memory unchanged, outside the hit rate, never evicting") {
+TEST_CASE("tiered table: a prefetch moves rows on disk into memory unchanged, outside the hit rate") {
   const auto dir = scratch_dir("tier-prefetch");
   // One shard of 100 rows: after a batch of 200 new keys it holds 90 of them, room for 10 more.
   SparseTable memory(ctr_spec(), kUnused, 0.01f, 1);
   SparseTable tiered(ctr_spec((dir / "t").string(), 100), kUnused, 0.01f, 1);
-  auto batch_of = [](uint64_t b, uint64_t n = 200) {
+  auto batch_of = [](uint64_t b, uint64_t n) {
     std::vector<uint64_t> keys(n);
     for (uint64_t i = 0; i < n; ++i) keys[i] = (b * 200 + i) * 0x9e3779b97f4a7c15ULL;
     return keys;
   };
   for (uint64_t b = 0; b < 10; ++b) {
-    const std::vector<uint64_t> keys = batch_of(b);
+    const std::vector<uint64_t> keys = batch_of(b, 200);
     const std::vector<float> grads(keys.size() * 6, 0.1f * static_cast<float>(b + 1));
     tiered.push(keys, grads);
     memory.push(keys, grads);
@@ -243,29 +243,37 @@ TEST_CASE("tiered table: a prefetch moves rows on disk into memory unchanged, ou
   REQUIRE(m.tier.disk_rows == 1910);
   const std::string before = saved(memory);
 
-  const std::vector<uint64_t> first = batch_of(0, 10);  // on disk since batch 1
-  tiered.prefetch(first);
-  m = tiered.memory();
-  CHECK(m.tier.memory_rows == 100);
-  CHECK(m.tier.disk_rows == 1900);
-  CHECK(m.tier.hit_rate == 0.0);  // no lookups counted
-  CHECK(m.tier.disk_reads_per_s > 0);
-  CHECK(m.tier.evictions_per_s == 0.0);
-  CHECK(tiered.pull(first) == memory.pull(first));
-  CHECK(tiered.memory().tier.hit_rate == 1.0);  // the pull found every one in memory
-
-  // A full shard: the prefetch reads nothing and evicts nothing; the pull reads the rows itself.
-  const std::vector<uint64_t> second = batch_of(1, 10);
-  tiered.prefetch(second);
-  m = tiered.memory();
-  CHECK(m.tier.memory_rows == 100);
-  CHECK(m.tier.evictions_per_s == 0.0);
-  CHECK(m.tier.disk_reads_per_s == 0.0);
-  CHECK(tiered.pull(second) == memory.pull(second));
-  CHECK(tiered.memory().tier.hit_rate == 0.0);
-
+  SUBCASE("a share of four times the keys or more: read all, evict as a batch does, the newest stay") {
+    const std::vector<uint64_t> first = batch_of(0, 10), second = batch_of(1, 10);  // on disk since batch 1 and 2
+    tiered.prefetch(first);
+    m = tiered.memory();
+    CHECK(m.tier.memory_rows == 100);
+    CHECK(m.tier.disk_rows == 1900);
+    CHECK(m.tier.hit_rate == 0.0);  // no lookups counted
+    CHECK(m.tier.disk_reads_per_s > 0);
+    CHECK(m.tier.evictions_per_s == 0.0);
+    CHECK(tiered.pull(first) == memory.pull(first));  // the batch in progress
+    CHECK(tiered.memory().tier.hit_rate == 1.0);
+    tiered.prefetch(second);  // the next batch: over the share, so the oldest rows leave
+    m = tiered.memory();
+    CHECK(m.tier.memory_rows == 90);
+    CHECK(m.tier.evictions_per_s > 0);
+    CHECK(tiered.pull(second) == memory.pull(second));
+    CHECK(tiered.pull(first) == memory.pull(first));
+    CHECK(tiered.memory().tier.hit_rate == 1.0);  // both batches stayed in memory
+  }
+  SUBCASE("a smaller share: the prefetch fills the free room only and evicts nothing") {
+    const std::vector<uint64_t> keys = batch_of(0, 30);  // 4 x 30 > 100
+    tiered.prefetch(keys);
+    m = tiered.memory();
+    CHECK(m.tier.memory_rows == 100);
+    CHECK(m.tier.disk_rows == 1900);
+    CHECK(m.tier.evictions_per_s == 0.0);
+    CHECK(tiered.pull(keys) == memory.pull(keys));
+    CHECK(tiered.memory().tier.hit_rate == doctest::Approx(10.0 / 30.0));  // the pull read the other 20
+  }
   CHECK(rows_of(saved(tiered)) == rows_of(before));
-  memory.prefetch(first);  // a memory table has nothing to prefetch
+  memory.prefetch(batch_of(0, 10));  // a memory table has nothing to prefetch
   CHECK(saved(memory) == before);
 }
 
