@@ -264,9 +264,11 @@ std::vector<float> PsClient::pull_sparse(uint32_t table, const std::vector<uint6
 void PsClient::prefetch_sparse(uint32_t table, const std::vector<uint64_t>& keys) {
   if (sparse_table(tables_, table, "prefetch_sparse").storage.kind != StorageSpec::Kind::kSsd) return;
   router_.route(keys, servers());
-  for (size_t s = 0; s < servers(); ++s) {  // one request each: the server answers before it reads
+  // One request each, of at most a pull request's keys (so no server's frame limit refuses it):
+  // the server answers before it reads, and a second request would wait for the first's reads.
+  for (size_t s = 0; s < servers(); ++s) {
     const auto share = router_.keys(s);
-    if (!share.empty()) request(s, Command::kPrefetchSparse).u32(table).u64s(share.data(), share.size());
+    if (!share.empty()) request(s, Command::kPrefetchSparse).u32(table).u64s(share.data(), std::min(share.size(), kChunkKeys));
   }
   run_requests();
 }

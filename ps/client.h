@@ -60,8 +60,8 @@ class PsClient : public ParameterStore, public ServerControl {
   void push_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& grads) override;
   void add_dense(uint32_t table, const std::vector<float>& delta) override;
   void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) override;
-  // One PREFETCH_SPARSE per server holding some of `keys`, for tables on disk only; returns once
-  // the servers have answered, before they read.
+  // One PREFETCH_SPARSE per server holding some of `keys` (its first 16384 of them), for tables
+  // on disk only; returns once the servers have answered, before they read.
   void prefetch_sparse(uint32_t table, const std::vector<uint64_t>& keys) override;
 
   void barrier() override;

@@ -62,6 +62,10 @@ void ParameterServer::after_reply(Workspace& work) {
     table.prefetch(work.prefetch_keys);
   } catch (const DiskTierError& e) {
     fail(e.what());
+  } catch (const std::exception& e) {  // a hint: dropping it costs the pull its disk reads, nothing more
+    fmt::print(options_.log, "parameter server on {}:{}: a prefetch of {} keys of sparse table {} was dropped: {}\n",
+               options_.ip, port_, work.prefetch_keys.size(), table.spec().name, e.what());
+    std::fflush(options_.log);
   }
 }
 
