@@ -200,6 +200,7 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
       } else if (may_be_on_disk) {
         waiting.push_back(i);
       } else {
+        shard.lookups -= counted;  // a new key: no row in either tier to find
         each(shard, i, hashes[i], nullptr);
       }
     }
@@ -217,7 +218,8 @@ void SparseTable::by_shard(std::span<const uint64_t> keys, Each each, const floa
         missing[w] = keys[waiting[w]];
         missing_hashes[w] = hashes[waiting[w]];
       }
-      read_in(shard, missing, missing_hashes, now, batch);
+      const size_t on_disk = read_in(shard, missing, missing_hashes, now, batch);
+      if (counted) shard.lookups -= waiting.size() - on_disk;  // the new keys among them
       for (uint32_t i : waiting) each(shard, i, hashes[i], shard.rows.find(keys[i], hashes[i]));
     }
     settle(shard, batch);
@@ -250,20 +252,24 @@ void SparseTable::bring_in(Shard& shard, std::span<const uint64_t> keys, std::sp
     } else if (shard.disk_rows > 0) {
       missing.push_back(keys[i]);
       missing_hashes.push_back(hashes[i]);
+    } else {
+      --shard.lookups;  // a new key
     }
   }
-  read_in(shard, missing, missing_hashes, now, batch);
+  shard.lookups -= missing.size() - read_in(shard, missing, missing_hashes, now, batch);
 }
 
-void SparseTable::read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes,
-                          uint32_t now, DiskTier::Batch& batch) {
-  if (missing.empty()) return;
+size_t SparseTable::read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes,
+                            uint32_t now, DiskTier::Batch& batch) {
+  if (missing.empty()) return 0;
+  size_t on_disk = 0;
   const size_t width = saved_width();
   std::vector<float> rows(missing.size() * width);
   std::vector<char> found;
   disk_->read(missing, rows.data(), found);
   for (size_t i = 0; i < missing.size(); ++i) {
     if (!found[i]) continue;
+    ++on_disk;
     bool added = false;
     float* row = shard.rows.insert(missing[i], missing_hashes[i], added);
     if (!added) continue;  // the key twice in the batch
@@ -273,6 +279,7 @@ void SparseTable::read_in(Shard& shard, std::span<const uint64_t> missing, std::
     --shard.disk_rows;
     ++shard.disk_reads;
   }
+  return on_disk;
 }
 
 void SparseTable::settle(Shard& shard, DiskTier::Batch& batch) {

@@ -150,8 +150,9 @@ class SparseTable {
   // in `batch`.
   void bring_in(Shard& shard, std::span<const uint64_t> keys, std::span<const uint64_t> hashes, DiskTier::Batch& batch);
   // Tiered, the lock held: reads `missing` (keys not in memory) from disk in one MultiGet and moves
-  // the rows found into memory, stamped `now`, their disk deletes queued in `batch`.
-  void read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes, uint32_t now,
+  // the rows found into memory, stamped `now`, their disk deletes queued in `batch`. Returns how
+  // many of `missing` were on disk (the rest are new keys).
+  size_t read_in(Shard& shard, std::span<const uint64_t> missing, std::span<const uint64_t> missing_hashes, uint32_t now,
                DiskTier::Batch& batch);
   // Tiered tables, the lock held: evicts down to nine tenths of the shard's share when over it,
   // then writes `batch` (with the evictions) to disk.

@@ -19,7 +19,8 @@ struct TierReport {
   uint64_t memory_rows = 0, disk_rows = 0;
   uint64_t disk_bytes = 0;       // the database's files
   uint64_t database_bytes = 0;   // RocksDB's own memory (memory tables, table readers)
-  // Since the previous report of this table: the share of looked-up keys found in memory, and
+  // Since the previous report of this table: the share of looked-up keys with a row found in
+  // memory (a new key, in neither tier, is no miss), and
   // rows read from disk (and so moved into memory) and evicted to disk per second.
   double hit_rate = 0, disk_reads_per_s = 0, evictions_per_s = 0;
 };

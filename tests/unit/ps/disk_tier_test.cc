@@ -277,6 +277,25 @@ TEST_CASE("tiered table: a prefetch moves rows on disk into memory unchanged, ou
   CHECK(saved(memory) == before);
 }
 
+TEST_CASE("tiered table: the hit rate counts the keys that have rows; a new key is no miss") {
+  const auto dir = scratch_dir("tier-hit-rate");
+  SparseTable tiered(ctr_spec((dir / "t").string(), 100), kUnused, 0.01f, 1);
+  std::vector<uint64_t> keys(200);
+  for (uint64_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9e3779b97f4a7c15ULL;
+  tiered.push(keys, std::vector<float>(keys.size() * 6, 0.5f));  // 90 stay in memory, 110 go to disk
+  REQUIRE(tiered.memory().tier.memory_rows == 90);
+  std::vector<uint64_t> looked = keys;
+  for (uint64_t i = 0; i < 50; ++i) looked.push_back((1000 + i) * 0x9e3779b97f4a7c15ULL);  // never pushed
+  tiered.pull(looked);
+  CHECK(tiered.memory().tier.hit_rate == doctest::Approx(90.0 / 200.0));
+  // With nothing on disk, new keys are not lookups either.
+  SparseTable roomy(ctr_spec((dir / "roomy").string(), 1000), kUnused, 0.01f, 1);
+  roomy.push(std::vector<uint64_t>(keys.begin(), keys.begin() + 100), std::vector<float>(100 * 6, 0.5f));
+  roomy.memory();
+  roomy.pull(looked);  // 100 rows in memory, 150 keys without one
+  CHECK(roomy.memory().tier.hit_rate == 1.0);
+}
+
 TEST_CASE("tiered table: shrink decays and deletes rows on disk as in memory") {
   const auto dir = scratch_dir("tier-shrink");
   SparseTable memory(ctr_spec(), kUnused);
