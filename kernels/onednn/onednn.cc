@@ -1,8 +1,52 @@
 #include "kernels/onednn/onednn.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 namespace paddle::kernels::onednn {
+namespace {
+
+// "nChw16c" for a blocked descriptor: the outer dims from the largest stride down, a dim in
+// capitals where it is also blocked, then the inner blocks.
+std::string blocking_name(const dnnl_memory_desc_t& d) {
+  if (d.format_kind != dnnl_blocked) return "opaque";
+  const auto& blocking = d.format_desc.blocking;
+  const char* letters = d.ndims == 4 ? "nchw" : "abcdef";
+  std::vector<int> order(static_cast<size_t>(d.ndims));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return blocking.strides[a] > blocking.strides[b]; });
+  std::string name;
+  for (int dim : order) {
+    const bool blocked = std::find(blocking.inner_idxs, blocking.inner_idxs + blocking.inner_nblks, dim) !=
+                         blocking.inner_idxs + blocking.inner_nblks;
+    name += blocked ? static_cast<char>(std::toupper(letters[dim])) : letters[dim];
+  }
+  for (int i = 0; i < blocking.inner_nblks; ++i)
+    name += fmt::format("{}{}", blocking.inner_blks[i], letters[blocking.inner_idxs[i]]);
+  return name;
+}
+
+}  // namespace
+
+Layout layout_of(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  std::string dims;
+  for (int i = 0; i < d.ndims; ++i) dims += fmt::format("{}{}", i ? "x" : "", d.dims[i]);
+  return Layout(std::make_shared<MemoryDesc>(MemoryDesc{desc}), desc.get_size(), dims + " " + blocking_name(d));
+}
+
+dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout) {
+  if (layout == nullptr) return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nchw);
+  if (layout->desc().desc.dims() != dims)
+    throw std::logic_error(fmt::format("a tensor in layout {} used as one of other dims", layout->name()));
+  return layout->desc().desc;
+}
 
 OneDnn::OneDnn() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 

@@ -22,7 +22,19 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/layout.h"
+
 namespace paddle::kernels::onednn {
+
+// What a kernels::Layout is: the oneDNN memory descriptor of a tensor in that layout.
+struct MemoryDesc {
+  dnnl::memory::desc desc;
+};
+
+// `desc` as a Layout (named by its dims and blocking, as "64x16x28x28 nChw16c").
+Layout layout_of(const dnnl::memory::desc& desc);
+// The descriptor of a float32 NCHW tensor of `dims` in `layout`, or plain where layout is null.
+dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout);
 
 class OneDnn {
  public:

@@ -1,0 +1,184 @@
+// The blocked chain (kernels/blocked.h) against the plain CPU kernels it replaces: the
+// Fashion-MNIST CNN's conv -> ReLU -> pool -> conv -> ReLU -> pool, forward and backward, with
+// every activation between the first convolution and the last pooling left in oneDNN's layouts.
+// Results equal the plain chain to within float rounding (relative 1e-5 of the largest
+// magnitude).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/activation.h"
+#include "kernels/blocked.h"
+#include "kernels/conv.h"
+#include "kernels/onednn/onednn.h"
+#include "kernels/pooling.h"
+#include "random_vector.h"
+
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+namespace kernels = paddle::kernels;
+namespace onednn = paddle::kernels::onednn;
+using kernels::testing::random_vector;
+
+namespace {
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  REQUIRE(got.size() == want.size());
+  float scale = 1e-5f;
+  for (float v : want) scale = std::max(scale, std::abs(v));
+  float worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+  INFO(what << ": largest difference " << worst << " against magnitude " << scale);
+  CHECK(worst <= 1e-5f * scale);
+}
+
+// A blocked tensor's bytes as floats (padding included).
+std::vector<float> blocked_buffer(const std::optional<kernels::Layout>& layout) {
+  REQUIRE(layout.has_value());
+  return std::vector<float>(layout->bytes() / sizeof(float));
+}
+
+std::vector<float> plain_of(onednn::OneDnn& dnn, const kernels::Layout& layout, const std::vector<float>& x,
+                            size_t count) {
+  std::vector<float> y(count);
+  onednn::to_plain(dnn, layout, x.data(), y.data());
+  return y;
+}
+
+// One conv(+bias, ReLU) -> 2x2 max pool stage, in both forms.
+struct Stage {
+  kernels::ConvShape shape;
+  int out_channels;
+};
+
+}  // namespace
+
+TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the plain kernels, forward and backward") {
+  const kernels::Context context;
+  REQUIRE(context.uses_onednn());
+  onednn::OneDnn& dnn = context.onednn();
+  const int batch = 8;
+  const Stage stages[] = {{{1, 28, 28, 3, 1, 1}, 16}, {{16, 14, 14, 3, 1, 1}, 32}};
+  unsigned seed = 100;
+
+  // Forward, both ways. The plain chain keeps every activation; the blocked one its tensors.
+  std::vector<float> x_plain = random_vector(static_cast<size_t>(batch) * 28 * 28, seed++);
+  std::vector<float> x_blocked = x_plain;
+  std::optional<kernels::Layout> x_layout;  // the first stage's input is plain
+  struct Kept {
+    std::vector<float> w, b, x_plain, y_plain, pooled_plain, x_blocked, y_blocked;
+    std::optional<kernels::Layout> x_layout, y_layout, pooled_layout;
+    std::vector<int32_t> argmax;
+    std::vector<unsigned char> workspace;
+    onednn::FusedConv conv;
+    onednn::BlockedMaxPool pool;
+  };
+  std::vector<Kept> kept;
+  for (const Stage& st : stages) {
+    const kernels::ConvShape& s = st.shape;
+    Kept k;
+    k.w = random_vector(static_cast<size_t>(st.out_channels) * s.channels * 9, seed++);
+    k.b = random_vector(static_cast<size_t>(st.out_channels), seed++);
+    const int plane = s.out_height() * s.out_width();
+    const size_t y_count = static_cast<size_t>(batch) * st.out_channels * plane;
+    k.x_plain = x_plain;
+    k.y_plain.resize(y_count);
+    kernels::cpu::conv2d_forward(s, batch, st.out_channels, x_plain.data(), k.w.data(), k.y_plain.data());
+    kernels::cpu::add_channel_bias(k.y_plain.data(), k.b.data(), batch, st.out_channels, plane);
+    kernels::cpu::relu_forward(k.y_plain.data(), k.y_plain.data(), y_count);
+    k.pooled_plain.resize(y_count / 4);
+    k.argmax.resize(y_count / 4);
+    kernels::cpu::max_pool_forward(k.y_plain.data(), batch * st.out_channels, s.out_height(), s.out_width(), 2, 2, 0,
+                                   k.pooled_plain.data(), k.argmax.data());
+
+    k.conv = onednn::FusedConv{s, batch, st.out_channels, true, true, true};
+    k.x_layout = x_layout;
+    k.x_blocked = x_blocked;
+    k.y_layout = onednn::fused_conv_output_layout(dnn, k.conv, x_layout ? &*x_layout : nullptr);
+    k.y_blocked = blocked_buffer(k.y_layout);
+    onednn::fused_conv_forward(dnn, k.conv, x_layout ? &*x_layout : nullptr, x_blocked.data(), k.w.data(), k.b.data(),
+                               k.y_blocked.data());
+    check_close(plain_of(dnn, *k.y_layout, k.y_blocked, y_count), k.y_plain, "convolution, bias and ReLU");
+    k.pool = onednn::BlockedMaxPool{batch, st.out_channels, s.out_height(), s.out_width(), 2, 2, 0, true};
+    k.pooled_layout = onednn::max_pool_output_layout(dnn, k.pool, *k.y_layout);
+    CHECK(k.pooled_layout->name().find(k.y_layout->name().substr(k.y_layout->name().find(' '))) != std::string::npos);
+    std::vector<float> pooled = blocked_buffer(k.pooled_layout);
+    k.workspace.resize(onednn::max_pool_workspace_bytes(dnn, k.pool, *k.y_layout));
+    onednn::max_pool_forward(dnn, k.pool, *k.y_layout, k.y_blocked.data(), pooled.data(), k.workspace.data());
+    check_close(plain_of(dnn, *k.pooled_layout, pooled, y_count / 4), k.pooled_plain, "max pooling");
+
+    x_plain = k.pooled_plain;
+    x_blocked = pooled;
+    x_layout = k.pooled_layout;
+    kept.push_back(std::move(k));
+  }
+  INFO("the chain's layouts: " << kept[0].y_layout->name() << ", " << kept[1].x_layout->name() << ", "
+                               << kept[1].pooled_layout->name());
+
+  // Backward from one loss gradient on the last pooled output, given plain to the plain chain
+  // and reordered once into the last layout for the blocked one.
+  std::vector<float> dy_plain = random_vector(x_plain.size(), seed++);
+  std::vector<float> dy_blocked(x_layout->bytes() / sizeof(float));
+  onednn::from_plain(dnn, *x_layout, dy_plain.data(), dy_blocked.data());
+  for (int i = 1; i >= 0; --i) {
+    Kept& k = kept[static_cast<size_t>(i)];
+    const kernels::ConvShape& s = stages[i].shape;
+    const int out = stages[i].out_channels, plane = s.out_height() * s.out_width();
+    const size_t y_count = k.y_plain.size();
+    std::vector<float> dpool_plain(y_count, 0.0f), dpool_blocked = blocked_buffer(k.y_layout);
+    kernels::cpu::max_pool_backward(dy_plain.data(), k.argmax.data(), batch * out, plane, plane / 4,
+                                    dpool_plain.data());
+    onednn::max_pool_backward(dnn, k.pool, *k.y_layout, dy_blocked.data(), k.workspace.data(), dpool_blocked.data());
+    // Where ReLU's output is 0, the two may route a tied maximum's gradient to different zeros;
+    // ReLU's mask removes both, so compare after it.
+    kernels::cpu::relu_backward(k.y_plain.data(), dpool_plain.data(), dpool_plain.data(), y_count);
+
+    const std::vector<float> dw0 = random_vector(k.w.size(), seed++), db0 = random_vector(k.b.size(), seed++);
+    std::vector<float> dw_plain = dw0, db_plain = db0, dw = dw0, db = db0;
+    std::vector<float> dx_plain(k.x_plain.size());
+    kernels::cpu::conv2d_backward_filter(s, batch, out, k.x_plain.data(), dpool_plain.data(), dw_plain.data());
+    kernels::cpu::channel_bias_grad(dpool_plain.data(), db_plain.data(), batch, out, plane);
+    kernels::cpu::conv2d_backward_data(s, batch, out, k.w.data(), dpool_plain.data(), dx_plain.data());
+
+    std::vector<float> dx_blocked = k.x_layout ? blocked_buffer(k.x_layout) : std::vector<float>(k.x_plain.size());
+    const kernels::Layout* x_lay = k.x_layout ? &*k.x_layout : nullptr;
+    onednn::fused_conv_backward(dnn, k.conv, x_lay, k.x_blocked.data(), k.y_blocked.data(), dpool_blocked.data(),
+                                k.w.data(), dw.data(), db.data(), dx_blocked.data());
+    check_close(dw, dw_plain, "filter gradient, accumulated");
+    check_close(db, db_plain, "bias gradient, accumulated");
+    check_close(x_lay ? plain_of(dnn, *x_lay, dx_blocked, dx_plain.size()) : dx_blocked, dx_plain, "data gradient");
+    dy_plain = dx_plain;
+    dy_blocked = dx_blocked;
+  }
+}
+
+TEST_CASE("a blocked chain's ends: plain output on request, and no data gradient where none is asked for") {
+  const kernels::Context context;
+  onednn::OneDnn& dnn = context.onednn();
+  const kernels::ConvShape s{3, 9, 9, 3, 1, 1};
+  const int batch = 2, out = 20;  // 20 channels: blocked layouts pad them to 32
+  const auto x = random_vector(static_cast<size_t>(batch) * 3 * 81, 7), w = random_vector(out * 27, 8);
+  const onednn::FusedConv plain_out{s, batch, out, false, false, false};
+  CHECK_FALSE(onednn::fused_conv_output_layout(dnn, plain_out, nullptr).has_value());
+  std::vector<float> y(static_cast<size_t>(batch) * out * 81), y_ref(y.size());
+  onednn::fused_conv_forward(dnn, plain_out, nullptr, x.data(), w.data(), nullptr, y.data());
+  kernels::cpu::conv2d_forward(s, batch, out, x.data(), w.data(), y_ref.data());
+  check_close(y, y_ref, "plain output");
+
+  const onednn::FusedConv blocked_out{s, batch, out, false, false, true};
+  const auto layout = onednn::fused_conv_output_layout(dnn, blocked_out, nullptr);
+  REQUIRE(layout.has_value());
+  CHECK(layout->bytes() >= y.size() * sizeof(float));
+  std::vector<float> dw(w.size(), 0.0f), dw_ref(w.size(), 0.0f), dy(layout->bytes() / sizeof(float));
+  const auto dy_plain = random_vector(y.size(), 9);
+  onednn::from_plain(dnn, *layout, dy_plain.data(), dy.data());
+  onednn::fused_conv_backward(dnn, blocked_out, nullptr, x.data(), nullptr, dy.data(), w.data(), dw.data(), nullptr,
+                              nullptr);
+  kernels::cpu::conv2d_backward_filter(s, batch, out, x.data(), dy_plain.data(), dw_ref.data());
+  check_close(dw, dw_ref, "filter gradient without a data gradient");
+  std::vector<float> back(y.size());
+  onednn::to_plain(dnn, *layout, dy.data(), back.data());
+  CHECK(back == dy_plain);
+}
+#endif
