@@ -57,9 +57,7 @@ Model recommender(const RecommenderShape& shape, const DataFacts& data, std::mt1
   return m;
 }
 
-}  // namespace
-
-Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng) {
+Model layers_for(const ModelConfig& config, const DataFacts& data, std::mt19937& rng) {
   const std::vector<int64_t>& sample_shape = data.sample_shape;
   const int classes = data.classes;
   Model m;
@@ -110,6 +108,14 @@ Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937
   }
   if (config.kind == ModelKind::kRecommender) return recommender(config.recommender, data, rng);
   throw common::ConfigError("model wide_deep trains on parameter servers, not as a collective model");
+}
+
+}  // namespace
+
+Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng) {
+  Model m = layers_for(config, data, rng);
+  m.net.skip_input_gradient(true);  // its input is the data
+  return m;
 }
 
 }  // namespace paddle::runtime

@@ -31,7 +31,8 @@ struct DataFacts {
   std::optional<MovieLensVocabulary> movielens;  // the recommender's vocabulary sizes
 };
 
-// Throws common::ConfigError naming a bad setting or data the model can't take.
+// Its net's backward() computes no gradient of the data (it returns an empty tensor). Throws
+// common::ConfigError naming a bad setting or data the model can't take.
 Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng);
 
 }  // namespace paddle::runtime

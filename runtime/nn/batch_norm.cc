@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include <stdexcept>
 
 #include "kernels/batch_norm.h"
@@ -27,7 +29,7 @@ Tensor BatchNorm2D::forward(const Tensor& x, bool training) {
                                     running_mean_.ptr(), running_var_.ptr(), epsilon_);
     return y;
   }
-  input_ = x;
+  input_ = x.share();
   if (saved_mean_.numel() != channels_ || saved_mean_.device() != x.device()) {
     saved_mean_ = Tensor({channels_}, DType::kFloat32, x.device());
     saved_inv_std_ = Tensor({channels_}, DType::kFloat32, x.device());
@@ -44,7 +46,7 @@ Tensor BatchNorm2D::backward(const Tensor& dy) {
                                        input_.shape_string()));
   const k::BatchNormShape s{as_int(dy.dim(0)), as_int(dy.dim(1)), as_int(dy.dim(2)), as_int(dy.dim(3))};
   Tensor dx(dy.shape, DType::kFloat32, dy.device());
-  k::batch_norm_backward(context(), s, input_.ptr(), dy.ptr(), scale_.value.ptr(), saved_mean_.ptr(),
+  k::batch_norm_backward(context(), s, std::as_const(input_).ptr(), dy.ptr(), scale_.value.ptr(), saved_mean_.ptr(),
                          saved_inv_std_.ptr(), dx.ptr(), scale_.grad.ptr(), shift_.grad.ptr(), epsilon_);
   return dx;
 }

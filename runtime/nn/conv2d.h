@@ -3,6 +3,10 @@
 // optional per-channel bias (kernels/conv.h). Under mixed precision (the execution's
 // conv_autocast) its three convolutions round their inputs and results to 16 bits and accumulate
 // in float32 (kernels/autocast_conv.h); the weights and gradients stay float32.
+//
+// On oneDNN it is a link of a blocked chain (runtime/nn/layer.h): it takes blocked inputs, keeps
+// its output in the layout oneDNN chose where its consumer takes that, and applies its bias and a
+// following ReLU in the convolution's own pass (kernels/blocked.h).
 
 #include <cstdint>
 #include <optional>
@@ -24,6 +28,10 @@ class Conv2D : public Layer {
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override;
   std::string describe() const override;
+  bool takes_blocked() const override { return on_onednn() && !autocast(); }
+  void allow_blocked_output(bool allowed) override { blocked_output_ = allowed; }
+  void fuse_following(Layer* next) override;
+  void skip_input_gradient(bool skip) override { skip_input_gradient_ = skip; }
 
  private:
   std::optional<kernels::HalfType> autocast() const;  // the execution's conv_autocast, if any
@@ -35,6 +43,11 @@ class Conv2D : public Layer {
   Parameter bias_;    // [out]
   Tensor input_;             // for the filter gradient
   kernels::ConvSaved saved_;  // a training forward's columns (CPU), for the filter gradient
+  bool blocked_output_ = false;
+  bool fused_relu_ = false;   // the next layer is a ReLU this convolution applies
+  bool ran_fused_ = false;    // the last forward ran on kernels/blocked.h
+  bool skip_input_gradient_ = false;
+  Tensor output_;             // that forward's output, for a fused ReLU's gradient
 };
 
 }  // namespace paddle::runtime

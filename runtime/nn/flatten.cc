@@ -6,13 +6,13 @@ namespace paddle::runtime {
 
 Tensor Flatten::forward(const Tensor& x, bool) {
   input_shape_ = x.shape;
-  Tensor y = x;
+  Tensor y = x.share();
   y.shape = {x.dim(0), x.numel() / x.dim(0)};
   return y;
 }
 
 Tensor Flatten::backward(const Tensor& dy) {
-  Tensor dx = dy;
+  Tensor dx = dy.share();
   dx.shape = input_shape_;
   return dx;
 }

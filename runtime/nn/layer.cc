@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/blocked.h"
+
 namespace paddle::runtime {
 
 void kaiming_uniform(Tensor& t, int64_t fan_in, std::mt19937& rng) {
@@ -20,6 +22,32 @@ void Layer::place(Execution& execution) {
   }
   for (auto& [name, tensor] : buffers()) *tensor = tensor->to(execution.device());
   execution_ = &execution;
+}
+
+bool Layer::on_onednn() const {
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+  return context().uses_onednn() && !context().is_cuda();
+#else
+  return false;
+#endif
+}
+
+Tensor Layer::to_plain(const Tensor& x) const {
+  if (x.is_plain()) return x.share();
+  Tensor y = Tensor::uninitialized(x.shape, x.device());
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+  kernels::onednn::to_plain(context().onednn(), *x.layout(), x.ptr(), y.ptr());
+#endif
+  return y;
+}
+
+Tensor Layer::to_layout(const Tensor& x, const kernels::Layout& layout) const {
+  if (!x.is_plain()) throw std::logic_error(fmt::format("a tensor in layout {} reordered to {}", x.layout()->name(), layout.name()));
+  Tensor y = Tensor::blocked(x.shape, layout);
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+  kernels::onednn::from_plain(context().onednn(), layout, x.ptr(), y.ptr());
+#endif
+  return y;
 }
 
 void Layer::require_device(const Tensor& x, const char* layer) const {

@@ -7,6 +7,18 @@
 // and forward/backward then take and return tensors on that device, calling the kernels of
 // kernels/<family>.h with the execution's context (one call per op, whichever the device). A new
 // layer is on the CPU.
+//
+// Blocked layouts (kernels/layout.h): on a CPU context with oneDNN, a chain of convolution, ReLU
+// and max pooling keeps its activations in the layouts oneDNN picks. A layer that answers true
+// to takes_blocked() accepts an input in such a layout and returns its input gradient in the
+// layout its input came in; containers hand every other layer plain tensors. Before each forward
+// pass the container says, with allow_blocked_output(), whether the layer's consumer takes one,
+// and so whether the output may stay blocked, and with fuse_following() which layer comes next
+// (a convolution then applies the ReLU after it in its own pass). A layer's output is plain
+// until it is told otherwise, and dy comes to backward() in the layout forward() returned.
+//
+// Layers keep what backward() needs with Tensor::share(), and read it back through const
+// access, so keeping an activation copies nothing.
 
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +50,14 @@ class Layer {
   virtual std::vector<std::pair<std::string, Tensor*>> buffers() { return {}; }
   virtual std::string describe() const = 0;
 
+  virtual bool takes_blocked() const { return false; }
+  virtual void allow_blocked_output(bool /*allowed*/) {}
+  // `next` is the layer after this one in its container, or null for the last.
+  virtual void fuse_following(Layer* /*next*/) {}
+  // The caller will not read what backward() returns (the layer's input is data), so a layer may
+  // skip computing its input gradient and return an empty tensor.
+  virtual void skip_input_gradient(bool /*skip*/) {}
+
   // Moves the parameters and buffers to `execution`'s device and runs there from now on.
   // `execution` must outlive the layer's use. Containers override it to place their layers.
   virtual void place(Execution& execution);
@@ -52,6 +72,11 @@ class Layer {
   void require_device(const Tensor& x, const char* layer) const;
   // Throws std::invalid_argument when `x` is not of rank `rank`.
   static void require_rank(const Tensor& x, size_t rank, const char* layer);
+  // Whether this layer's kernels run on oneDNN, where blocked layouts exist.
+  bool on_onednn() const;
+  // A plain copy of a blocked `x`, and a copy of a plain `x` in `layout` (oneDNN reorders).
+  Tensor to_plain(const Tensor& x) const;
+  Tensor to_layout(const Tensor& x, const kernels::Layout& layout) const;
   // Tensor extents as the kernels' int sizes.
   static int as_int(int64_t v) { return static_cast<int>(v); }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include <stdexcept>
 
 #include "kernels/autocast_gemm.h"
@@ -19,7 +21,7 @@ Tensor Linear::forward(const Tensor& x, bool) {
   require_rank(x, 2, "Linear");
   require_device(x, "Linear");
   if (x.dim(1) != in_) throw std::invalid_argument(fmt::format("Linear({}) got input {}", in_, x.shape_string()));
-  input_ = x;
+  input_ = x.share();
   const int n = as_int(x.dim(0));
   Tensor y = Tensor::uninitialized({x.dim(0), out_}, x.device());
   matmul(false, false, n, as_int(out_), as_int(in_), x.ptr(), weight_.value.ptr(), y.ptr(), false);
@@ -29,9 +31,10 @@ Tensor Linear::forward(const Tensor& x, bool) {
 
 Tensor Linear::backward(const Tensor& dy) {
   const int n = as_int(dy.dim(0));
-  Tensor dx = Tensor::uninitialized({dy.dim(0), in_}, dy.device());
-  matmul(true, false, as_int(in_), as_int(out_), n, input_.ptr(), dy.ptr(), weight_.grad.ptr(), true);
+  matmul(true, false, as_int(in_), as_int(out_), n, std::as_const(input_).ptr(), dy.ptr(), weight_.grad.ptr(), true);
   k::bias_grad_rows(context(), dy.ptr(), bias_.grad.ptr(), n, as_int(out_));
+  if (skip_input_gradient_) return Tensor();
+  Tensor dx = Tensor::uninitialized({dy.dim(0), in_}, dy.device());
   matmul(false, true, n, as_int(in_), as_int(out_), dy.ptr(), weight_.value.ptr(), dx.ptr(), false);
   return dx;
 }

@@ -19,6 +19,8 @@ class Linear : public Layer {
   std::vector<Parameter*> parameters() override { return {&weight_, &bias_}; }
   std::string describe() const override;
 
+  void skip_input_gradient(bool skip) override { skip_input_gradient_ = skip; }
+
  private:
   // C[m,n] (+)= op(A) op(B), autocast when the execution says so.
   void matmul(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, const float* b, float* c,
@@ -28,6 +30,7 @@ class Linear : public Layer {
   Parameter weight_;  // [in, out]
   Parameter bias_;    // [out]
   Tensor input_;
+  bool skip_input_gradient_ = false;
 };
 
 }  // namespace paddle::runtime

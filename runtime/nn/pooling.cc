@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/blocked.h"
 #include "kernels/functors.h"
 #include "kernels/pooling.h"
 
@@ -12,9 +13,25 @@ Tensor MaxPool2D::forward(const Tensor& x, bool) {
   require_rank(x, 4, "MaxPool2D");
   require_device(x, "MaxPool2D");
   input_shape_ = x.shape;
+  input_layout_.reset();
   const int h = as_int(x.dim(2)), w = as_int(x.dim(3));
   const int64_t ho = k::window_count(h, kernel_, stride_, padding_),
                 wo = k::window_count(w, kernel_, stride_, padding_);
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+  if (!x.is_plain()) {
+    input_layout_ = *x.layout();
+    const k::onednn::BlockedMaxPool p{as_int(x.dim(0)), as_int(x.dim(1)), h, w, kernel_, stride_, padding_,
+                                      blocked_output_};
+    k::onednn::OneDnn& dnn = context().onednn();
+    const auto y_layout = k::onednn::max_pool_output_layout(dnn, p, *input_layout_);
+    Tensor y = y_layout ? Tensor::blocked({x.dim(0), x.dim(1), ho, wo}, *y_layout)
+                        : Tensor::uninitialized({x.dim(0), x.dim(1), ho, wo}, x.device());
+    const size_t bytes = k::onednn::max_pool_workspace_bytes(dnn, p, *input_layout_);
+    if (argmax_.bytes() != bytes) argmax_ = Storage(bytes, x.device());
+    k::onednn::max_pool_forward(dnn, p, *input_layout_, x.ptr(), y.ptr(), argmax_.get());
+    return y;
+  }
+#endif
   Tensor y = Tensor::uninitialized({x.dim(0), x.dim(1), ho, wo}, x.device());
   const int planes = as_int(x.dim(0) * x.dim(1));
   const size_t bytes = static_cast<size_t>(y.numel()) * sizeof(int32_t);
@@ -25,6 +42,15 @@ Tensor MaxPool2D::forward(const Tensor& x, bool) {
 }
 
 Tensor MaxPool2D::backward(const Tensor& dy) {
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+  if (input_layout_) {
+    const k::onednn::BlockedMaxPool p{as_int(input_shape_[0]), as_int(input_shape_[1]), as_int(input_shape_[2]),
+                                      as_int(input_shape_[3]), kernel_, stride_, padding_, blocked_output_};
+    Tensor dx = Tensor::blocked(input_shape_, *input_layout_);
+    k::onednn::max_pool_backward(context().onednn(), p, *input_layout_, dy.ptr(), argmax_.get(), dx.ptr());
+    return dx;
+  }
+#endif
   Tensor dx(input_shape_, DType::kFloat32, dy.device());
   const int planes = as_int(dy.dim(0) * dy.dim(1));
   const int in_size = as_int(input_shape_[2] * input_shape_[3]), out_size = as_int(dy.dim(2) * dy.dim(3));

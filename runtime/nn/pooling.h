@@ -1,7 +1,10 @@
 #pragma once
-// Max and average pooling of [N,C,H,W] with a square window (kernels/pooling.h).
+// Max and average pooling of [N,C,H,W] with a square window (kernels/pooling.h). Max pooling
+// also takes blocked inputs (runtime/nn/layer.h) and pools them in their layout on oneDNN
+// (kernels/blocked.h); its plain inputs go to the plain kernels.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +18,15 @@ class MaxPool2D : public Layer {
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::string describe() const override;
+  bool takes_blocked() const override { return on_onednn(); }
+  void allow_blocked_output(bool allowed) override { blocked_output_ = allowed; }
 
  private:
   int kernel_, stride_, padding_;
+  bool blocked_output_ = false;
   std::vector<int64_t> input_shape_;
-  Storage argmax_;  // int32 winning input index of each output, on the input's device
+  std::optional<kernels::Layout> input_layout_;  // a blocked input's, pooled by oneDNN
+  Storage argmax_;  // int32 winning input index of each output, on the input's device (oneDNN's workspace)
 };
 
 // Average pooling; kernel 0 means global (the whole plane).

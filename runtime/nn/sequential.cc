@@ -1,15 +1,30 @@
 #include "runtime/nn/sequential.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 namespace paddle::runtime {
 
 Tensor Sequential::forward(const Tensor& x, bool training) {
-  Tensor out = x;
-  for (auto& layer : layers_) out = layer->forward(out, training);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    Layer* next = i + 1 < layers_.size() ? layers_[i + 1].get() : nullptr;
+    layers_[i]->fuse_following(next);
+    layers_[i]->allow_blocked_output(next != nullptr ? next->takes_blocked() : blocked_output_);
+    layers_[i]->skip_input_gradient(i == 0 && skip_input_gradient_);
+  }
+  Tensor out = x.share();
+  for (auto& layer : layers_) {
+    if (!out.is_plain() && !layer->takes_blocked())
+      throw std::logic_error(fmt::format("{} was handed a tensor in the blocked layout {}", layer->describe(),
+                                         out.layout()->name()));
+    out = layer->forward(out, training);
+  }
   return out;
 }
 
 Tensor Sequential::backward(const Tensor& dy) {
-  Tensor grad = dy;
+  Tensor grad = dy.share();
   for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
     grad = (*it)->backward(grad);
     if (ready_) {

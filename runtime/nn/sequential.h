@@ -2,6 +2,10 @@
 // Sequential: layers applied in order. backward() runs them in reverse and reports, after each
 // layer, the parameters whose gradients are now complete, so data parallelism can start
 // reducing them while the rest of the backward pass continues.
+//
+// Before each forward pass it tells each layer whether the next one takes blocked layouts and
+// which layer follows it (runtime/nn/layer.h); it takes blocked input where its first layer
+// does, and its last layer's output stays blocked only where its own consumer takes that.
 
 #include <functional>
 #include <vector>
@@ -22,6 +26,10 @@ class Sequential : public Composite {
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::string describe() const override;
+  bool takes_blocked() const override { return !layers_.empty() && layers_.front()->takes_blocked(); }
+  void allow_blocked_output(bool allowed) override { blocked_output_ = allowed; }
+  // Passed on to the first layer: a model's net skips the gradient of its data.
+  void skip_input_gradient(bool skip) override { skip_input_gradient_ = skip; }
 
   void on_gradients_ready(GradientsReady callback) { ready_ = std::move(callback); }
   void zero_grad();
@@ -33,6 +41,8 @@ class Sequential : public Composite {
  private:
   std::vector<LayerPtr> layers_;
   GradientsReady ready_;
+  bool blocked_output_ = false;
+  bool skip_input_gradient_ = false;
 };
 
 }  // namespace paddle::runtime

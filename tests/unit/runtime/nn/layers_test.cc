@@ -141,3 +141,30 @@ TEST_CASE("Linear under O1 autocast computes its three GEMMs on 16-bit-rounded o
   Linear exact(6, 4, again, "fc");
   CHECK(exact.forward(x, true).to_vector() != y.to_vector());
 }
+
+TEST_CASE("a net told its input is data skips the input gradient and computes the same parameter gradients") {
+  std::mt19937 rng(4);
+  auto net = [](unsigned seed) {
+    std::mt19937 init(seed);
+    Sequential s;
+    s.add(std::make_unique<Conv2D>(2, 4, 3, 1, 1, init, "conv"))
+        .add(std::make_unique<ReLU>())
+        .add(std::make_unique<Flatten>())
+        .add(std::make_unique<Linear>(4 * 5 * 5, 3, init, "fc"));
+    return s;
+  };
+  const Tensor x = random_tensor({2, 2, 5, 5}, rng), dy = random_tensor({2, 3}, rng);
+  Sequential full = net(1), skipping = net(1);
+  skipping.skip_input_gradient(true);
+  full.forward(x, true);
+  skipping.forward(x, true);
+  CHECK(full.backward(dy).numel() == x.numel());
+  CHECK(skipping.backward(dy).numel() == 0);
+  const auto want = full.parameters(), got = skipping.parameters();
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i]->grad.to_vector() == want[i]->grad.to_vector());
+
+  Linear first(3, 2, rng, "fc");  // a Linear on data skips its GEMM for dx
+  first.skip_input_gradient(true);
+  first.forward(random_tensor({4, 3}, rng), true);
+  CHECK(first.backward(random_tensor({4, 2}, rng)).numel() == 0);
+}
