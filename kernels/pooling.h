@@ -17,6 +17,16 @@ void max_pool_backward(const float* dy, const int32_t* argmax, int planes, int i
 void avg_pool_forward(const float* x, int planes, int height, int width, int kernel, int stride, float* y);
 // dx accumulates each output's gradient spread evenly over its window.
 void avg_pool_backward(const float* dy, int planes, int height, int width, int kernel, int stride, float* dx);
+
+// Max pooling of channel-blocked tensors, [outer][H][W][block] with outer = N * C / block
+// (oneDNN's nChw16c for block 16, kernels/layout.h), by windows that tile the plane (stride =
+// kernel, no padding). `winners` holds each output's winning position in its window (0 to
+// kernel^2 - 1), laid out as y; int32, so that a block of lanes is one vector. The backward pass
+// overwrites all of dx.
+void max_pool_forward_channel_blocked(const float* x, int outer, int block, int height, int width, int kernel, float* y,
+                                      int32_t* winners);
+void max_pool_backward_channel_blocked(const float* dy, const int32_t* winners, int outer, int block, int height,
+                                       int width, int kernel, float* dx);
 }  // namespace cpu
 
 #ifdef PADDLE_LAUNCH_WITH_CUDA

@@ -3,6 +3,7 @@
 #include "kernels/blocked.h"
 #include "kernels/functors.h"
 #include "kernels/onednn/onednn.h"
+#include "kernels/pooling.h"
 
 namespace paddle::kernels::onednn {
 namespace {
@@ -10,16 +11,41 @@ namespace {
 using dnnl::memory;
 using Use = LayoutBridge::Use;
 
-// Max pooling of one shape for one input layout: it pools in the input's own layout (oneDNN's
-// pooling reads blocked layouts natively) and keeps the winners in its workspace for backward.
+// Max pooling of one shape for one input layout, in the input's own layout. Windows that tile a
+// channel-blocked layout (nChw16c) run on our one-pass kernels (kernels/pooling.h), which write
+// each input gradient once, where oneDNN's pooling backward clears dx and then scatters into it;
+// any other case runs on oneDNN's pooling. Either keeps its winners in the workspace.
 struct MaxPoolPrimitives {
   std::optional<Layout> y_layout;
   memory::desc workspace;
-  dnnl::pooling_forward forward;
+  int block = 0;  // channels per block for our kernels; 0: oneDNN's pooling
+  std::optional<dnnl::pooling_forward> forward;
   LayoutBridge forward_x, forward_y;
-  dnnl::pooling_backward backward;
+  std::optional<dnnl::pooling_backward> backward;
   LayoutBridge backward_dy, backward_dx;
 };
+
+// The channel block of a [N,C,H,W] descriptor laid out as [N][C/b][H][W][b], else 0.
+int channel_block(const memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 4) return 0;
+  const auto& b = d.format_desc.blocking;
+  if (b.inner_nblks != 1 || b.inner_idxs[0] != 1) return 0;
+  const dnnl_dim_t block = b.inner_blks[0];
+  const bool dense = b.strides[3] == block && b.strides[2] == d.padded_dims[3] * block &&
+                     b.strides[1] == d.padded_dims[2] * d.padded_dims[3] * block &&
+                     b.strides[0] == (d.padded_dims[1] / block) * b.strides[1];
+  return dense ? static_cast<int>(block) : 0;
+}
+
+memory::format_tag channel_blocked_tag(int block) {
+  switch (block) {
+    case 16: return memory::format_tag::aBcd16b;
+    case 8: return memory::format_tag::aBcd8b;
+    case 4: return memory::format_tag::aBcd4b;
+    default: return memory::format_tag::undef;
+  }
+}
 
 MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, const Layout& x_layout) {
   const auto f32 = memory::data_type::f32;
@@ -29,6 +55,22 @@ MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, con
   const memory::dims strides{p.stride, p.stride}, kernel{p.kernel, p.kernel}, padding{p.padding, p.padding};
   const memory::desc x_desc = desc_of(x_dims, &x_layout), y_any(y_dims, f32, memory::format_tag::any);
   const auto max = dnnl::algorithm::pooling_max;
+
+  const int block = channel_block(x_desc);
+  if (block != 0 && channel_blocked_tag(block) != memory::format_tag::undef && p.stride == p.kernel &&
+      p.padding == 0 && p.kernel > 0) {
+    const memory::desc y_chosen(y_dims, f32, channel_blocked_tag(block));
+    std::optional<Layout> y_layout;
+    if (p.blocked_output) y_layout = layout_of(y_chosen);
+    const memory::desc y_caller = y_layout ? y_chosen : desc_of(y_dims, nullptr);
+    MaxPoolPrimitives ours;
+    ours.y_layout = y_layout;
+    ours.workspace = memory::desc(y_chosen.dims(), memory::data_type::s32, channel_blocked_tag(block));
+    ours.block = block;
+    ours.forward_y = LayoutBridge(y_caller, y_chosen, engine, Use::kWrite);
+    ours.backward_dy = LayoutBridge(y_caller, y_chosen, engine, Use::kRead);
+    return ours;
+  }
 
   const dnnl::pooling_forward::primitive_desc forward(
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, max, x_desc, y_any, strides, kernel, padding,
@@ -45,6 +87,7 @@ MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, con
   return MaxPoolPrimitives{
       y_layout,
       forward.workspace_desc(),
+      0,
       dnnl::pooling_forward(forward),
       LayoutBridge(x_desc, forward.src_desc(), engine, Use::kRead),
       LayoutBridge(y_caller, y_chosen, engine, Use::kWrite),
@@ -76,11 +119,20 @@ void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layo
                       void* workspace) {
   auto held = dnn.lock();
   MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
-  dnnl::memory winners(prims.workspace, dnn.engine(), workspace);
   dnnl::stream& stream = dnn.stream();
+  if (prims.block != 0) {
+    float* pooled = static_cast<float*>(prims.forward_y.bind(y).get_data_handle());
+    const int outer = static_cast<int>(x_layout.desc().desc.data.padded_dims[1]) / prims.block * p.batch;
+    cpu::max_pool_forward_channel_blocked(x, outer, prims.block, p.height, p.width, p.kernel, pooled,
+                                          static_cast<int32_t*>(workspace));
+    prims.forward_y.after(stream);
+    stream.wait();
+    return;
+  }
+  dnnl::memory winners(prims.workspace, dnn.engine(), workspace);
   dnnl::memory& src = prims.forward_x.bind(x);
   prims.forward_x.before(stream);
-  prims.forward.execute(stream, {{DNNL_ARG_SRC, src},
+  prims.forward->execute(stream, {{DNNL_ARG_SRC, src},
                                  {DNNL_ARG_DST, prims.forward_y.bind(y)},
                                  {DNNL_ARG_WORKSPACE, winners}});
   prims.forward_y.after(stream);
@@ -91,11 +143,19 @@ void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_lay
                        const void* workspace, float* dx) {
   auto held = dnn.lock();
   MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
-  dnnl::memory winners(prims.workspace, dnn.engine(), const_cast<void*>(workspace));
   dnnl::stream& stream = dnn.stream();
   dnnl::memory& diff_dst = prims.backward_dy.bind(dy);
   prims.backward_dy.before(stream);
-  prims.backward.execute(stream, {{DNNL_ARG_DIFF_DST, diff_dst},
+  if (prims.block != 0) {
+    stream.wait();
+    const int outer = static_cast<int>(x_layout.desc().desc.data.padded_dims[1]) / prims.block * p.batch;
+    cpu::max_pool_backward_channel_blocked(static_cast<const float*>(diff_dst.get_data_handle()),
+                                           static_cast<const int32_t*>(workspace), outer, prims.block, p.height,
+                                           p.width, p.kernel, dx);
+    return;
+  }
+  dnnl::memory winners(prims.workspace, dnn.engine(), const_cast<void*>(workspace));
+  prims.backward->execute(stream, {{DNNL_ARG_DIFF_DST, diff_dst},
                                   {DNNL_ARG_DIFF_SRC, prims.backward_dx.bind(dx)},
                                   {DNNL_ARG_WORKSPACE, winners}});
   prims.backward_dx.after(stream);

@@ -182,3 +182,33 @@ TEST_CASE("a blocked chain's ends: plain output on request, and no data gradient
   CHECK(back == dy_plain);
 }
 #endif
+
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+TEST_CASE("blocked max pooling of an odd plane leaves the uncovered edge out and gives it no gradient") {
+  const kernels::Context context;
+  onednn::OneDnn& dnn = context.onednn();
+  const int batch = 2, channels = 20, side = 7;  // 20 channels: padded to 32 when blocked
+  const onednn::FusedConv conv{{3, side, side, 1, 1, 0}, batch, channels, false, false, true};
+  const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
+  REQUIRE(layout.has_value());
+  const size_t count = static_cast<size_t>(batch) * channels * side * side;
+  const auto x_plain = random_vector(count, 31);
+  std::vector<float> x(layout->bytes() / sizeof(float));
+  onednn::from_plain(dnn, *layout, x_plain.data(), x.data());
+
+  const onednn::BlockedMaxPool pool{batch, channels, side, side, 2, 2, 0, false};  // a plain output
+  CHECK_FALSE(onednn::max_pool_output_layout(dnn, pool, *layout).has_value());
+  std::vector<unsigned char> workspace(onednn::max_pool_workspace_bytes(dnn, pool, *layout));
+  std::vector<float> y(static_cast<size_t>(batch) * channels * 9), y_ref(y.size());
+  std::vector<int32_t> argmax(y.size());
+  onednn::max_pool_forward(dnn, pool, *layout, x.data(), y.data(), workspace.data());
+  kernels::cpu::max_pool_forward(x_plain.data(), batch * channels, side, side, 2, 2, 0, y_ref.data(), argmax.data());
+  CHECK(y == y_ref);
+
+  const auto dy = random_vector(y.size(), 32);
+  std::vector<float> dx(x.size(), 7.0f), dx_ref(count, 0.0f);
+  onednn::max_pool_backward(dnn, pool, *layout, dy.data(), workspace.data(), dx.data());
+  kernels::cpu::max_pool_backward(dy.data(), argmax.data(), batch * channels, side * side, 9, dx_ref.data());
+  CHECK(plain_of(dnn, *layout, dx, count) == dx_ref);  // the 7th row and column: 0, not 7
+}
+#endif
