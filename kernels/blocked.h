@@ -5,7 +5,7 @@
 // - a convolution with its bias and a following ReLU fused into the same pass (oneDNN post-op),
 //   whose backward pass takes ReLU's gradient, the bias and filter gradients and the data
 //   gradient from the one reordered dy;
-// - max pooling on the blocked layout itself;
+// - max pooling on the blocked layout itself, which can take over a fused ReLU's gradient;
 // - the reorders into and out of a layout, for where the chain starts and ends.
 // Each op takes its input in whatever layout it arrives (a null Layout is plain NCHW), returns
 // its output in oneDNN's choice or plain as asked, and returns an input gradient in the input's
@@ -30,6 +30,7 @@ struct FusedConv {
   bool bias;            // bias[out_channels] added in the convolution's pass
   bool relu;            // and then max(0, .)
   bool blocked_output;  // y in the layout oneDNN chose; plain NCHW otherwise
+  bool dy_masked;       // with relu: the max pooling after it already applied ReLU's gradient to dy
 };
 
 // The layout of y: oneDNN's choice, or nullopt (plain) when !blocked_output.
@@ -46,6 +47,9 @@ struct BlockedMaxPool {
   int batch, channels, height, width;
   int kernel, stride, padding;
   bool blocked_output;  // y in x's layout; plain NCHW otherwise
+  // x is a ReLU's output and the backward pass applies ReLU's gradient as well: a window whose
+  // maximum is 0 passes no gradient (for max pooling that is the mask at the winner).
+  bool relu_gradient;
 };
 
 // The layout of y: x's own, or nullopt (plain) when !blocked_output.

@@ -21,10 +21,11 @@ void avg_pool_backward(const float* dy, int planes, int height, int width, int k
 // Max pooling of channel-blocked tensors, [outer][H][W][block] with outer = N * C / block
 // (oneDNN's nChw16c for block 16, kernels/layout.h), by windows that tile the plane (stride =
 // kernel, no padding). `winners` holds each output's winning position in its window (0 to
-// kernel^2 - 1), laid out as y; int32, so that a block of lanes is one vector. The backward pass
-// overwrites all of dx.
+// kernel^2 - 1), laid out as y; int32, so that a block of lanes is one vector. With
+// relu_gradient (x is a ReLU's output), a window whose maximum is not above 0 has no winner (-1),
+// which applies ReLU's gradient too. The backward pass overwrites all of dx.
 void max_pool_forward_channel_blocked(const float* x, int outer, int block, int height, int width, int kernel, float* y,
-                                      int32_t* winners);
+                                      int32_t* winners, bool relu_gradient = false);
 void max_pool_backward_channel_blocked(const float* dy, const int32_t* winners, int outer, int block, int height,
                                        int width, int kernel, float* dx);
 }  // namespace cpu

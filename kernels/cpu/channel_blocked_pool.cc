@@ -10,7 +10,8 @@ namespace paddle::kernels::cpu {
 // One pass over x: each window's B lanes are compared position by position (the first maximum
 // wins, as in the plain kernel), so the inner loop runs across the lanes and vectorises.
 PADDLE_VECTORIZED void max_pool_forward_channel_blocked(const float* x, int outer, int block, int height, int width,
-                                                        int kernel, float* y, int32_t* winners) {
+                                                        int kernel, float* y, int32_t* winners,
+                                                        bool relu_gradient) {
   const int ho = height / kernel, wo = width / kernel;
   const size_t row = static_cast<size_t>(width) * block;
   for (int o = 0; o < outer; ++o) {
@@ -33,6 +34,8 @@ PADDLE_VECTORIZED void max_pool_forward_channel_blocked(const float* x, int oute
               at[l] = wins ? position : at[l];
             }
           }
+        if (relu_gradient)
+          for (int l = 0; l < block; ++l) at[l] = best[l] > 0.0f ? at[l] : -1;
       }
   }
 }

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <cstring>
+#include <vector>
+
 #include "kernels/blocked.h"
 #include "kernels/functors.h"
 #include "kernels/onednn/onednn.h"
@@ -18,6 +21,7 @@ using Use = LayoutBridge::Use;
 struct MaxPoolPrimitives {
   std::optional<Layout> y_layout;
   memory::desc workspace;
+  size_t kept_output_bytes = 0;  // oneDNN's pooling with relu_gradient: a copy of y after its workspace
   int block = 0;  // channels per block for our kernels; 0: oneDNN's pooling
   std::optional<dnnl::pooling_forward> forward;
   LayoutBridge forward_x, forward_y;
@@ -87,6 +91,7 @@ MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, con
   return MaxPoolPrimitives{
       y_layout,
       forward.workspace_desc(),
+      p.relu_gradient ? y_chosen.get_size() : 0,
       0,
       dnnl::pooling_forward(forward),
       LayoutBridge(x_desc, forward.src_desc(), engine, Use::kRead),
@@ -98,8 +103,8 @@ MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, con
 }
 
 MaxPoolPrimitives& primitives_for(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
-  const std::string key = fmt::format("max pool {} {} {} {} blocked {} from {}", p.kernel, p.stride, p.padding,
-                                      p.blocked_output, x_layout.name(), p.batch);
+  const std::string key = fmt::format("max pool {} {} {} blocked {} relu {} from {}", p.kernel, p.stride, p.padding,
+                                      p.blocked_output, p.relu_gradient, x_layout.name());
   return dnn.cached<MaxPoolPrimitives>(key, [&] { return build(dnn.engine(), p, x_layout); });
 }
 
@@ -112,7 +117,8 @@ std::optional<Layout> max_pool_output_layout(OneDnn& dnn, const BlockedMaxPool& 
 
 size_t max_pool_workspace_bytes(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
   auto held = dnn.lock();
-  return primitives_for(dnn, p, x_layout).workspace.get_size();
+  const MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
+  return prims.workspace.get_size() + prims.kept_output_bytes;
 }
 
 void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* x, float* y,
@@ -124,19 +130,21 @@ void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layo
     float* pooled = static_cast<float*>(prims.forward_y.bind(y).get_data_handle());
     const int outer = static_cast<int>(x_layout.desc().desc.data.padded_dims[1]) / prims.block * p.batch;
     cpu::max_pool_forward_channel_blocked(x, outer, prims.block, p.height, p.width, p.kernel, pooled,
-                                          static_cast<int32_t*>(workspace));
+                                          static_cast<int32_t*>(workspace), p.relu_gradient);
     prims.forward_y.after(stream);
     stream.wait();
     return;
   }
   dnnl::memory winners(prims.workspace, dnn.engine(), workspace);
   dnnl::memory& src = prims.forward_x.bind(x);
+  dnnl::memory& dst = prims.forward_y.bind(y);
   prims.forward_x.before(stream);
-  prims.forward->execute(stream, {{DNNL_ARG_SRC, src},
-                                 {DNNL_ARG_DST, prims.forward_y.bind(y)},
-                                 {DNNL_ARG_WORKSPACE, winners}});
+  prims.forward->execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, winners}});
   prims.forward_y.after(stream);
   stream.wait();
+  if (prims.kept_output_bytes != 0)
+    std::memcpy(static_cast<char*>(workspace) + prims.workspace.get_size(), dst.get_data_handle(),
+                prims.kept_output_bytes);
 }
 
 void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* dy,
@@ -144,7 +152,7 @@ void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_lay
   auto held = dnn.lock();
   MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
   dnnl::stream& stream = dnn.stream();
-  dnnl::memory& diff_dst = prims.backward_dy.bind(dy);
+  dnnl::memory diff_dst = prims.backward_dy.bind(dy);
   prims.backward_dy.before(stream);
   if (prims.block != 0) {
     stream.wait();
@@ -155,6 +163,15 @@ void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_lay
     return;
   }
   dnnl::memory winners(prims.workspace, dnn.engine(), const_cast<void*>(workspace));
+  std::vector<float> masked;
+  if (prims.kept_output_bytes != 0) {  // ReLU's gradient at the winner: none where the maximum is 0
+    stream.wait();
+    const auto* pooled = reinterpret_cast<const float*>(static_cast<const char*>(workspace) + prims.workspace.get_size());
+    const auto* g = static_cast<const float*>(diff_dst.get_data_handle());
+    masked.resize(prims.kept_output_bytes / sizeof(float));
+    for (size_t i = 0; i < masked.size(); ++i) masked[i] = pooled[i] > 0.0f ? g[i] : 0.0f;
+    diff_dst = dnnl::memory(diff_dst.get_desc(), dnn.engine(), masked.data());
+  }
   prims.backward->execute(stream, {{DNNL_ARG_DIFF_DST, diff_dst},
                                   {DNNL_ARG_DIFF_SRC, prims.backward_dx.bind(dx)},
                                   {DNNL_ARG_WORKSPACE, winners}});

@@ -83,7 +83,7 @@ FusedConvPrimitives build(const dnnl::engine& engine, const FusedConv& c, const 
       LayoutBridge(y_chosen, data.diff_dst_desc(), engine, Use::kRead),
       LayoutBridge(x_caller, data.diff_src_desc(), engine, Use::kWrite),
   };
-  if (c.relu) {
+  if (c.relu && !c.dy_masked) {
     const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     const dnnl::eltwise_forward::primitive_desc relu_forward(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, relu, y_chosen, 0.0f, 0.0f), engine);
@@ -98,9 +98,10 @@ FusedConvPrimitives build(const dnnl::engine& engine, const FusedConv& c, const 
 
 FusedConvPrimitives& primitives_for(OneDnn& dnn, const FusedConv& c, const Layout* x_layout) {
   const ConvShape& s = c.shape;
-  const std::string key = fmt::format("fused conv {} {} {} {} {} {} {} {} bias {} relu {} blocked {} from {}", c.batch,
-                                      s.channels, s.height, s.width, c.out_channels, s.kernel, s.stride, s.padding,
-                                      c.bias, c.relu, c.blocked_output, x_layout ? x_layout->name() : "plain");
+  const std::string key = fmt::format("fused conv {} {} {} {} {} {} {} {} bias {} relu {} masked {} blocked {} from {}",
+                                      c.batch, s.channels, s.height, s.width, c.out_channels, s.kernel, s.stride,
+                                      s.padding, c.bias, c.relu, c.dy_masked, c.blocked_output,
+                                      x_layout ? x_layout->name() : "plain");
   return dnn.cached<FusedConvPrimitives>(key, [&] { return build(dnn.engine(), c, x_layout); });
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "runtime/nn/activation.h"
+#include "runtime/nn/pooling.h"
 
 #include "kernels/autocast_conv.h"
 #include "kernels/blocked.h"
@@ -39,14 +40,15 @@ Tensor Conv2D::forward(const Tensor& x, bool training) {
   ran_fused_ = takes_blocked() && (!x.is_plain() || blocked_output_ || fused_relu_);
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
   if (ran_fused_) {
-    const k::onednn::FusedConv c{s, n, as_int(out_channels_), with_bias_, fused_relu_, blocked_output_};
+    const k::onednn::FusedConv c{s, n, as_int(out_channels_), with_bias_, fused_relu_, blocked_output_,
+                                 pool_takes_relu_gradient_};
     k::onednn::OneDnn& dnn = context().onednn();
     const auto y_layout = k::onednn::fused_conv_output_layout(dnn, c, x.layout());
     Tensor y = y_layout ? Tensor::blocked({x.dim(0), out_channels_, ho, wo}, *y_layout)
                         : Tensor::uninitialized({x.dim(0), out_channels_, ho, wo}, x.device());
     k::onednn::fused_conv_forward(dnn, c, x.layout(), x.ptr(), std::as_const(weight_.value).ptr(),
                                   with_bias_ ? std::as_const(bias_.value).ptr() : nullptr, y.ptr());
-    if (fused_relu_) output_ = y.share();
+    if (fused_relu_ && !pool_takes_relu_gradient_) output_ = y.share();
     return y;
   }
 #endif
@@ -69,13 +71,13 @@ Tensor Conv2D::backward(const Tensor& dy) {
   const Tensor& input = std::as_const(input_);
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
   if (ran_fused_) {
-    const k::onednn::FusedConv c{s, n, channels, with_bias_, fused_relu_, blocked_output_};
+    const k::onednn::FusedConv c{s, n, channels, with_bias_, fused_relu_, blocked_output_, pool_takes_relu_gradient_};
     Tensor dx;
     if (!skip_input_gradient_)
       dx = input.is_plain() ? Tensor::uninitialized(input.shape, dy.device())
                             : Tensor::blocked(input.shape, *input.layout());
     k::onednn::fused_conv_backward(context().onednn(), c, input.layout(), input.ptr(),
-                                   fused_relu_ ? std::as_const(output_).ptr() : nullptr, dy.ptr(),
+                                   fused_relu_ && !pool_takes_relu_gradient_ ? std::as_const(output_).ptr() : nullptr, dy.ptr(),
                                    std::as_const(weight_.value).ptr(), weight_.grad.ptr(),
                                    with_bias_ ? bias_.grad.ptr() : nullptr, skip_input_gradient_ ? nullptr : dx.ptr());
     return dx;
@@ -94,10 +96,13 @@ Tensor Conv2D::backward(const Tensor& dy) {
   return dx;
 }
 
-void Conv2D::fuse_following(Layer* next) {
-  auto* relu = dynamic_cast<ReLU*>(next);
+void Conv2D::fuse_following(std::span<Layer* const> following) {
+  auto* relu = following.empty() ? nullptr : dynamic_cast<ReLU*>(following[0]);
   fused_relu_ = relu != nullptr && takes_blocked();
   if (relu != nullptr) relu->fold_into_previous(fused_relu_);
+  auto* pool = relu != nullptr && following.size() > 1 ? dynamic_cast<MaxPool2D*>(following[1]) : nullptr;
+  pool_takes_relu_gradient_ = fused_relu_ && pool != nullptr;
+  if (pool != nullptr) pool->take_relu_gradient(pool_takes_relu_gradient_);
 }
 
 std::optional<k::HalfType> Conv2D::autocast() const {

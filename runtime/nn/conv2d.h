@@ -30,7 +30,7 @@ class Conv2D : public Layer {
   std::string describe() const override;
   bool takes_blocked() const override { return on_onednn() && !autocast(); }
   void allow_blocked_output(bool allowed) override { blocked_output_ = allowed; }
-  void fuse_following(Layer* next) override;
+  void fuse_following(std::span<Layer* const> following) override;
   void skip_input_gradient(bool skip) override { skip_input_gradient_ = skip; }
 
  private:
@@ -45,6 +45,7 @@ class Conv2D : public Layer {
   kernels::ConvSaved saved_;  // a training forward's columns (CPU), for the filter gradient
   bool blocked_output_ = false;
   bool fused_relu_ = false;   // the next layer is a ReLU this convolution applies
+  bool pool_takes_relu_gradient_ = false;  // and a max pooling after it applies the ReLU's gradient
   bool ran_fused_ = false;    // the last forward ran on kernels/blocked.h
   bool skip_input_gradient_ = false;
   Tensor output_;             // that forward's output, for a fused ReLU's gradient

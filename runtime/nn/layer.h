@@ -13,9 +13,10 @@
 // to takes_blocked() accepts an input in such a layout and returns its input gradient in the
 // layout its input came in; containers hand every other layer plain tensors. Before each forward
 // pass the container says, with allow_blocked_output(), whether the layer's consumer takes one,
-// and so whether the output may stay blocked, and with fuse_following() which layer comes next
-// (a convolution then applies the ReLU after it in its own pass). A layer's output is plain
-// until it is told otherwise, and dy comes to backward() in the layout forward() returned.
+// and so whether the output may stay blocked, and with fuse_following() which layers come next
+// (a convolution then applies the ReLU after it in its own pass, and a max pooling after that
+// ReLU takes over its gradient). A layer's output is plain until it is told otherwise, and dy
+// comes to backward() in the layout forward() returned.
 //
 // Layers keep what backward() needs with Tensor::share(), and read it back through const
 // access, so keeping an activation copies nothing.
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,8 +54,8 @@ class Layer {
 
   virtual bool takes_blocked() const { return false; }
   virtual void allow_blocked_output(bool /*allowed*/) {}
-  // `next` is the layer after this one in its container, or null for the last.
-  virtual void fuse_following(Layer* /*next*/) {}
+  // `following`: the layers after this one in its container, in order.
+  virtual void fuse_following(std::span<Layer* const> /*following*/) {}
   // The caller will not read what backward() returns (the layer's input is data), so a layer may
   // skip computing its input gradient and return an empty tensor.
   virtual void skip_input_gradient(bool /*skip*/) {}

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "kernels/blocked.h"
 #include "kernels/functors.h"
 #include "kernels/pooling.h"
@@ -21,7 +23,7 @@ Tensor MaxPool2D::forward(const Tensor& x, bool) {
   if (!x.is_plain()) {
     input_layout_ = *x.layout();
     const k::onednn::BlockedMaxPool p{as_int(x.dim(0)), as_int(x.dim(1)), h, w, kernel_, stride_, padding_,
-                                      blocked_output_};
+                                      blocked_output_, relu_gradient_};
     k::onednn::OneDnn& dnn = context().onednn();
     const auto y_layout = k::onednn::max_pool_output_layout(dnn, p, *input_layout_);
     Tensor y = y_layout ? Tensor::blocked({x.dim(0), x.dim(1), ho, wo}, *y_layout)
@@ -32,6 +34,8 @@ Tensor MaxPool2D::forward(const Tensor& x, bool) {
     return y;
   }
 #endif
+  if (relu_gradient_)
+    throw std::logic_error(fmt::format("MaxPool2D told to apply a ReLU's gradient got a plain input {}", x.shape_string()));
   Tensor y = Tensor::uninitialized({x.dim(0), x.dim(1), ho, wo}, x.device());
   const int planes = as_int(x.dim(0) * x.dim(1));
   const size_t bytes = static_cast<size_t>(y.numel()) * sizeof(int32_t);
@@ -45,7 +49,8 @@ Tensor MaxPool2D::backward(const Tensor& dy) {
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
   if (input_layout_) {
     const k::onednn::BlockedMaxPool p{as_int(input_shape_[0]), as_int(input_shape_[1]), as_int(input_shape_[2]),
-                                      as_int(input_shape_[3]), kernel_, stride_, padding_, blocked_output_};
+                                      as_int(input_shape_[3]), kernel_, stride_, padding_, blocked_output_,
+                                      relu_gradient_};
     Tensor dx = Tensor::blocked(input_shape_, *input_layout_);
     k::onednn::max_pool_backward(context().onednn(), p, *input_layout_, dy.ptr(), argmax_.get(), dx.ptr());
     return dx;

@@ -20,10 +20,13 @@ class MaxPool2D : public Layer {
   std::string describe() const override;
   bool takes_blocked() const override { return on_onednn(); }
   void allow_blocked_output(bool allowed) override { blocked_output_ = allowed; }
+  // The input is a fused ReLU's output (a Conv2D's fuse_following() says so), whose gradient
+  // this pooling's backward pass applies; the input then comes blocked.
+  void take_relu_gradient(bool take) { relu_gradient_ = take; }
 
  private:
   int kernel_, stride_, padding_;
-  bool blocked_output_ = false;
+  bool blocked_output_ = false, relu_gradient_ = false;
   std::vector<int64_t> input_shape_;
   std::optional<kernels::Layout> input_layout_;  // a blocked input's, pooled by oneDNN
   Storage argmax_;  // int32 winning input index of each output, on the input's device (oneDNN's workspace)

@@ -7,9 +7,11 @@
 namespace paddle::runtime {
 
 Tensor Sequential::forward(const Tensor& x, bool training) {
+  std::vector<Layer*> order;
+  for (auto& layer : layers_) order.push_back(layer.get());
   for (size_t i = 0; i < layers_.size(); ++i) {
     Layer* next = i + 1 < layers_.size() ? layers_[i + 1].get() : nullptr;
-    layers_[i]->fuse_following(next);
+    layers_[i]->fuse_following(std::span<Layer* const>(order).subspan(i + 1));
     layers_[i]->allow_blocked_output(next != nullptr ? next->takes_blocked() : blocked_output_);
     layers_[i]->skip_input_gradient(i == 0 && skip_input_gradient_);
   }

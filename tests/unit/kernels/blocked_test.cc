@@ -52,9 +52,10 @@ struct Stage {
   int out_channels;
 };
 
-}  // namespace
-
-TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the plain kernels, forward and backward") {
+// The chain both ways; with pool_applies_relu the pooling's backward pass applies ReLU's gradient
+// and the convolution takes dy as it comes.
+void check_chain(bool pool_applies_relu) {
+  CAPTURE(pool_applies_relu);
   const kernels::Context context;
   REQUIRE(context.uses_onednn());
   onednn::OneDnn& dnn = context.onednn();
@@ -92,7 +93,7 @@ TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the pl
     kernels::cpu::max_pool_forward(k.y_plain.data(), batch * st.out_channels, s.out_height(), s.out_width(), 2, 2, 0,
                                    k.pooled_plain.data(), k.argmax.data());
 
-    k.conv = onednn::FusedConv{s, batch, st.out_channels, true, true, true};
+    k.conv = onednn::FusedConv{s, batch, st.out_channels, true, true, true, pool_applies_relu};
     k.x_layout = x_layout;
     k.x_blocked = x_blocked;
     k.y_layout = onednn::fused_conv_output_layout(dnn, k.conv, x_layout ? &*x_layout : nullptr);
@@ -100,7 +101,8 @@ TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the pl
     onednn::fused_conv_forward(dnn, k.conv, x_layout ? &*x_layout : nullptr, x_blocked.data(), k.w.data(), k.b.data(),
                                k.y_blocked.data());
     check_close(plain_of(dnn, *k.y_layout, k.y_blocked, y_count), k.y_plain, "convolution, bias and ReLU");
-    k.pool = onednn::BlockedMaxPool{batch, st.out_channels, s.out_height(), s.out_width(), 2, 2, 0, true};
+    k.pool =
+        onednn::BlockedMaxPool{batch, st.out_channels, s.out_height(), s.out_width(), 2, 2, 0, true, pool_applies_relu};
     k.pooled_layout = onednn::max_pool_output_layout(dnn, k.pool, *k.y_layout);
     CHECK(k.pooled_layout->name().find(k.y_layout->name().substr(k.y_layout->name().find(' '))) != std::string::npos);
     std::vector<float> pooled = blocked_buffer(k.pooled_layout);
@@ -153,20 +155,27 @@ TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the pl
   }
 }
 
+}  // namespace
+
+TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the plain kernels, forward and backward") {
+  check_chain(false);
+  check_chain(true);  // the pooling applies ReLU's gradient
+}
+
 TEST_CASE("a blocked chain's ends: plain output on request, and no data gradient where none is asked for") {
   const kernels::Context context;
   onednn::OneDnn& dnn = context.onednn();
   const kernels::ConvShape s{3, 9, 9, 3, 1, 1};
   const int batch = 2, out = 20;  // 20 channels: blocked layouts pad them to 32
   const auto x = random_vector(static_cast<size_t>(batch) * 3 * 81, 7), w = random_vector(out * 27, 8);
-  const onednn::FusedConv plain_out{s, batch, out, false, false, false};
+  const onednn::FusedConv plain_out{s, batch, out, false, false, false, false};
   CHECK_FALSE(onednn::fused_conv_output_layout(dnn, plain_out, nullptr).has_value());
   std::vector<float> y(static_cast<size_t>(batch) * out * 81), y_ref(y.size());
   onednn::fused_conv_forward(dnn, plain_out, nullptr, x.data(), w.data(), nullptr, y.data());
   kernels::cpu::conv2d_forward(s, batch, out, x.data(), w.data(), y_ref.data());
   check_close(y, y_ref, "plain output");
 
-  const onednn::FusedConv blocked_out{s, batch, out, false, false, true};
+  const onednn::FusedConv blocked_out{s, batch, out, false, false, true, false};
   const auto layout = onednn::fused_conv_output_layout(dnn, blocked_out, nullptr);
   REQUIRE(layout.has_value());
   CHECK(layout->bytes() >= y.size() * sizeof(float));
@@ -188,7 +197,7 @@ TEST_CASE("blocked max pooling of an odd plane leaves the uncovered edge out and
   const kernels::Context context;
   onednn::OneDnn& dnn = context.onednn();
   const int batch = 2, channels = 20, side = 7;  // 20 channels: padded to 32 when blocked
-  const onednn::FusedConv conv{{3, side, side, 1, 1, 0}, batch, channels, false, false, true};
+  const onednn::FusedConv conv{{3, side, side, 1, 1, 0}, batch, channels, false, false, true, false};
   const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
   REQUIRE(layout.has_value());
   const size_t count = static_cast<size_t>(batch) * channels * side * side;
@@ -196,7 +205,7 @@ TEST_CASE("blocked max pooling of an odd plane leaves the uncovered edge out and
   std::vector<float> x(layout->bytes() / sizeof(float));
   onednn::from_plain(dnn, *layout, x_plain.data(), x.data());
 
-  const onednn::BlockedMaxPool pool{batch, channels, side, side, 2, 2, 0, false};  // a plain output
+  const onednn::BlockedMaxPool pool{batch, channels, side, side, 2, 2, 0, false, false};  // a plain output
   CHECK_FALSE(onednn::max_pool_output_layout(dnn, pool, *layout).has_value());
   std::vector<unsigned char> workspace(onednn::max_pool_workspace_bytes(dnn, pool, *layout));
   std::vector<float> y(static_cast<size_t>(batch) * channels * 9), y_ref(y.size());
@@ -210,5 +219,42 @@ TEST_CASE("blocked max pooling of an odd plane leaves the uncovered edge out and
   onednn::max_pool_backward(dnn, pool, *layout, dy.data(), workspace.data(), dx.data());
   kernels::cpu::max_pool_backward(dy.data(), argmax.data(), batch * channels, side * side, 9, dx_ref.data());
   CHECK(plain_of(dnn, *layout, dx, count) == dx_ref);  // the 7th row and column: 0, not 7
+}
+#endif
+
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+TEST_CASE("overlapping max-pool windows run on oneDNN's pooling, which also takes over a ReLU's gradient") {
+  const kernels::Context context;
+  onednn::OneDnn& dnn = context.onednn();
+  const int batch = 2, channels = 16, side = 9, out_side = 5;  // 3x3 windows, stride 2, padding 1
+  const kernels::ConvShape s{3, side, side, 3, 1, 1};
+  const auto x = random_vector(static_cast<size_t>(batch) * 3 * side * side, 41);
+  const auto w = random_vector(static_cast<size_t>(channels) * 27, 42);
+  const onednn::FusedConv conv{s, batch, channels, false, true, true, true};
+  const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
+  REQUIRE(layout.has_value());
+  std::vector<float> y(layout->bytes() / sizeof(float));
+  onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), nullptr, y.data());
+  const size_t count = static_cast<size_t>(batch) * channels * side * side;
+  const std::vector<float> y_plain = plain_of(dnn, *layout, y, count);
+
+  const onednn::BlockedMaxPool pool{batch, channels, side, side, 3, 2, 1, false, true};
+  std::vector<unsigned char> workspace(onednn::max_pool_workspace_bytes(dnn, pool, *layout));
+  std::vector<float> pooled(static_cast<size_t>(batch) * channels * out_side * out_side), pooled_ref(pooled.size());
+  std::vector<int32_t> argmax(pooled.size());
+  onednn::max_pool_forward(dnn, pool, *layout, y.data(), pooled.data(), workspace.data());
+  kernels::cpu::max_pool_forward(y_plain.data(), batch * channels, side, side, 3, 2, 1, pooled_ref.data(),
+                                 argmax.data());
+  CHECK(pooled == pooled_ref);
+
+  const auto dy = random_vector(pooled.size(), 43);
+  std::vector<float> dx(y.size()), dx_ref(count, 0.0f);
+  onednn::max_pool_backward(dnn, pool, *layout, dy.data(), workspace.data(), dx.data());
+  kernels::cpu::max_pool_backward(dy.data(), argmax.data(), batch * channels, side * side, out_side * out_side,
+                                  dx_ref.data());
+  kernels::cpu::relu_backward(y_plain.data(), dx_ref.data(), dx_ref.data(), count);
+  const auto got = plain_of(dnn, *layout, dx, count);
+  // Tied maxima (ReLU's zeros) may be routed differently; ReLU's gradient removes both.
+  check_close(got, dx_ref, "pooling and ReLU gradient");
 }
 #endif
