@@ -37,6 +37,8 @@ Tensor Layer::to_plain(const Tensor& x) const {
   Tensor y = Tensor::uninitialized(x.shape, x.device());
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
   kernels::onednn::to_plain(context().onednn(), *x.layout(), x.ptr(), y.ptr());
+#else
+  throw std::logic_error("a blocked tensor in a build without oneDNN");
 #endif
   return y;
 }
@@ -46,6 +48,8 @@ Tensor Layer::to_layout(const Tensor& x, const kernels::Layout& layout) const {
   Tensor y = Tensor::blocked(x.shape, layout);
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
   kernels::onednn::from_plain(context().onednn(), layout, x.ptr(), y.ptr());
+#else
+  throw std::logic_error("a blocked tensor in a build without oneDNN");
 #endif
   return y;
 }

@@ -12,26 +12,19 @@
 #include "kernels/activation.h"
 #include "kernels/blocked.h"
 #include "kernels/conv.h"
-#include "kernels/onednn/onednn.h"
 #include "kernels/pooling.h"
+#include "check_close.h"
 #include "random_vector.h"
 
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
+#include "kernels/onednn/onednn.h"
+
 namespace kernels = paddle::kernels;
 namespace onednn = paddle::kernels::onednn;
+using kernels::testing::check_close;
 using kernels::testing::random_vector;
 
 namespace {
-
-void check_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
-  REQUIRE(got.size() == want.size());
-  float scale = 1e-5f;
-  for (float v : want) scale = std::max(scale, std::abs(v));
-  float worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
-  INFO(what << ": largest difference " << worst << " against magnitude " << scale);
-  CHECK(worst <= 1e-5f * scale);
-}
 
 // A blocked tensor's bytes as floats (padding included).
 std::vector<float> blocked_buffer(const std::optional<kernels::Layout>& layout) {

@@ -1,6 +1,5 @@
 // The oneDNN halves against the plain CPU halves they replace: the same shapes, the same random
-// data, results equal to within float rounding of a differently ordered sum (relative 1e-5 of
-// the largest magnitude, absolute 1e-5 floor).
+// data, results equal to within float rounding of a differently ordered sum (check_close.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,24 +11,12 @@
 #include "kernels/context.h"
 #include "kernels/conv.h"
 #include "kernels/gemm.h"
+#include "check_close.h"
 #include "random_vector.h"
 
 namespace kernels = paddle::kernels;
+using kernels::testing::check_close;
 using kernels::testing::random_vector;
-
-namespace {
-
-void check_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
-  REQUIRE(got.size() == want.size());
-  float scale = 1e-5f;
-  for (float v : want) scale = std::max(scale, std::abs(v));
-  float worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
-  INFO(what << ": largest difference " << worst << " against magnitude " << scale);
-  CHECK(worst <= 1e-5f * scale);
-}
-
-}  // namespace
 
 TEST_CASE("PADDLE_CPU_KERNELS picks oneDNN by default, plain on request, and names itself when wrong") {
   CHECK(kernels::cpu_kernels_from(nullptr) == kernels::CpuKernels::kOneDnn);
