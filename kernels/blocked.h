@@ -38,8 +38,9 @@ std::optional<Layout> fused_conv_output_layout(OneDnn& dnn, const FusedConv& c, 
 // y = relu?(conv(x, w) + bias?), overwritten; w is [out, C, k, k] plain.
 void fused_conv_forward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* w,
                         const float* bias, float* y);
-// From dy (in y's layout) and the forward's y (for ReLU's gradient): dw += filter gradient,
-// db += bias gradient (when c.bias), dx = data gradient in x's layout (skipped where dx is null).
+// From dy (in y's layout) and the forward's y (for ReLU's gradient; unread, and may be null,
+// without c.relu or with c.dy_masked): dw += filter gradient, db += bias gradient (when c.bias),
+// dx = data gradient in x's layout (skipped where dx is null).
 void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* y,
                          const float* dy, const float* w, float* dw, float* db, float* dx);
 

@@ -4,8 +4,8 @@
 // (nChw16c: 16 channels innermost, the channels padded to a multiple of 16 with zeros), so a
 // chain of convolution, ReLU and max pooling keeps its activations in the layout oneDNN chose and
 // reorders once where the chain starts and once where it ends (runtime/nn/layer.h says how layers
-// agree on that). A tensor without a Layout is plain, and every kernel outside kernels/onednn
-// takes plain tensors only.
+// agree on that). A tensor without a Layout is plain. Only the ops of kernels/blocked.h take
+// blocked tensors, and the element-wise kernels, which may run over the padding too (ReLU).
 //
 // What a layout is lives in kernels/onednn (a oneDNN memory descriptor); everywhere else it is
 // opaque: its size in bytes, padding included, and its name.

@@ -22,6 +22,8 @@ struct MaxPoolPrimitives {
   std::optional<Layout> y_layout;
   memory::desc workspace;
   size_t kept_output_bytes = 0;  // oneDNN's pooling with relu_gradient: a copy of y after its workspace
+  // Where that copy starts: oneDNN's workspace rounded up to a cache line, so the floats are aligned.
+  size_t kept_output_at() const { return (workspace.get_size() + 63) / 64 * 64; }
   int block = 0;  // channels per block for our kernels; 0: oneDNN's pooling
   std::optional<dnnl::pooling_forward> forward;
   LayoutBridge forward_x, forward_y;
@@ -118,7 +120,7 @@ std::optional<Layout> max_pool_output_layout(OneDnn& dnn, const BlockedMaxPool& 
 size_t max_pool_workspace_bytes(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
   auto held = dnn.lock();
   const MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
-  return prims.workspace.get_size() + prims.kept_output_bytes;
+  return prims.kept_output_bytes != 0 ? prims.kept_output_at() + prims.kept_output_bytes : prims.workspace.get_size();
 }
 
 void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* x, float* y,
@@ -143,7 +145,7 @@ void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layo
   prims.forward_y.after(stream);
   stream.wait();
   if (prims.kept_output_bytes != 0)
-    std::memcpy(static_cast<char*>(workspace) + prims.workspace.get_size(), dst.get_data_handle(),
+    std::memcpy(static_cast<char*>(workspace) + prims.kept_output_at(), dst.get_data_handle(),
                 prims.kept_output_bytes);
 }
 
@@ -166,7 +168,7 @@ void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_lay
   std::vector<float> masked;
   if (prims.kept_output_bytes != 0) {  // ReLU's gradient at the winner: none where the maximum is 0
     stream.wait();
-    const auto* pooled = reinterpret_cast<const float*>(static_cast<const char*>(workspace) + prims.workspace.get_size());
+    const auto* pooled = reinterpret_cast<const float*>(static_cast<const char*>(workspace) + prims.kept_output_at());
     const auto* g = static_cast<const float*>(diff_dst.get_data_handle());
     masked.resize(prims.kept_output_bytes / sizeof(float));
     for (size_t i = 0; i < masked.size(); ++i) masked[i] = pooled[i] > 0.0f ? g[i] : 0.0f;

@@ -60,9 +60,10 @@ class OneDnn {
   std::map<std::string, std::any> cache_;
 };
 
-// One of an op's plain (caller-layout) buffers, as the primitive wants it: oneDNN may choose a
-// blocked layout (nChw16c, say) for a shape, in which case the bridge owns a scratch buffer in that
-// layout and reorders between it and the caller's data. A gradient the op adds into
+// One of an op's buffers in the caller's layout (plain, or a blocked one the caller holds), as
+// the primitive wants it: oneDNN may choose another layout (nChw16c, say) for a shape, in which
+// case the bridge owns a scratch buffer in that layout and reorders between it and the caller's
+// data. A gradient the op adds into
 // (kAccumulate) always goes through scratch, since primitives overwrite their outputs.
 class LayoutBridge {
  public:

@@ -189,7 +189,8 @@ std::string Tensor::shape_string() const {
 }
 
 std::string Tensor::describe() const {
-  return fmt::format("{}{} on {}", dtype_name(dtype_), shape_string(), device().to_string());
+  return fmt::format("{}{} on {}{}", dtype_name(dtype_), shape_string(), device().to_string(),
+                     layout_ ? " in layout " + layout_->name() : std::string());
 }
 
 const Tensor& on_host(const Tensor& t, Tensor& copy) {

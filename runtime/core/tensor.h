@@ -68,7 +68,8 @@ class Tensor {
   const Device& device() const { return storage().device(); }
   bool on_cuda() const { return storage().device().is_cuda(); }
   int64_t numel() const {
-    return layout_ ? count(shape) : static_cast<int64_t>(storage().bytes() / element_size(dtype_));
+    if (!storage_) return 0;
+    return layout_ ? count(shape) : static_cast<int64_t>(storage_->bytes() / element_size(dtype_));
   }
   int64_t dim(size_t i) const { return shape.at(i); }
 
@@ -103,7 +104,10 @@ class Tensor {
   Storage& writable();             // the block, copied first where it is shared
 
   DType dtype_ = DType::kFloat32;
-  std::shared_ptr<Storage> storage_;  // shared only between share()d tensors
+  // Shared only between share()d tensors. Layers share activations, never parameters or their
+  // gradients, which the data-parallel communication thread writes through: the copy-on-write
+  // test (use_count) is only sound where one thread holds every copy.
+  std::shared_ptr<Storage> storage_;
   std::optional<kernels::Layout> layout_;
 };
 

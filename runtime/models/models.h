@@ -31,7 +31,8 @@ struct DataFacts {
   std::optional<MovieLensVocabulary> movielens;  // the recommender's vocabulary sizes
 };
 
-// Its net's backward() computes no gradient of the data (it returns an empty tensor). Throws
+// Its net's first layer computes no gradient of the data where it can skip it (a convolution or
+// a linear layer then returns an empty tensor from backward). Throws
 // common::ConfigError naming a bad setting or data the model can't take.
 Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937& rng);
 

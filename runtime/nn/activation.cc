@@ -38,7 +38,7 @@ Tensor ReLU::backward(const Tensor& dy) {
   if (folded_) return g;
   const Tensor& y = std::as_const(output_);
   Tensor dx = y.is_plain() ? Tensor::uninitialized(g.shape, g.device()) : Tensor::blocked(g.shape, *y.layout());
-  k::relu_backward(context(), y.ptr(), g.ptr(), dx.ptr(), elements(y));
+  k::relu_backward(context(), y.ptr(), std::as_const(g).ptr(), dx.ptr(), elements(y));
   return dx;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include <stdexcept>
 
 #include "kernels/cosine.h"
@@ -22,8 +24,8 @@ Tensor CosineSimilarity::forward(const Tensor& a, const Tensor& b) {
   if (!(a.device() == device()) || !(b.device() == device()))
     throw std::invalid_argument(fmt::format("CosineSimilarity on {} got inputs {} and {}", device().to_string(),
                                             a.describe(), b.describe()));
-  a_ = a;
-  b_ = b;
+  a_ = a.share();
+  b_ = b.share();
   const int64_t n = a.dim(0);
   saved_ = Tensor({n, 3}, DType::kFloat32, device());
   Tensor y({n, 1}, DType::kFloat32, device());
@@ -37,7 +39,7 @@ std::pair<Tensor, Tensor> CosineSimilarity::backward(const Tensor& dy) {
   if (dy.numel() != n)
     throw std::invalid_argument(fmt::format("CosineSimilarity: gradient {} for {} rows", dy.shape_string(), n));
   Tensor da(a_.shape, DType::kFloat32, device()), db(b_.shape, DType::kFloat32, device());
-  k::cosine_backward(context(), a_.ptr(), b_.ptr(), saved_.ptr(), dy.ptr(), static_cast<size_t>(n),
+  k::cosine_backward(context(), std::as_const(a_).ptr(), std::as_const(b_).ptr(), std::as_const(saved_).ptr(), dy.ptr(), static_cast<size_t>(n),
                      static_cast<int>(a_.dim(1)), scale_, da.ptr(), db.ptr());
   return {da, db};
 }

@@ -16,7 +16,8 @@
 // and so whether the output may stay blocked, and with fuse_following() which layers come next
 // (a convolution then applies the ReLU after it in its own pass, and a max pooling after that
 // ReLU takes over its gradient). A layer's output is plain until it is told otherwise, and dy
-// comes to backward() in the layout forward() returned.
+// comes to backward() in the layout forward() returned. What a container said holds until it
+// says otherwise: a layer taken out of its container keeps the last plan.
 //
 // Layers keep what backward() needs with Tensor::share(), and read it back through const
 // access, so keeping an activation copies nothing.

@@ -1,7 +1,8 @@
 #pragma once
 // Max and average pooling of [N,C,H,W] with a square window (kernels/pooling.h). Max pooling
-// also takes blocked inputs (runtime/nn/layer.h) and pools them in their layout on oneDNN
-// (kernels/blocked.h); its plain inputs go to the plain kernels.
+// also takes blocked inputs (runtime/nn/layer.h) and pools them in their layout
+// (kernels/blocked.h: our channel-blocked kernels, or oneDNN's pooling); its plain inputs go to
+// the plain kernels.
 
 #include <cstdint>
 #include <optional>
@@ -28,8 +29,8 @@ class MaxPool2D : public Layer {
   int kernel_, stride_, padding_;
   bool blocked_output_ = false, relu_gradient_ = false;
   std::vector<int64_t> input_shape_;
-  std::optional<kernels::Layout> input_layout_;  // a blocked input's, pooled by oneDNN
-  Storage argmax_;  // int32 winning input index of each output, on the input's device (oneDNN's workspace)
+  std::optional<kernels::Layout> input_layout_;  // a blocked input's, pooled by kernels/blocked.h
+  Storage argmax_;  // the winners: int32 input index of each output, or kernels/blocked.h's workspace
 };
 
 // Average pooling; kernel 0 means global (the whole plane).
