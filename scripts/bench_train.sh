@@ -5,7 +5,8 @@
 # paddle-launch with 1 and 2 processes; ours also with the plain Eigen kernels
 # (PADDLE_CPU_KERNELS=plain). Prints samples/s (median of RUNS), GFLOP/s at the model's 7.31 MFLOP
 # per sample (forward and backward) against this machine's measured peak (a 2048^3 oneDNN sgemm
-# on all cores), ours over PyTorch, and the scaling from 1 to 2 processes.
+# on all cores), ours over PyTorch, and the scaling from 1 to 2 processes; first, the max pooling
+# on the blocked layout, oneDNN's against ours (tests/bench/blocked_pool_bench.cc).
 #   scripts/bench_train.sh                       # 19,200 images, 3 runs each
 #   TRAIN_SAMPLES=0 RUNS=1 scripts/bench_train.sh  # all 60,000
 set -euo pipefail
@@ -21,6 +22,10 @@ peak_all=$("$build_dir/tests/gemm_peak_bench" | grep -o '[0-9.]* GFLOP/s' | cut 
 peak_one=$(OMP_NUM_THREADS=1 "$build_dir/tests/gemm_peak_bench" | grep -o '[0-9.]* GFLOP/s' | cut -d' ' -f1)
 echo "peak: oneDNN sgemm 2048^3: $peak_all GFLOP/s on $(nproc) threads, $peak_one on 1"
 echo "config: $config, train_samples=$samples (0 = all), 1 epoch, median of $runs runs"
+
+# Max pooling on the CNN's shapes, one thread: oneDNN's and ours on the blocked layout the chain
+# keeps, and ours on NCHW (the path before the chain).
+[ -x "$build_dir/tests/blocked_pool_bench" ] && OMP_NUM_THREADS=1 "$build_dir/tests/blocked_pool_bench" | sed 's/^/max pool /'
 
 have_torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || { have_torch=0; echo "PyTorch: /usr/bin/python3 has no torch (apt install python3-torch); its rows are left out"; }
