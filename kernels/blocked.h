@@ -39,8 +39,9 @@ std::optional<Layout> fused_conv_output_layout(OneDnn& dnn, const FusedConv& c, 
 void fused_conv_forward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* w,
                         const float* bias, float* y);
 // From dy (in y's layout) and the forward's y (for ReLU's gradient; unread, and may be null,
-// without c.relu or with c.dy_masked): dw += filter gradient, db += bias gradient (when c.bias),
-// dx = data gradient in x's layout (skipped where dx is null).
+// without c.relu or with c.dy_masked): dw += filter gradient and db += bias gradient (when
+// c.bias; both skipped where dw is null, and then x is unread), dx = data gradient in x's layout
+// (skipped where dx is null, and then w is unread).
 void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* y,
                          const float* dy, const float* w, float* dw, float* db, float* dx);
 

@@ -140,15 +140,17 @@ void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout
   }
   const void* g_data = g.get_data_handle();
 
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, p.filter_x.bind(x)},
-                                             {DNNL_ARG_DIFF_DST, p.filter_g.bind(g_data)},
-                                             {DNNL_ARG_DIFF_WEIGHTS, p.filter_dw.bind(dw)}};
-  if (c.bias) args.emplace(DNNL_ARG_DIFF_BIAS, p.filter_db.bind(db));
-  p.filter_x.before(stream);
-  p.filter_g.before(stream);
-  p.filter.execute(stream, args);
-  p.filter_dw.after(stream);
-  if (c.bias) p.filter_db.after(stream);
+  if (dw != nullptr) {
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, p.filter_x.bind(x)},
+                                               {DNNL_ARG_DIFF_DST, p.filter_g.bind(g_data)},
+                                               {DNNL_ARG_DIFF_WEIGHTS, p.filter_dw.bind(dw)}};
+    if (c.bias) args.emplace(DNNL_ARG_DIFF_BIAS, p.filter_db.bind(db));
+    p.filter_x.before(stream);
+    p.filter_g.before(stream);
+    p.filter.execute(stream, args);
+    p.filter_dw.after(stream);
+    if (c.bias) p.filter_db.after(stream);
+  }
 
   if (dx != nullptr) {
     std::unordered_map<int, dnnl::memory> data_args{{DNNL_ARG_WEIGHTS, p.data_w.bind(w)},
