@@ -187,6 +187,13 @@ int run(int argc, const char* const argv[]) {
     ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
     return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
   }
+  // 3. Cluster, by --servers/--workers across nodes: the same, with the master on node 0.
+  if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {
+    ClusterSettings settings = ps_lists_cluster_settings(options, plan);
+    settings.token = common::JobToken::from_environment(host.env, "the master store");
+    ClusterPeers peers(options, host, ports, std::move(settings), log, std::move(plan));
+    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
+  }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
   if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
   write_endpoints_log(plan);

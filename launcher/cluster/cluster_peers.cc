@@ -190,6 +190,44 @@ ClusterSettings ips_cluster_settings(const LaunchOptions& o, const LaunchPlan& p
   return s;
 }
 
+EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string& job_id) {
+  const NodeRegistration& node0 = nodes.front().node;
+  if (node0.tcp_store.empty())
+    throw common::PeerError(fmt::format("node 0 ({}) registered no port for PADDLE_MASTER: its paddle-launch is older "
+                                        "than this node's; run one version on every node",
+                                        node0.ip));
+  return {{"PADDLE_MASTER", node0.tcp_store}, {"PADDLE_NNODES", std::to_string(nodes.size())}, {"PADDLE_JOB_ID", job_id}};
+}
+
+ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
+  std::vector<std::string> ips;
+  std::vector<common::Endpoint> endpoints;
+  for (const auto* list : {&plan.server_endpoints, &plan.trainer_endpoints})
+    for (const auto& text : *list) {
+      const common::Endpoint e = common::parse_endpoint<common::UsageError>(text, "--servers/--workers");
+      if (std::find(ips.begin(), ips.end(), e.host) == ips.end()) ips.push_back(e.host);
+      endpoints.push_back(e);
+    }
+  ClusterSettings s;
+  s.master_ip = ips.front();
+  const auto taken = [&](int port) {
+    return std::any_of(endpoints.begin(), endpoints.end(),
+                       [&](const common::Endpoint& e) { return e.host == s.master_ip && e.port == port; }) ||
+           plan.ps_store_endpoint == fmt::format("{}:{}", s.master_ip, port);
+  };
+  s.master_port = endpoints.front().port - 1;
+  while (s.master_port > 0 && taken(s.master_port)) --s.master_port;
+  if (s.master_port < 1)
+    throw common::UsageError(fmt::format("--servers: no port below {} is free on {} for the job's master",
+                                         endpoints.front().port, s.master_ip));
+  s.nnodes = static_cast<int>(ips.size());
+  s.node_ip = plan.node_ip;
+  s.host_master = plan.node_ip == s.master_ip;
+  s.ips_order = ips;
+  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
+  return s;
+}
+
 ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
                            PortReservation& ports, ClusterSettings settings, LaunchLog& log,
                            std::vector<std::string> fixed_endpoints)
@@ -201,25 +239,70 @@ ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string
       fixed_endpoints_(std::move(fixed_endpoints)),
       link_(std::move(settings), log) {}
 
+ClusterPeers::ClusterPeers(const LaunchOptions& options, const HostFacts& host, PortReservation& ports,
+                           ClusterSettings settings, LaunchLog& log, LaunchPlan fixed_plan)
+    : options_(options),
+      command_(fixed_plan.command),
+      host_(host),
+      ports_(ports),
+      log_(log),
+      fixed_plan_(std::move(fixed_plan)),
+      link_(std::move(settings), log) {}
+
+NodeRegistration ClusterPeers::registration() {
+  const ClusterSettings& s = link_.settings();
+  if (fixed_plan_) {
+    NodeRegistration me;
+    me.ip = s.node_ip;
+    me.hostname = host_name();
+    me.max_restarts = options_.max_restarts;
+    for (const auto& p : fixed_plan_->processes)
+      (p.role == Role::kServer ? me.server_endpoints : me.endpoints).push_back(p.endpoint);
+    return me;
+  }
+  if (is_ps_job(options_)) return register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_);
+  return register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
+                       fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
+}
+
+int ClusterPeers::tcp_store_port(const NodeRegistration& me) {
+  std::vector<std::string> used = me.endpoints;
+  used.insert(used.end(), me.server_endpoints.begin(), me.server_endpoints.end());
+  if (me.ps_store_port) used.push_back(fmt::format("{}:{}", me.ip, me.ps_store_port));
+  if (fixed_plan_ && !fixed_plan_->ps_store_endpoint.empty()) used.push_back(fixed_plan_->ps_store_endpoint);
+  // A free port is one the kernel picks from its ephemeral range; fixed endpoints (--start_port,
+  // the lists) rarely lie there, but a clash would make rank 0's store fight a process for it.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const int port = ports_.take_free_ports(1).front();
+    const std::string endpoint = fmt::format("{}:{}", me.ip, port);
+    if (std::find(used.begin(), used.end(), endpoint) == used.end()) return port;
+  }
+  throw common::UsageError(fmt::format("no free port on {} outside this node's endpoints for PADDLE_MASTER", me.ip));
+}
+
 const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   const ClusterSettings& s = link_.settings();
-  const bool ps = is_ps_job(options_);
-  NodeRegistration me =
-      ps ? register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_)
-         : register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
-                         fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
+  NodeRegistration me = registration();
   me.restarts_used = restarts_used;
+  me.tcp_store = fmt::format("{}:{}", s.node_ip, tcp_store_port(me));
   const std::string nodes_wanted = s.elastic() ? fmt::format("{} to {}", s.min_nodes, s.nnodes) : std::to_string(s.nnodes);
   log_.info(fmt::format("joining generation {} of job {} at {} as {} ({} nodes{})", generation, s.job_id, s.master_name(),
                         s.node_ip, nodes_wanted, s.source.empty() ? "" : "; from " + s.source));
   const JoinedGeneration joined = link_.join(generation, me);
   const std::vector<RankedNode>& nodes = joined.nodes;
   const auto mine = std::find_if(nodes.begin(), nodes.end(), [&](const RankedNode& n) { return n.node.ip == s.node_ip; });
-  const EnvList job_env = {{"PADDLE_MASTER", s.master_url()},
-                           {"PADDLE_NNODES", std::to_string(nodes.size())},
-                           {"PADDLE_JOB_ID", s.job_id}};
-  plan_ = ps ? make_cluster_ps_plan(options_, command_, host_, nodes, mine->node_rank, job_env)
-             : make_cluster_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
+  const EnvList job_env = cluster_job_env(nodes, s.job_id);
+  if (fixed_plan_) {
+    if (mine->node_rank != fixed_plan_->node_rank)
+      throw common::PeerError(fmt::format("the rank map makes this node ({}) node {}, but --servers/--workers make it node {}",
+                                          s.node_ip, mine->node_rank, fixed_plan_->node_rank));
+    plan_ = *fixed_plan_;
+    for (auto& p : plan_.processes) p.env.insert(p.env.end(), job_env.begin(), job_env.end());
+  } else if (is_ps_job(options_)) {
+    plan_ = make_cluster_ps_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
+  } else {
+    plan_ = make_cluster_plan(options_, command_, host_, nodes, mine->node_rank, job_env);
+  }
   plan_.generation = joined.generation;
   plan_.restarts_used = joined.restarts_used;
   const std::string rank_map = rank_map_text(nodes);

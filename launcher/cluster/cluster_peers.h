@@ -1,8 +1,15 @@
 #pragma once
-// ClusterPeers: the JobPeers of a multi-node collective job (--master with --nnodes). Each
-// generation this node registers with the master (its address, ports, devices, --rank), waits
-// for every node, and plans its processes from the rank map that every node computes alike;
-// failures and the job's end travel through the master (cluster_link.h).
+// ClusterPeers: the JobPeers of a multi-node job (--master with --nnodes, --ips, or PS lists
+// across nodes). Each generation this node registers with the master (its address, ports,
+// devices, --rank, and a port kept for a Paddle program's TCPStore), waits for every node, and
+// plans its processes from the rank map that every node computes alike; failures and the job's
+// end travel through the master (cluster_link.h).
+//
+// Every process's PADDLE_MASTER is node 0's kept port, as Paddle's launcher gives pod 0's
+// "candidate": rank 0 of a Paddle program binds its TCPStore there. It is never the launcher's
+// master store, and it is fresh each generation, so a restarted rank 0 binds a port no earlier
+// store holds. Our runtime's own store is rank 0's endpoint (collective) or
+// PADDLE_GLOO_HTTP_ENDPOINT (PS), so the two never meet on one port.
 
 #include <memory>
 #include <optional>
@@ -28,6 +35,18 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, co
 // nodes keep the ports and ranks `plan` gave them.
 ClusterSettings ips_cluster_settings(const LaunchOptions& options, const LaunchPlan& plan);
 
+// So does a PS job whose --servers/--workers span several nodes: the master is node 0 (the
+// first address of the lists), on the first port below its first server's (6169 for 6170) that
+// no endpoint of node 0 uses, and the nodes keep the plan the lists gave them. Through it a node
+// that holds only servers stops them once every worker of the job has exited, and a failure on
+// one node stops every node.
+ClusterSettings ps_lists_cluster_settings(const LaunchOptions& options, const LaunchPlan& plan);
+
+// What every process of a multi-node job is told of the job, from its rank map: PADDLE_MASTER
+// (node 0's TCPStore port), PADDLE_NNODES and PADDLE_JOB_ID. Throws common::PeerError when node
+// 0 registered no TCPStore port (a launcher of an older version).
+EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string& job_id);
+
 class ClusterPeers : public JobPeers {
  public:
   // `fixed_endpoints`: this node's trainers' endpoints in every generation (a plain --ips job);
@@ -35,6 +54,9 @@ class ClusterPeers : public JobPeers {
   ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
                PortReservation& ports, ClusterSettings settings, LaunchLog& log,
                std::vector<std::string> fixed_endpoints = {});
+  // A PS job from --servers/--workers lists: `fixed_plan` is this node's part in every generation.
+  ClusterPeers(const LaunchOptions& options, const HostFacts& host, PortReservation& ports, ClusterSettings settings,
+               LaunchLog& log, LaunchPlan fixed_plan);
 
   const LaunchPlan& plan(int generation, int restarts_used) override;
   JobFailure report(int generation, const JobFailure& failure) override { return link_.report(generation, failure); }
@@ -46,14 +68,21 @@ class ClusterPeers : public JobPeers {
   std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
   void workers_done(int generation) override { link_.workers_done(generation); }
   bool job_workers_done(int generation) override { return link_.job_workers_done(generation); }
+  bool sees_job_workers() const override { return true; }
 
  private:
+  // What this node registers for a generation, before its TCPStore port.
+  NodeRegistration registration();
+  // A free port of this node that none of `me`'s endpoints uses.
+  int tcp_store_port(const NodeRegistration& me);
+
   const LaunchOptions& options_;
   std::vector<std::string> command_;
   const HostFacts& host_;
   PortReservation& ports_;
   LaunchLog& log_;
   std::vector<std::string> fixed_endpoints_;
+  std::optional<LaunchPlan> fixed_plan_;
   ClusterLink link_;
   LaunchPlan plan_;
 };

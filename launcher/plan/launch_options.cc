@@ -102,10 +102,12 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
   app.add_option("--backend", o.backend, "Collective backend: auto, gloo or nccl")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
       ->capture_default_str();
-  app.add_option("--server_num", o.server_num, "PS mode on one node: number of servers")
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--worker_num", o.worker_num, "PS mode on one node: number of workers")
-      ->check(CLI::Range(1, 4096));
+  app.add_option("--server_num", o.server_num,
+                 "PS mode: number of servers on this node (0: a node of a --master job that holds only workers)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--worker_num", o.worker_num,
+                 "PS mode: number of workers on this node (0: a node of a --master job that holds only servers)")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--servers", o.servers, "PS mode: comma list of server ip:port");
   app.add_option("--workers", o.workers, "PS mode: comma list of worker ip[:port]");
   app.add_option("--http_port", o.http_port, "Port of the rendezvous key-value store")->check(port);

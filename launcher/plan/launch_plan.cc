@@ -79,6 +79,11 @@ void add_trainers(LaunchPlan& plan, const LocalTrainers& t, int first_rank, cons
     env.emplace_back("PADDLE_WORLD_DEVICE_IDS", world_device_ids);
     if (!t.devices.empty()) env.emplace_back("FLAGS_selected_gpus", join(mine));
     env.emplace_back("PADDLE_DISTRI_BACKEND", t.backend);
+    // Paddle 2.6's launcher names the same ranks and sizes a second way (launch/controllers).
+    env.emplace_back("PADDLE_GLOBAL_SIZE", std::to_string(world));
+    env.emplace_back("PADDLE_LOCAL_SIZE", std::to_string(t.count));
+    env.emplace_back("PADDLE_GLOBAL_RANK", std::to_string(p.rank));
+    env.emplace_back("PADDLE_LOCAL_RANK", std::to_string(i));
     add_torch_env(env, p.rank, world, i, t.count, plan.trainer_endpoints.front());
     env.insert(env.end(), job_env.begin(), job_env.end());
     plan.processes.push_back(std::move(p));

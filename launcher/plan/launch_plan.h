@@ -52,6 +52,7 @@ struct LaunchPlan {
   std::string log_dir;
   std::vector<std::string> trainer_endpoints;  // written to endpoints.log
   std::vector<std::string> server_endpoints;
+  std::string ps_store_endpoint;  // PS: the workers' Gloo store (PADDLE_GLOO_HTTP_ENDPOINT)
   std::vector<ProcessSpec> processes;  // local processes, servers first
   std::vector<int> fixed_local_ports;  // ports this node was told to use (checked before start)
   std::vector<std::string> notes;      // informational lines for the log

@@ -138,8 +138,10 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
       workers.push_back({"127.0.0.1", port});
   for (size_t i = 0; i < workers.size(); ++i)
     if (!workers[i].port) workers[i].port = start.value_or(kDefaultPsPort) + server_count + static_cast<int>(i);
-  const int http_port =
-      o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
+  if (server_count == 0 || worker_count == 0)
+    throw common::UsageError(fmt::format("{}: a PS job needs at least one server and one worker; only a node of a "
+                                         "--master job may hold one role",
+                                         server_count == 0 ? "--server_num=0" : "--worker_num=0"));
   for (size_t i = 0; i < workers.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (workers[i] == workers[j])
@@ -152,16 +154,24 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   for (const auto* list : {&servers, &workers})
     for (const auto& e : *list)
       if (std::find(node_ips.begin(), node_ips.end(), e.ip) == node_ips.end()) node_ips.push_back(e.ip);
+  // Every node must name the same store: on several nodes its port cannot be a free one.
+  if (node_ips.size() > 1 && !start) start = kDefaultPsPort;
+  const int http_port =
+      o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
   plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, "--servers/--workers", o, host);
   plan.node_count = static_cast<int>(node_ips.size());
   plan.node_rank = static_cast<int>(std::find(node_ips.begin(), node_ips.end(), plan.node_ip) - node_ips.begin());
 
   for (const auto& s : servers) plan.server_endpoints.push_back(s.str());
   for (const auto& w : workers) plan.trainer_endpoints.push_back(w.str());
-  const PsJob job{join(plan.server_endpoints), join(plan.trainer_endpoints), fmt::format("{}:{}", servers.front().ip, http_port),
+  plan.ps_store_endpoint = fmt::format("{}:{}", servers.front().ip, http_port);
+  const PsJob job{join(plan.server_endpoints), join(plan.trainer_endpoints), plan.ps_store_endpoint,
                   get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count};
   add_ps_servers(plan, job, servers, o.servers || start);
   add_ps_workers(plan, job, workers, ps_worker_gpus(o, host), o.workers || start);
+  if (!o.servers && !o.workers) return plan;  // local counts: one node, on 127.0.0.1
+  const EnvList socket = socket_interface_env(o, host, plan.node_ip, plan.node_count);
+  for (auto& p : plan.processes) p.env.insert(p.env.end(), socket.begin(), socket.end());
   if (plan.processes.empty())
     throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
   return plan;
@@ -175,6 +185,8 @@ NodeRegistration register_ps_node(const LaunchOptions& o, const HostFacts& host,
   if (o.nproc_per_node)
     throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num");
   const int servers = o.server_num.value_or(1), workers = o.worker_num.value_or(1);
+  if (servers + workers == 0)
+    throw common::UsageError("--server_num=0 with --worker_num=0: this node would run nothing; give it a server or a worker");
   const std::vector<int> port_list = allocate_ports(explicit_start_port(o, host.env), 0, servers + workers + 1, ports);
   NodeRegistration me;
   me.ip = node_ip;
@@ -208,9 +220,7 @@ LaunchPlan make_cluster_ps_plan(const LaunchOptions& o, std::vector<std::string>
   LaunchPlan plan = make_launch_plan(lists, std::move(command), host, no_free_ports);
   plan.node_rank = node_rank;
   plan.node_count = static_cast<int>(nodes.size());
-  EnvList env = job_env;
-  for (auto& variable : socket_interface_env(o, host, plan.node_ip, plan.node_count)) env.push_back(std::move(variable));
-  for (auto& p : plan.processes) p.env.insert(p.env.end(), env.begin(), env.end());
+  for (auto& p : plan.processes) p.env.insert(p.env.end(), job_env.begin(), job_env.end());
   return plan;
 }
 

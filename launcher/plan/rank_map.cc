@@ -30,7 +30,8 @@ std::string describe(const NodeRegistration& n) { return fmt::format("{} ({})", 
 nlohmann::json NodeRegistration::to_json() const {
   nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
                       {"max_restarts", max_restarts}, {"restarts_used", restarts_used},
-                      {"servers", server_endpoints}, {"ps_store_port", ps_store_port}};
+                      {"servers", server_endpoints}, {"ps_store_port", ps_store_port},
+                      {"tcp_store", tcp_store}};
   j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
   return j;
 }
@@ -47,6 +48,7 @@ NodeRegistration NodeRegistration::from_json(const std::string& text) {
     n.restarts_used = j.value("restarts_used", 0);
     n.server_endpoints = j.value("servers", std::vector<std::string>{});
     n.ps_store_port = j.value("ps_store_port", 0);
+    n.tcp_store = j.value("tcp_store", "");
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {

@@ -23,6 +23,10 @@ struct NodeRegistration {
   std::vector<std::string> endpoints;  // its trainers' (PS: workers') ip:port, in local order
   std::vector<std::string> server_endpoints;  // a PS job's servers on this node
   int ps_store_port = 0;  // a PS job: the port node 0 offers for the workers' Gloo store
+  // "ip:port" kept free on this node for a Paddle program's own TCPStore, which rank 0 binds:
+  // node 0's becomes every process's PADDLE_MASTER, as Paddle's launcher uses pod 0's
+  // "candidate". Never the launcher's master store, nor any process's endpoint.
+  std::string tcp_store;
   std::string devices;                 // "0,1" for GPUs; "" on the CPU
   int max_restarts = 0;                // must agree on every node
   int restarts_used = 0;               // of max_restarts, as far as this node knows (a newcomer: 0)

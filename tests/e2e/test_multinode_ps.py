@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, child_env, children_of, free_ports, launch, main, pid_alive, scratch, wait_for  # noqa: E402
+from harness import (check, child_env, children_of, free_ports, launch, main, pid_alive, port_run,  # noqa: E402
+                     scratch, session_members, wait_for)
 from test_ps import recommender_args, MOVIELENS  # noqa: E402
 from test_train import need  # noqa: E402
 
@@ -50,6 +51,44 @@ def test_a_ps_job_across_two_nodes_through_a_master_equals_one_node():
     check(abs(two_nodes["test_rmse"] - single["test_rmse"]) <= 1e-4,
           f"test RMSE: 2 nodes {two_nodes['test_rmse']} vs one node {single['test_rmse']}")
     wait_for(lambda: not any(pid_alive(p) for p in seen), 5, f"processes {sorted(seen)} to be gone")
+
+
+
+def test_ps_lists_across_nodes_with_the_servers_alone_on_one_node_end_on_every_node():
+    """--servers on node A only, both workers on node B, the same line on each (no --master): A
+    keeps its servers until B's workers have exited 0, then stops them; both exit 0."""
+    need(MOVIELENS)
+    args = recommender_args(["--set", "max_steps=20", "--set", "ps.mode=sync"])
+    first = port_run(5)  # the master (one below the server), the server, the workers, the Gloo store
+    server_port, worker_ports = first + 1, [first + 2, first + 3]
+    lists = [f"--servers=127.0.0.1:{server_port}", f"--workers=127.0.0.2:{worker_ports[0]},127.0.0.2:{worker_ports[1]}",
+             f"--http_port={first + 4}"]
+    nodes = []
+    for i in range(2):
+        workdir = scratch()
+        cmd = [LAUNCH, *lists, f"--host=127.0.0.{i + 1}", TRAIN, *args]
+        nodes.append((subprocess.Popen(cmd, cwd=workdir, env=child_env(), stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, start_new_session=True), workdir))
+    results = []
+    for proc, workdir in nodes:
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            for p, _ in nodes:
+                os.killpg(p.pid, 9)
+            raise AssertionError(f"node {len(results)} did not end in 120 s")
+        results.append((proc.returncode, err, workdir))
+    for i, (code, err, _) in enumerate(results):
+        check(code == 0, f"node {i} exits 0\n{err[-3000:]}")
+    server_node = open(os.path.join(results[0][2], "log", "launch.log")).read()
+    check("this node holds only servers" in server_node and "going to finish parameter server" in server_node,
+          f"node A says it keeps its servers for the job's workers, then stops them:\n{server_node[-3000:]}")
+    for _, _, workdir in results:
+        check("rank map" in open(os.path.join(workdir, "log", "launch.log")).read(), "the nodes met at node 0's master")
+    with open(os.path.join(results[1][2], "output", "metrics.json")) as f:
+        check(json.load(f)["world_size"] == 2, "two workers trained")
+    for proc, _ in nodes:
+        check(not session_members(proc.pid), f"nothing of node {proc.pid}'s job is left")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""End-to-end tests of unmodified PaddlePaddle 2.6.2 programs across two hosts, as a Paddle user
+runs them: the same paddle-launch line on each host, real Paddle from PyPI (paddle_venv.py).
+The hosts are network namespaces on a bridge (netns_hosts.py), so the tests need root; PyTorch
+DDP across the same hosts is the control. Every test bounds its time and checks by session that
+no process of the job is left on either host."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from datetime import datetime
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, assert_sessions_gone, check, child_env, main, scratch  # noqa: E402
+from netns_hosts import NamespaceHosts  # noqa: E402
+from paddle_venv import paddle_python  # noqa: E402
+
+LAUNCH = shutil.which(os.environ.get("PADDLE_LAUNCH", "paddle-launch")) or "paddle-launch"
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+# Paddle's C++ logging and its brpc chatter go to the worker logs; keep them small.
+QUIET = {"GLOG_v": "0", "GLOG_minloglevel": "1", "FLAGS_call_stack_level": "1"}
+
+
+class HostRun:
+    """What one host's launcher did: its exit status, console and log directory."""
+
+    def __init__(self, index, proc, workdir):
+        self.index, self.proc, self.workdir = index, proc, workdir
+        self.returncode, self.out, self.err = None, "", ""
+
+    def read(self, *parts):
+        with open(os.path.join(self.workdir, *parts), errors="replace") as f:
+            return f.read()
+
+    def logs(self, prefix):
+        directory = os.path.join(self.workdir, "log")
+        return [self.read("log", n) for n in sorted(os.listdir(directory)) if re.fullmatch(rf"{prefix}\.\d+", n)]
+
+    def results(self, prefix="workerlog"):
+        """The RESULT lines of this host's processes, as dicts."""
+        return [json.loads(line[len("RESULT "):]) for text in self.logs(prefix)
+                for line in text.splitlines() if line.startswith("RESULT ")]
+
+    def launch_log_time(self, pattern):
+        """The time of launch.log's first line matching `pattern` (seconds since the epoch)."""
+        for line in self.read("log", "launch.log").splitlines():
+            if re.search(pattern, line):
+                stamp = re.match(r"\w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})", line).group(1)
+                return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        return None
+
+    def describe(self):
+        return f"host {self.index} exit {self.returncode}\nstdout:\n{self.out[-2500:]}\nstderr:\n{self.err[-2500:]}"
+
+
+def run_on_hosts(hosts, per_host_args, program_cmd, env=None, timeout=100):
+    """Starts `paddle-launch ARGS PROGRAM` on each host (ARGS from per_host_args(i)), each in its
+    own directory, and waits for every launcher; returns their HostRuns once no process of the
+    job is left on any host."""
+    runs = []
+    for i in range(len(hosts.ips)):
+        workdir = scratch()
+        cmd = [LAUNCH, *per_host_args(i), *program_cmd]
+        runs.append(HostRun(i, hosts.popen(i, cmd, cwd=workdir, env=child_env({**QUIET, **(env or {})})), workdir))
+    try:
+        for r in runs:
+            try:
+                r.out, r.err = r.proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                for other in runs:
+                    if other.proc.poll() is None:
+                        os.killpg(other.proc.pid, signal.SIGKILL)
+                r.out, r.err = r.proc.communicate()
+                raise AssertionError(f"host {r.index}'s launcher did not finish in {timeout}s\n{r.describe()}")
+            r.returncode = r.proc.returncode
+    finally:
+        for r in runs:
+            if r.proc.poll() is None:
+                os.killpg(r.proc.pid, signal.SIGKILL)
+                r.proc.communicate()
+    assert_sessions_gone([r.proc.pid for r in runs])
+    return runs
+
+
+def check_ddp(runs, world):
+    results = [x for r in runs for x in r.results()]
+    for r in runs:
+        check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+    check(sorted(x["rank"] for x in results) == list(range(world)), f"ranks 0..{world - 1} report: {results}")
+    expected = world * (world + 1) / 2
+    for x in results:
+        check(x["world"] == world and x["allreduce"] == expected, f"world {world}, all_reduce {expected}: {x}")
+        check(x["in_sync"], f"the weights agree on every rank after one step: {x}")
+    return results
+
+
+def check_paddle_master(runs, hosts, results):
+    """PADDLE_MASTER is one endpoint on node 0, and neither the launcher's master nor a trainer's."""
+    masters = {x["master"] for x in results}
+    check(len(masters) == 1, f"one PADDLE_MASTER on every rank: {masters}")
+    master = masters.pop()
+    check(master.startswith(hosts.ips[0] + ":"), f"PADDLE_MASTER {master} is on node 0 ({hosts.ips[0]})")
+    endpoints = runs[0].read("log", "endpoints.log")
+    check(master not in endpoints, f"PADDLE_MASTER {master} is no trainer's endpoint:\n{endpoints}")
+    launch_log = runs[0].read("log", "launch.log")
+    check(f"at the master {master}" not in launch_log, f"PADDLE_MASTER {master} is not the launcher's master store")
+
+
+def namespace_hosts():
+    if os.geteuid() != 0:
+        raise Skip("hosts for these tests are network namespaces, which need root")
+    return NamespaceHosts(2)
+
+
+def test_paddle_ddp_across_two_hosts_with_ips():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"],
+                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")])
+        check_paddle_master(runs, hosts, check_ddp(runs, 4))
+
+
+def test_paddle_ddp_across_two_hosts_through_a_master():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        master = hosts.master_address()
+        runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", "--nproc_per_node=2"],
+                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")])
+        results = check_ddp(runs, 4)
+        check_paddle_master(runs, hosts, results)
+        check(all(x["master"] != master for x in results), f"PADDLE_MASTER is not --master={master}")
+
+
+def test_a_failing_paddle_rank_stops_every_host_with_its_status():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"],
+                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")], env={"RANK_TO_FAIL": "3"})
+        for r in runs:
+            check(r.returncode == 3, f"every host exits with the failing rank's status 3\n{r.describe()}")
+            check("trainer 3" in r.err and "exit code 3" in r.err, f"every host names trainer 3\n{r.describe()}")
+
+
+def test_fleet_ps_with_the_server_on_one_host_and_both_workers_on_the_other():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        a, b = hosts.ips
+        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"],
+                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
+        for r in runs:
+            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+        check(runs[0].logs("workerlog") == [] and len(runs[0].logs("serverlog")) == 1, "host A holds only the server")
+        results = runs[1].results()
+        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
+              f"both workers on host B train their 20 steps: {results}")
+        stopped = runs[0].launch_log_time("sent SIGTERM to server")
+        check(stopped is not None and stopped >= max(x["ended"] for x in results) - 0.01,
+              f"host A stops its server after the last worker has ended\n{runs[0].read('log', 'launch.log')}")
+
+
+def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        a, b = hosts.ips
+        # Host B's worker takes 2 s longer: host A's server must outlive its own worker.
+        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170,{b}:6170", f"--workers={a},{b}"],
+                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")],
+                            env={"STEPS": "20", "SLOW_WORKER": "1", "STEP_DELAY": "0.1"})
+        results = [x for r in runs for x in r.results()]
+        for r in runs:
+            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
+              f"every worker trains its 20 steps: {results}")
+        last_worker = max(x["ended"] for x in results)
+        for r in runs:
+            stopped = r.launch_log_time("sent SIGTERM to server")
+            check(stopped is not None and stopped >= last_worker - 0.01,
+                  f"host {r.index} stops its server only after the last worker\n{r.read('log', 'launch.log')}")
+
+
+def test_torch_ddp_across_the_same_hosts():
+    python = "/usr/bin/python3"
+    if subprocess.run([python, "-c", "import torch.distributed"], capture_output=True).returncode != 0:
+        raise Skip("no torch for /usr/bin/python3 (Debian's python3-torch)")
+    with namespace_hosts() as hosts:
+        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"],
+                            [python, os.path.join(PROGRAMS, "torch_ddp.py")])
+        check_ddp(runs, 4)
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
