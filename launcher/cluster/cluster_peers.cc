@@ -182,7 +182,7 @@ ClusterSettings ips_cluster_settings(const LaunchOptions& o, const LaunchPlan& p
   s.master_port = first.port - 1;
   if (s.master_port < 1)
     throw common::UsageError(fmt::format("--start_port={}: the master of an --ips job listens one port below it", first.port));
-  s.nnodes = static_cast<int>(ips.size());
+  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // a fixed set of nodes, never elastic
   s.node_ip = plan.node_ip;
   s.host_master = plan.node_ip == s.master_ip;
   s.ips_order = ips;
@@ -220,7 +220,7 @@ ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPl
   if (s.master_port < 1)
     throw common::UsageError(fmt::format("--servers: no port below {} is free on {} for the job's master",
                                          endpoints.front().port, s.master_ip));
-  s.nnodes = static_cast<int>(ips.size());
+  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // a fixed set of nodes, never elastic
   s.node_ip = plan.node_ip;
   s.host_master = plan.node_ip == s.master_ip;
   s.ips_order = ips;

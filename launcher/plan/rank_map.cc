@@ -97,9 +97,9 @@ std::string rank_map_text(const std::vector<RankedNode>& nodes) {
   std::string text;
   for (const auto& r : nodes) {
     const int last = r.first_global_rank + static_cast<int>(r.node.endpoints.size()) - 1;
-    text += fmt::format("node {}  {} ({})  {} process(es)  ranks {}-{}  devices {}{}\n", r.node_rank, r.node.ip,
-                        r.node.hostname, r.node.endpoints.size(), r.first_global_rank, last,
-                        r.node.devices.empty() ? "cpu" : r.node.devices,
+    const std::string ranks = r.node.endpoints.empty() ? "no ranks" : fmt::format("ranks {}-{}", r.first_global_rank, last);
+    text += fmt::format("node {}  {} ({})  {} process(es)  {}  devices {}{}\n", r.node_rank, r.node.ip,
+                        r.node.hostname, r.node.endpoints.size(), ranks, r.node.devices.empty() ? "cpu" : r.node.devices,
                         r.node.server_endpoints.empty() ? "" : fmt::format("  {} server(s)", r.node.server_endpoints.size()));
   }
   return text;

@@ -47,7 +47,7 @@ struct RankedNode {
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
 
 // One line per node: "node 0  10.0.0.1 (host-a)  2 process(es)  ranks 0-1  devices cpu"; a PS
-// node adds "  1 server(s)".
+// node adds "  1 server(s)", and one with servers alone says "0 process(es)  no ranks".
 std::string rank_map_text(const std::vector<RankedNode>& nodes);
 
 }  // namespace paddle::launcher

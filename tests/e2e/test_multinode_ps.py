@@ -81,8 +81,13 @@ def test_ps_lists_across_nodes_with_the_servers_alone_on_one_node_end_on_every_n
     for i, (code, err, _) in enumerate(results):
         check(code == 0, f"node {i} exits 0\n{err[-3000:]}")
     server_node = open(os.path.join(results[0][2], "log", "launch.log")).read()
-    check("this node holds only servers" in server_node and "going to finish parameter server" in server_node,
-          f"node A says it keeps its servers for the job's workers, then stops them:\n{server_node[-3000:]}")
+    server_log = open(os.path.join(results[0][2], "log", "serverlog.0")).read()
+    check("this node holds only servers" in server_node, f"node A keeps its servers for the job's workers:\n{server_node[-3000:]}")
+    # Our servers end on their own once every worker has called stop_worker(); the launcher stops
+    # them when it learns first that every worker has exited. Either way, after the workers.
+    check("all workers stopped" in server_log or "going to finish parameter server" in server_node,
+          f"node A's server ends after the workers:\n{server_log[-2000:]}\n{server_node[-2000:]}")
+    check("no ranks" in server_node, "the rank map says node A has no ranks")
     for _, _, workdir in results:
         check("rank map" in open(os.path.join(workdir, "log", "launch.log")).read(), "the nodes met at node 0's master")
     with open(os.path.join(results[1][2], "output", "metrics.json")) as f:

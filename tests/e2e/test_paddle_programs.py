@@ -87,9 +87,9 @@ def run_on_hosts(hosts, per_host_args, program_cmd, env=None, timeout=100):
 
 
 def check_ddp(runs, world):
-    results = [x for r in runs for x in r.results()]
     for r in runs:
         check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+    results = [x for r in runs for x in r.results()]
     check(sorted(x["rank"] for x in results) == list(range(world)), f"ranks 0..{world - 1} report: {results}")
     expected = world * (world + 1) / 2
     for x in results:
@@ -145,6 +145,24 @@ def test_a_failing_paddle_rank_stops_every_host_with_its_status():
             check("trainer 3" in r.err and "exit code 3" in r.err, f"every host names trainer 3\n{r.describe()}")
 
 
+def paddle_masters(run):
+    """The PADDLE_MASTER of each generation, from launch.log's Distributed Envs tables."""
+    return re.findall(r"\|\s+PADDLE_MASTER\s+(\S+)\s+\|", run.read("log", "launch.log"))
+
+
+def test_a_restarted_paddle_job_binds_a_fresh_tcpstore_port():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2", "--max_restarts=1"],
+                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")],
+                            env={"RANK_TO_FAIL": "3", "FIRST_ATTEMPT_ONLY": "1"})
+        results = check_ddp(runs, 4)
+        masters = [paddle_masters(r) for r in runs]
+        check(masters[0] == masters[1] and len(masters[0]) == 2, f"both hosts give each generation one PADDLE_MASTER: {masters}")
+        check(masters[0][0] != masters[0][1] and results[0]["master"] == masters[0][1],
+              f"generation 1's rank 0 binds a port of its own, not generation 0's: {masters[0]}")
+
+
 def test_fleet_ps_with_the_server_on_one_host_and_both_workers_on_the_other():
     python = paddle_python()
     with namespace_hosts() as hosts:
@@ -180,6 +198,22 @@ def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
             stopped = r.launch_log_time("sent SIGTERM to server")
             check(stopped is not None and stopped >= last_worker - 0.01,
                   f"host {r.index} stops its server only after the last worker\n{r.read('log', 'launch.log')}")
+
+
+def test_fleet_ps_through_a_master_with_one_role_on_each_host():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        master = hosts.master_address()
+        roles = [["--server_num=2", "--worker_num=0"], ["--server_num=0", "--worker_num=2"]]
+        runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", *roles[i]],
+                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
+        for r in runs:
+            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+        results = runs[1].results()
+        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
+              f"both workers train their 20 steps: {results}")
+        check(all(x["servers"].count(hosts.ips[0]) == 2 for x in results), f"two servers, both on host A: {results}")
+        check(len(runs[0].logs("serverlog")) == 2 and runs[0].logs("workerlog") == [], "host A holds only the servers")
 
 
 def test_torch_ddp_across_the_same_hosts():

@@ -1,6 +1,6 @@
 """A dygraph data-parallel Paddle program, unmodified Paddle style: init_parallel_env(), an
 all_reduce, one DataParallel step; prints one JSON line with what it saw. RANK_TO_FAIL=N makes
-global rank N exit 3 after the rendezvous."""
+global rank N exit 3 after the rendezvous (in the first attempt only, with FIRST_ATTEMPT_ONLY=1)."""
 import json
 import os
 import sys
@@ -11,7 +11,8 @@ import paddle.distributed as dist
 
 dist.init_parallel_env()
 rank, world = dist.get_rank(), dist.get_world_size()
-if os.environ.get("RANK_TO_FAIL") == str(rank):
+first_attempt = os.environ.get("PADDLE_RESTART_COUNT", "0") == "0"
+if os.environ.get("RANK_TO_FAIL") == str(rank) and (first_attempt or os.environ.get("FIRST_ATTEMPT_ONLY") != "1"):
     print(f"rank {rank} fails on purpose", flush=True)
     sys.exit(3)
 total = paddle.to_tensor([float(rank + 1)])
