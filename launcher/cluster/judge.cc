@@ -22,6 +22,10 @@ bool ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& 
       someone_silent = someone_silent || store_->silence(m.node.ip) > 2 * settings_.heartbeat_interval;
       continue;
     }
+    // A node writes its done key before it exits and its connection closes: one that finished
+    // between the first look and gone() is done, not lost (seen once: a node that finished first
+    // was named the job's root cause).
+    if (store_->get(generation_key(generation, "done." + m.node.ip))) continue;
     JobFailure lost;
     lost.cause = JobFailure::Cause::kLauncherLost;
     lost.node_rank = m.node_rank;

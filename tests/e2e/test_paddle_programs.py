@@ -200,6 +200,18 @@ def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
                   f"host {r.index} stops its server only after the last worker\n{r.read('log', 'launch.log')}")
 
 
+def test_a_failing_fleet_worker_stops_the_host_of_servers_alone_with_its_status():
+    python = paddle_python()
+    with namespace_hosts() as hosts:
+        a, b = hosts.ips
+        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"],
+                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")],
+                            env={"STEPS": "5", "WORKER_TO_FAIL": "1"})
+        for r in runs:
+            check(r.returncode == 5, f"every host exits with the failing worker's status 5\n{r.describe()}")
+            check("worker 1" in r.err and "exit code 5" in r.err, f"every host names worker 1\n{r.describe()}")
+
+
 def test_fleet_ps_through_a_master_with_one_role_on_each_host():
     python = paddle_python()
     with namespace_hosts() as hosts:

@@ -2,7 +2,8 @@
 paddle-launch: fleet.init() takes the role from the launcher's variables (TRAINING_ROLE,
 PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINER_ID, ...). Workers train STEPS steps of a linear
 model in async mode (worker SLOW_WORKER sleeping STEP_DELAY seconds a step), call stop_worker()
-and print one RESULT line; servers serve until the launcher stops them."""
+and print one RESULT line (WORKER_TO_FAIL=N: worker N exits 5 instead); servers serve until the
+launcher stops them."""
 import json
 import os
 import time
@@ -36,6 +37,9 @@ else:
         xs = rng.normal(size=(16, 4)).astype("float32")
         ys = xs.sum(axis=1, keepdims=True).astype("float32")
         losses.append(float(np.asarray(exe.run(feed={"x": xs, "y": ys}, fetch_list=[loss])[0])))
+    if os.environ.get("WORKER_TO_FAIL") == str(fleet.worker_index()):
+        print(f"worker {fleet.worker_index()} fails on purpose", flush=True)
+        os._exit(5)
     fleet.stop_worker()
     print("RESULT " + json.dumps({"index": fleet.worker_index(), "workers": fleet.worker_num(), "steps": len(losses),
                                   "servers": os.environ["PADDLE_PSERVERS_IP_PORT_LIST"], "ended": time.time()}),
