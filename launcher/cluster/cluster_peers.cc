@@ -103,6 +103,21 @@ std::optional<std::string> master_address(const LaunchOptions& o, const HostFact
   return fmt::format("{}:{}", *ip, port);
 }
 
+// A job whose nodes its lists fix (--ips, PS lists): every node listed, in the lists' order,
+// meeting at `master_port` on the first.
+ClusterSettings fixed_nodes_settings(const LaunchOptions& o, const LaunchPlan& plan, const std::vector<std::string>& ips,
+                                     int master_port) {
+  ClusterSettings s;
+  s.master_ip = ips.front();
+  s.master_port = master_port;
+  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // never elastic
+  s.node_ip = plan.node_ip;
+  s.host_master = plan.node_ip == s.master_ip;
+  s.ips_order = ips;
+  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
+  return s;
+}
+
 }  // namespace
 
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host) {
@@ -175,19 +190,11 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
 }
 
 ClusterSettings ips_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
-  ClusterSettings s;
   const std::vector<std::string> ips = parse_ip_list(o.ips, "--ips");
   const common::Endpoint first = common::parse_endpoint<common::UsageError>(plan.trainer_endpoints.front(), "--ips");
-  s.master_ip = ips.front();
-  s.master_port = first.port - 1;
-  if (s.master_port < 1)
+  if (first.port - 1 < 1)
     throw common::UsageError(fmt::format("--start_port={}: the master of an --ips job listens one port below it", first.port));
-  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // a fixed set of nodes, never elastic
-  s.node_ip = plan.node_ip;
-  s.host_master = plan.node_ip == s.master_ip;
-  s.ips_order = ips;
-  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
-  return s;
+  return fixed_nodes_settings(o, plan, ips, first.port - 1);
 }
 
 EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string& job_id) {
@@ -201,31 +208,24 @@ EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string&
 
 ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
   std::vector<std::string> ips;
-  std::vector<common::Endpoint> endpoints;
   for (const auto* list : {&plan.server_endpoints, &plan.trainer_endpoints})
     for (const auto& text : *list) {
       const common::Endpoint e = common::parse_endpoint<common::UsageError>(text, "--servers/--workers");
       if (std::find(ips.begin(), ips.end(), e.host) == ips.end()) ips.push_back(e.host);
-      endpoints.push_back(e);
     }
-  ClusterSettings s;
-  s.master_ip = ips.front();
+  const std::string& node0 = ips.front();
+  const int first_server_port = common::parse_endpoint<common::UsageError>(plan.server_endpoints.front(), "--servers").port;
   const auto taken = [&](int port) {
-    return std::any_of(endpoints.begin(), endpoints.end(),
-                       [&](const common::Endpoint& e) { return e.host == s.master_ip && e.port == port; }) ||
-           plan.ps_store_endpoint == fmt::format("{}:{}", s.master_ip, port);
+    const std::string endpoint = fmt::format("{}:{}", node0, port);
+    return std::ranges::count(plan.server_endpoints, endpoint) + std::ranges::count(plan.trainer_endpoints, endpoint) > 0 ||
+           plan.ps_store_endpoint == endpoint;
   };
-  s.master_port = endpoints.front().port - 1;
-  while (s.master_port > 0 && taken(s.master_port)) --s.master_port;
-  if (s.master_port < 1)
+  int port = first_server_port - 1;
+  while (port > 0 && taken(port)) --port;
+  if (port < 1)
     throw common::UsageError(fmt::format("--servers: no port below {} is free on {} for the job's master",
-                                         endpoints.front().port, s.master_ip));
-  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // a fixed set of nodes, never elastic
-  s.node_ip = plan.node_ip;
-  s.host_master = plan.node_ip == s.master_ip;
-  s.ips_order = ips;
-  s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
-  return s;
+                                         first_server_port, node0));
+  return fixed_nodes_settings(o, plan, ips, port);
 }
 
 ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,

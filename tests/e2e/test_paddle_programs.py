@@ -145,6 +145,22 @@ def test_a_failing_paddle_rank_stops_every_host_with_its_status():
             check("trainer 3" in r.err and "exit code 3" in r.err, f"every host names trainer 3\n{r.describe()}")
 
 
+def check_fleet_workers(runs, steps):
+    """Every host exits 0 and every worker trains `steps` steps; returns the workers' RESULTs."""
+    for r in runs:
+        check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+    results = [x for r in runs for x in r.results()]
+    check(sorted(x["index"] for x in results) == list(range(results[0]["workers"] if results else 1)) and
+          all(x["steps"] == steps for x in results), f"every worker trains its {steps} steps: {results}")
+    return results
+
+
+def check_servers_stopped_after(run, last_worker):
+    stopped = run.launch_log_time("sent SIGTERM to server")
+    check(stopped is not None and stopped >= last_worker - 0.01,
+          f"host {run.index} stops its server only after the last worker has ended\n{run.read('log', 'launch.log')}")
+
+
 def paddle_masters(run):
     """The PADDLE_MASTER of each generation, from launch.log's Distributed Envs tables."""
     return re.findall(r"\|\s+PADDLE_MASTER\s+(\S+)\s+\|", run.read("log", "launch.log"))
@@ -169,15 +185,10 @@ def test_fleet_ps_with_the_server_on_one_host_and_both_workers_on_the_other():
         a, b = hosts.ips
         runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"],
                             [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
-        for r in runs:
-            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
+        results = check_fleet_workers(runs, 20)
         check(runs[0].logs("workerlog") == [] and len(runs[0].logs("serverlog")) == 1, "host A holds only the server")
-        results = runs[1].results()
-        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
-              f"both workers on host B train their 20 steps: {results}")
-        stopped = runs[0].launch_log_time("sent SIGTERM to server")
-        check(stopped is not None and stopped >= max(x["ended"] for x in results) - 0.01,
-              f"host A stops its server after the last worker has ended\n{runs[0].read('log', 'launch.log')}")
+        check(len(runs[1].results()) == 2, f"both workers are on host B: {results}")
+        check_servers_stopped_after(runs[0], max(x["ended"] for x in results))
 
 
 def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
@@ -188,16 +199,9 @@ def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
         runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170,{b}:6170", f"--workers={a},{b}"],
                             [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")],
                             env={"STEPS": "20", "SLOW_WORKER": "1", "STEP_DELAY": "0.1"})
-        results = [x for r in runs for x in r.results()]
+        results = check_fleet_workers(runs, 20)
         for r in runs:
-            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
-        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
-              f"every worker trains its 20 steps: {results}")
-        last_worker = max(x["ended"] for x in results)
-        for r in runs:
-            stopped = r.launch_log_time("sent SIGTERM to server")
-            check(stopped is not None and stopped >= last_worker - 0.01,
-                  f"host {r.index} stops its server only after the last worker\n{r.read('log', 'launch.log')}")
+            check_servers_stopped_after(r, max(x["ended"] for x in results))
 
 
 def test_a_failing_fleet_worker_stops_the_host_of_servers_alone_with_its_status():
@@ -219,11 +223,7 @@ def test_fleet_ps_through_a_master_with_one_role_on_each_host():
         roles = [["--server_num=2", "--worker_num=0"], ["--server_num=0", "--worker_num=2"]]
         runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", *roles[i]],
                             [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
-        for r in runs:
-            check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
-        results = runs[1].results()
-        check(sorted(x["index"] for x in results) == [0, 1] and all(x["steps"] == 20 for x in results),
-              f"both workers train their 20 steps: {results}")
+        results = check_fleet_workers(runs, 20)
         check(all(x["servers"].count(hosts.ips[0]) == 2 for x in results), f"two servers, both on host A: {results}")
         check(len(runs[0].logs("serverlog")) == 2 and runs[0].logs("workerlog") == [], "host A holds only the servers")
 
