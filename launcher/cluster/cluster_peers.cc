@@ -2,6 +2,7 @@
 
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -258,11 +259,16 @@ NodeRegistration ClusterPeers::registration() {
     me.max_restarts = options_.max_restarts;
     for (const auto& p : fixed_plan_->processes)
       (p.role == Role::kServer ? me.server_endpoints : me.endpoints).push_back(p.endpoint);
+    me.job_lists = fmt::format("--servers={} --workers={} (Gloo store {})", fmt::join(fixed_plan_->server_endpoints, ","),
+                               fmt::join(fixed_plan_->trainer_endpoints, ","), fixed_plan_->ps_store_endpoint);
     return me;
   }
   if (is_ps_job(options_)) return register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_);
-  return register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
-                       fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_) : fixed_endpoints_);
+  NodeRegistration me = register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
+                                      fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_)
+                                                               : fixed_endpoints_);
+  if (!fixed_endpoints_.empty()) me.job_lists = fmt::format("--ips={}", fmt::join(s.ips_order, ","));
+  return me;
 }
 
 int ClusterPeers::tcp_store_port(const NodeRegistration& me) {

@@ -156,8 +156,16 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
       if (std::find(node_ips.begin(), node_ips.end(), e.ip) == node_ips.end()) node_ips.push_back(e.ip);
   // Every node must name the same store: on several nodes its port cannot be a free one.
   if (node_ips.size() > 1 && !start) start = kDefaultPsPort;
-  const int http_port =
-      o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
+  const auto listed = [&](int port) {
+    const Endpoint store{servers.front().ip, port};
+    return std::find(servers.begin(), servers.end(), store) != servers.end() ||
+           std::find(workers.begin(), workers.end(), store) != workers.end();
+  };
+  int http_port = o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
+  if (o.http_port && listed(http_port))
+    throw common::UsageError(fmt::format("--http_port={}: {}:{} is also a server's or worker's endpoint", http_port,
+                                         servers.front().ip, http_port));
+  while (start && listed(http_port)) ++http_port;  // the same on every node: the lists decide
   plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, "--servers/--workers", o, host);
   plan.node_count = static_cast<int>(node_ips.size());
   plan.node_rank = static_cast<int>(std::find(node_ips.begin(), node_ips.end(), plan.node_ip) - node_ips.begin());
@@ -214,7 +222,10 @@ LaunchPlan make_cluster_ps_plan(const LaunchOptions& o, std::vector<std::string>
   lists.server_num.reset();
   lists.worker_num.reset();
   lists.host = nodes.at(static_cast<size_t>(node_rank)).node.ip;
-  lists.http_port = nodes.front().node.ps_store_port;
+  // The store is on server 0's node (PADDLE_GLOO_HTTP_ENDPOINT names its address), so its port is
+  // the one that node reserved: node 0 may hold workers alone.
+  const auto server_node = std::find_if(nodes.begin(), nodes.end(), [](const RankedNode& n) { return !n.node.server_endpoints.empty(); });
+  lists.http_port = server_node->node.ps_store_port;
   lists.start_port.reset();
   FixedPortsOnly no_free_ports;
   LaunchPlan plan = make_launch_plan(lists, std::move(command), host, no_free_ports);

@@ -31,7 +31,7 @@ nlohmann::json NodeRegistration::to_json() const {
   nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
                       {"max_restarts", max_restarts}, {"restarts_used", restarts_used},
                       {"servers", server_endpoints}, {"ps_store_port", ps_store_port},
-                      {"tcp_store", tcp_store}};
+                      {"tcp_store", tcp_store}, {"job_lists", job_lists}};
   j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
   return j;
 }
@@ -49,6 +49,7 @@ NodeRegistration NodeRegistration::from_json(const std::string& text) {
     n.server_endpoints = j.value("servers", std::vector<std::string>{});
     n.ps_store_port = j.value("ps_store_port", 0);
     n.tcp_store = j.value("tcp_store", "");
+    n.job_lists = j.value("job_lists", "");
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {
@@ -63,6 +64,10 @@ std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const st
     if (n.max_restarts != nodes.front().max_restarts)
       throw common::UsageError(fmt::format("--max_restarts: node {} says {}, node {} says {}; give every node the same",
                                            describe(nodes.front()), nodes.front().max_restarts, describe(n), n.max_restarts));
+    if (n.job_lists != nodes.front().job_lists)
+      throw common::UsageError(fmt::format("the nodes were given different lists: node {} has {}, node {} has {}; give "
+                                           "every node the same --ips, --servers, --workers, --start_port and --http_port",
+                                           describe(nodes.front()), nodes.front().job_lists, describe(n), n.job_lists));
     if (!n.requested_rank) continue;
     if (*n.requested_rank >= count)
       throw common::UsageError(fmt::format("--rank: node {} asks for rank {}, but the job has {} nodes",

@@ -27,6 +27,9 @@ struct NodeRegistration {
   // node 0's becomes every process's PADDLE_MASTER, as Paddle's launcher uses pod 0's
   // "candidate". Never the launcher's master store, nor any process's endpoint.
   std::string tcp_store;
+  // A job whose nodes its lists fix (--ips, PS --servers/--workers): what the lists gave this
+  // node, which every node must have been given alike (rank_nodes checks). Empty otherwise.
+  std::string job_lists;
   std::string devices;                 // "0,1" for GPUs; "" on the CPU
   int max_restarts = 0;                // must agree on every node
   int restarts_used = 0;               // of max_restarts, as far as this node knows (a newcomer: 0)
@@ -43,7 +46,8 @@ struct RankedNode {
 };
 
 // The registrations in rank order. Throws common::UsageError naming the nodes when two claim
-// the same --rank, a --rank is not below the node count, or their --max_restarts disagree.
+// the same --rank, a --rank is not below the node count, or their --max_restarts or job lists
+// disagree.
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
 
 // One line per node: "node 0  10.0.0.1 (host-a)  2 process(es)  ranks 0-1  devices cpu"; a PS

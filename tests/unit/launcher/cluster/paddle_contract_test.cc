@@ -137,9 +137,11 @@ TEST_CASE("PS lists: every variable of Paddle's fleet launcher for servers and w
   check_pinned(worker, {{"PADDLE_PORT", "6173"}, {"TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", "1"}});
   // Differs: no PADDLE_GLOO_FS_PATH (the rendezvous is HTTP, PADDLE_GLOO_RENDEZVOUS=3, so the
   // directory is never read), no empty PADDLE_COORDINATOR_ENDPOINTS (no coordinators), and no
-  // CUDA_VISIBLE_DEVICES=0 / XPU_VISIBLE_DEVICES=0 for a CPU worker (Paddle sets them even without
-  // a GPU; on a GPU machine that would pin every CPU worker to GPU 0).
-  for (const char* name : {"PADDLE_GLOO_FS_PATH", "PADDLE_COORDINATOR_ENDPOINTS", "CUDA_VISIBLE_DEVICES"}) {
+  // CUDA_VISIBLE_DEVICES=0, XPU_VISIBLE_DEVICES=0, FLAGS_selected_gpus=0 or FLAGS_selected_xpus=0
+  // for a CPU worker (Paddle sets them even without a GPU; on a GPU machine that would pin every
+  // CPU worker to GPU 0, and our runtime takes FLAGS_selected_gpus as "train on this GPU").
+  for (const char* name : {"PADDLE_GLOO_FS_PATH", "PADDLE_COORDINATOR_ENDPOINTS", "CUDA_VISIBLE_DEVICES",
+                           "XPU_VISIBLE_DEVICES", "FLAGS_selected_gpus", "FLAGS_selected_xpus"}) {
     INFO(name);
     CHECK_FALSE(testing::has_env(worker, name));
   }
@@ -161,6 +163,32 @@ TEST_CASE("PS lists across nodes meet at a master on node 0, below its first ser
   const LaunchOptions crowded = parse({"--servers=10.0.0.1:6170", "--workers=10.0.0.1:6169,10.0.0.2", "t"});
   const LaunchPlan plan = make_launch_plan(crowded, {"t"}, cpu_host("10.0.0.2"), ports);
   CHECK(ps_lists_cluster_settings(crowded, plan).master_port == 6168);
+}
+
+TEST_CASE("PS lists across nodes: the Gloo store's fixed port steps past a listed endpoint, and --http_port may not be one") {
+  testing::CountingPorts ports;
+  const LaunchPlan plan = make_launch_plan(parse({"--servers=10.0.0.1:6173", "--workers=10.0.0.2,10.0.0.2", "t"}), {"t"},
+                                           cpu_host("10.0.0.2"), ports);
+  CHECK(plan.ps_store_endpoint == "10.0.0.1:6174");  // 6170 + 1 + 2 is the server's own port
+  CHECK_THROWS_WITH_AS(make_launch_plan(parse({"--servers=10.0.0.1:6173", "--workers=10.0.0.2", "--http_port=6173", "t"}),
+                                        {"t"}, cpu_host("10.0.0.2"), ports),
+                       doctest::Contains("--http_port=6173: 10.0.0.1:6173 is also"), common::UsageError);
+}
+
+TEST_CASE("nodes given different lists are refused, naming both") {
+  std::vector<NodeRegistration> nodes(2);
+  nodes[0].ip = "10.0.0.1";
+  nodes[0].hostname = "a";
+  nodes[0].job_lists = "--ips=10.0.0.1,10.0.0.2";
+  nodes[1].ip = "10.0.0.2";
+  nodes[1].hostname = "b";
+  nodes[1].job_lists = "--ips=10.0.0.2,10.0.0.1";
+  CHECK_THROWS_WITH_AS(rank_nodes(nodes, {"10.0.0.1", "10.0.0.2"}),
+                       doctest::Contains("node 10.0.0.1 (a) has --ips=10.0.0.1,10.0.0.2, node 10.0.0.2 (b) has "
+                                         "--ips=10.0.0.2,10.0.0.1"),
+                       common::UsageError);
+  nodes[1].job_lists = nodes[0].job_lists;
+  CHECK(rank_nodes(nodes, {"10.0.0.1", "10.0.0.2"}).size() == 2);
 }
 
 TEST_CASE("the job's PADDLE_MASTER is node 0's registered port, and a node 0 without one is named") {
@@ -196,6 +224,12 @@ TEST_CASE("PS: a node of a --master job may hold one role; a one-node job needs 
   const LaunchPlan b = make_cluster_ps_plan(workers_only, {"t"}, cpu_host("10.0.0.2"), nodes, 1, {});
   REQUIRE(b.processes.size() == 2);
   CHECK(env_value(b.processes[1], "PADDLE_PSERVERS_IP_PORT_LIST") == "10.0.0.1:7000");
+  CHECK(env_value(b.processes[1], "PADDLE_GLOO_HTTP_ENDPOINT") == "10.0.0.1:7100");
+  // Node 0 with workers alone: the store is on the servers' node, at the port that node kept.
+  std::swap(nodes[0].node, nodes[1].node);
+  nodes[0].node.ps_store_port = 7200;
+  const LaunchPlan c = make_cluster_ps_plan(workers_only, {"t"}, cpu_host("10.0.0.2"), nodes, 0, {});
+  CHECK(env_value(c.processes[0], "PADDLE_GLOO_HTTP_ENDPOINT") == "10.0.0.1:7100");
   testing::CountingPorts ports;
   CHECK_THROWS_WITH_AS(make_launch_plan(parse({"--server_num=1", "--worker_num=0", "t"}), {"t"}, cpu_host("10.0.0.1"), ports),
                        doctest::Contains("--worker_num=0"), common::UsageError);
