@@ -104,17 +104,16 @@ std::optional<std::string> master_address(const LaunchOptions& o, const HostFact
   return fmt::format("{}:{}", *ip, port);
 }
 
-// A job whose nodes its lists fix (--ips, PS lists): every node listed, in the lists' order,
-// meeting at `master_port` on the first.
-ClusterSettings fixed_nodes_settings(const LaunchOptions& o, const LaunchPlan& plan, const std::vector<std::string>& ips,
-                                     int master_port) {
+// A job whose nodes its lists fix (--ips, PS lists): every node of plan.node_ips, in their
+// order, meeting at `master_port` on the first.
+ClusterSettings fixed_nodes_settings(const LaunchOptions& o, const LaunchPlan& plan, int master_port) {
   ClusterSettings s;
-  s.master_ip = ips.front();
+  s.master_ip = plan.node_ips.front();
   s.master_port = master_port;
-  s.nnodes = s.min_nodes = static_cast<int>(ips.size());  // never elastic
+  s.nnodes = s.min_nodes = static_cast<int>(plan.node_ips.size());  // never elastic
   s.node_ip = plan.node_ip;
   s.host_master = plan.node_ip == s.master_ip;
-  s.ips_order = ips;
+  s.ips_order = plan.node_ips;
   s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
   return s;
 }
@@ -191,11 +190,10 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
 }
 
 ClusterSettings ips_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
-  const std::vector<std::string> ips = parse_ip_list(o.ips, "--ips");
   const common::Endpoint first = common::parse_endpoint<common::UsageError>(plan.trainer_endpoints.front(), "--ips");
   if (first.port - 1 < 1)
     throw common::UsageError(fmt::format("--start_port={}: the master of an --ips job listens one port below it", first.port));
-  return fixed_nodes_settings(o, plan, ips, first.port - 1);
+  return fixed_nodes_settings(o, plan, first.port - 1);
 }
 
 EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string& job_id) {
@@ -208,13 +206,7 @@ EnvList cluster_job_env(const std::vector<RankedNode>& nodes, const std::string&
 }
 
 ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPlan& plan) {
-  std::vector<std::string> ips;
-  for (const auto* list : {&plan.server_endpoints, &plan.trainer_endpoints})
-    for (const auto& text : *list) {
-      const common::Endpoint e = common::parse_endpoint<common::UsageError>(text, "--servers/--workers");
-      if (std::find(ips.begin(), ips.end(), e.host) == ips.end()) ips.push_back(e.host);
-    }
-  const std::string& node0 = ips.front();
+  const std::string& node0 = plan.node_ips.front();
   const int first_server_port = common::parse_endpoint<common::UsageError>(plan.server_endpoints.front(), "--servers").port;
   const auto taken = [&](int port) {
     const std::string endpoint = fmt::format("{}:{}", node0, port);
@@ -226,7 +218,7 @@ ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPl
   if (port < 1)
     throw common::UsageError(fmt::format("--servers: no port below {} is free on {} for the job's master",
                                          first_server_port, node0));
-  return fixed_nodes_settings(o, plan, ips, port);
+  return fixed_nodes_settings(o, plan, port);
 }
 
 ClusterPeers::ClusterPeers(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,

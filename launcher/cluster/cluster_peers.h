@@ -8,8 +8,8 @@
 // Every process's PADDLE_MASTER is node 0's kept port, as Paddle's launcher gives pod 0's
 // "candidate": rank 0 of a Paddle program binds its TCPStore there. It is never the launcher's
 // master store, and it is fresh each generation, so a restarted rank 0 binds a port no earlier
-// store holds. Our runtime's own store is rank 0's endpoint (collective) or
-// PADDLE_GLOO_HTTP_ENDPOINT (PS), so the two never meet on one port.
+// store holds. Our runtime never reads it: its collective store is rank 0's trainer endpoint,
+// so the two never meet on one port.
 
 #include <memory>
 #include <optional>
@@ -68,7 +68,6 @@ class ClusterPeers : public JobPeers {
   std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
   void workers_done(int generation) override { link_.workers_done(generation); }
   bool job_workers_done(int generation) override { return link_.job_workers_done(generation); }
-  bool sees_job_workers() const override { return true; }
 
  private:
   // What this node registers for a generation, before its TCPStore port.

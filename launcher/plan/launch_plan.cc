@@ -101,6 +101,7 @@ LaunchPlan plan_collective(const LaunchOptions& o, const HostFacts& host, PortSo
   } else {
     plan.node_ip = find_this_node(ips, "--ips", o, host);
   }
+  plan.node_ips = ips;
   plan.node_count = static_cast<int>(ips.size());
   plan.node_rank = static_cast<int>(std::find(ips.begin(), ips.end(), plan.node_ip) - ips.begin());
   const LocalTrainers trainers = local_trainers(o, host, plan.notes);

@@ -46,6 +46,9 @@ struct LaunchPlan {
   enum class Mode { kCollective, kPs };
   Mode mode = Mode::kCollective;
   std::string node_ip;
+  // The nodes --ips or --servers/--workers name, in their order (node_rank indexes it); empty
+  // where a rendezvous ranks the nodes instead.
+  std::vector<std::string> node_ips;
   int node_rank = 0;
   int node_count = 1;
   std::vector<std::string> command;  // argv of every process

@@ -167,6 +167,7 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
                                          servers.front().ip, http_port));
   while (start && listed(http_port)) ++http_port;  // the same on every node: the lists decide
   plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, "--servers/--workers", o, host);
+  plan.node_ips = node_ips;
   plan.node_count = static_cast<int>(node_ips.size());
   plan.node_rank = static_cast<int>(std::find(node_ips.begin(), node_ips.end(), plan.node_ip) - node_ips.begin());
 
@@ -177,11 +178,11 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
                   get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count};
   add_ps_servers(plan, job, servers, o.servers || start);
   add_ps_workers(plan, job, workers, ps_worker_gpus(o, host), o.workers || start);
+  if (plan.processes.empty())
+    throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
   if (!o.servers && !o.workers) return plan;  // local counts: one node, on 127.0.0.1
   const EnvList socket = socket_interface_env(o, host, plan.node_ip, plan.node_count);
   for (auto& p : plan.processes) p.env.insert(p.env.end(), socket.begin(), socket.end());
-  if (plan.processes.empty())
-    throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
   return plan;
 }
 

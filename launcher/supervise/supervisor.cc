@@ -135,14 +135,10 @@ class Job {
     if (!all_exited()) {
       watch_peers();
       if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
-        if (peers_.sees_job_workers()) {
-          log_.info("this node holds only servers: they serve until every worker of the job has exited 0");
-          peers_.workers_done(attempt);
-          finish_servers_when_job_workers_done();
-        } else {
-          log_.info("this node holds only servers: waiting for them to exit on their own (a Fleet server exits once "
-                    "every worker has called stop_worker())");
-        }
+        // Only a node of a multi-node job: a one-node plan always has workers.
+        log_.info("this node holds only servers: they serve until every worker of the job has exited 0");
+        peers_.workers_done(attempt);
+        finish_servers_when_job_workers_done();
       }
       io_.run();
     }

@@ -61,9 +61,6 @@ class JobPeers {
   // so that the servers may stop.
   virtual void workers_done(int) {}
   virtual bool job_workers_done(int) { return true; }
-  // Whether job_workers_done() sees every node's workers. Without that, a node that holds only
-  // servers leaves them to exit on their own, as Paddle's launcher does.
-  virtual bool sees_job_workers() const { return false; }
   // Why the job goes on to its next generation without counting a restart (an elastic job's
   // nodes changed), or nothing.
   virtual std::optional<std::string> membership_change(const JobFailure&) { return std::nullopt; }

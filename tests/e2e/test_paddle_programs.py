@@ -86,6 +86,11 @@ def run_on_hosts(hosts, per_host_args, program_cmd, env=None, timeout=100):
     return runs
 
 
+def run_paddle(hosts, per_host_args, program, env=None):
+    """run_on_hosts of tests/e2e/programs/PROGRAM under the venv's PaddlePaddle."""
+    return run_on_hosts(hosts, per_host_args, [paddle_python(), os.path.join(PROGRAMS, program)], env=env)
+
+
 def check_ddp(runs, world):
     for r in runs:
         check(r.returncode == 0, f"every host exits 0\n{r.describe()}")
@@ -118,28 +123,23 @@ def namespace_hosts():
 
 
 def test_paddle_ddp_across_two_hosts_with_ips():
-    python = paddle_python()
     with namespace_hosts() as hosts:
-        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"],
-                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")])
+        runs = run_paddle(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"], "paddle_ddp.py")
         check_paddle_master(runs, hosts, check_ddp(runs, 4), f"{hosts.ips[0]}:6069")
 
 
 def test_paddle_ddp_across_two_hosts_through_a_master():
-    python = paddle_python()
     with namespace_hosts() as hosts:
         master = hosts.master_address()
-        runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", "--nproc_per_node=2"],
-                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")])
+        runs = run_paddle(hosts, lambda i: [f"--master={master}", "--nnodes=2", "--nproc_per_node=2"], "paddle_ddp.py")
         results = check_ddp(runs, 4)
         check_paddle_master(runs, hosts, results, master)
 
 
 def test_a_failing_paddle_rank_stops_every_host_with_its_status():
-    python = paddle_python()
     with namespace_hosts() as hosts:
-        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"],
-                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")], env={"RANK_TO_FAIL": "3"})
+        runs = run_paddle(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2"], "paddle_ddp.py",
+                          env={"RANK_TO_FAIL": "3"})
         for r in runs:
             check(r.returncode == 3, f"every host exits with the failing rank's status 3\n{r.describe()}")
             check("trainer 3" in r.err and "exit code 3" in r.err, f"every host names trainer 3\n{r.describe()}")
@@ -167,24 +167,22 @@ def paddle_masters(run):
 
 
 def test_a_restarted_paddle_job_binds_a_fresh_tcpstore_port():
-    python = paddle_python()
     with namespace_hosts() as hosts:
-        runs = run_on_hosts(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2", "--max_restarts=1"],
-                            [python, os.path.join(PROGRAMS, "paddle_ddp.py")],
-                            env={"RANK_TO_FAIL": "3", "FIRST_ATTEMPT_ONLY": "1"})
+        runs = run_paddle(hosts, lambda i: [f"--ips={','.join(hosts.ips)}", "--nproc_per_node=2", "--max_restarts=1"],
+                          "paddle_ddp.py", env={"RANK_TO_FAIL": "3", "FIRST_ATTEMPT_ONLY": "1"})
         results = check_ddp(runs, 4)
         masters = [paddle_masters(r) for r in runs]
-        check(masters[0] == masters[1] and len(masters[0]) == 2, f"both hosts give each generation one PADDLE_MASTER: {masters}")
+        check(masters[0] == masters[1] and len(masters[0]) == 2,
+              f"both hosts give each generation one PADDLE_MASTER: {masters}")
         check(masters[0][0] != masters[0][1] and results[0]["master"] == masters[0][1],
               f"generation 1's rank 0 binds a port of its own, not generation 0's: {masters[0]}")
 
 
 def test_fleet_ps_with_the_server_on_one_host_and_both_workers_on_the_other():
-    python = paddle_python()
     with namespace_hosts() as hosts:
         a, b = hosts.ips
-        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"],
-                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
+        runs = run_paddle(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"], "paddle_fleet_ps.py",
+                          env={"STEPS": "20"})
         results = check_fleet_workers(runs, 20)
         check(runs[0].logs("workerlog") == [] and len(runs[0].logs("serverlog")) == 1, "host A holds only the server")
         check(len(runs[1].results()) == 2, f"both workers are on host B: {results}")
@@ -192,37 +190,32 @@ def test_fleet_ps_with_the_server_on_one_host_and_both_workers_on_the_other():
 
 
 def test_fleet_ps_with_a_server_and_a_worker_on_each_host():
-    python = paddle_python()
     with namespace_hosts() as hosts:
         a, b = hosts.ips
         # Host B's worker takes 2 s longer: host A's server must outlive its own worker.
-        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170,{b}:6170", f"--workers={a},{b}"],
-                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")],
-                            env={"STEPS": "20", "SLOW_WORKER": "1", "STEP_DELAY": "0.1"})
+        runs = run_paddle(hosts, lambda i: [f"--servers={a}:6170,{b}:6170", f"--workers={a},{b}"], "paddle_fleet_ps.py",
+                          env={"STEPS": "20", "SLOW_WORKER": "1", "STEP_DELAY": "0.1"})
         results = check_fleet_workers(runs, 20)
         for r in runs:
             check_servers_stopped_after(r, max(x["ended"] for x in results))
 
 
 def test_a_failing_fleet_worker_stops_the_host_of_servers_alone_with_its_status():
-    python = paddle_python()
     with namespace_hosts() as hosts:
         a, b = hosts.ips
-        runs = run_on_hosts(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"],
-                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")],
-                            env={"STEPS": "5", "WORKER_TO_FAIL": "1"})
+        runs = run_paddle(hosts, lambda i: [f"--servers={a}:6170", f"--workers={b},{b}"], "paddle_fleet_ps.py",
+                          env={"STEPS": "5", "WORKER_TO_FAIL": "1"})
         for r in runs:
             check(r.returncode == 5, f"every host exits with the failing worker's status 5\n{r.describe()}")
             check("worker 1" in r.err and "exit code 5" in r.err, f"every host names worker 1\n{r.describe()}")
 
 
 def test_fleet_ps_through_a_master_with_one_role_on_each_host():
-    python = paddle_python()
     with namespace_hosts() as hosts:
         master = hosts.master_address()
         roles = [["--server_num=2", "--worker_num=0"], ["--server_num=0", "--worker_num=2"]]
-        runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", *roles[i]],
-                            [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")], env={"STEPS": "20"})
+        runs = run_paddle(hosts, lambda i: [f"--master={master}", "--nnodes=2", *roles[i]], "paddle_fleet_ps.py",
+                          env={"STEPS": "20"})
         results = check_fleet_workers(runs, 20)
         check(all(x["servers"].count(hosts.ips[0]) == 2 for x in results), f"two servers, both on host A: {results}")
         check(len(runs[0].logs("serverlog")) == 2 and runs[0].logs("workerlog") == [], "host A holds only the servers")
