@@ -24,6 +24,10 @@ struct HttpAnswer {
 inline constexpr std::string_view kStoreProofPurpose = "paddle-store";
 // The header a request proves the job token with, after GET /auth/challenge on its connection.
 inline constexpr const char* kProofHeader = "X-Paddle-Proof";
+// The header that names the presence a request renews (a launcher's "JOB.hb.IP"): its first
+// request announces it on its connection, and the presence is lost when that connection closes
+// or, on a store that sweeps, when nothing is heard from it for too long.
+inline constexpr const char* kPresenceHeader = "X-Paddle-Presence";
 
 // The store refused this process's job token (HTTP 401). Final, unlike a store not up yet: the
 // message names the store and PADDLE_JOB_TOKEN.

@@ -1,8 +1,8 @@
 #include "collective/http_store.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "collective/http_exchange.h"
 #include "common/error.h"
 #include "common/parse.h"
 #include "common/wait.h"
@@ -11,17 +11,68 @@ namespace paddle::collective {
 namespace {
 
 namespace http = boost::beast::http;
+using std::chrono::milliseconds;
 
-constexpr auto kRetryInterval = std::chrono::milliseconds(20);
+constexpr auto kRetryInterval = milliseconds(20);
+// The longest single wait asked of the server; longer waits are several requests.
+constexpr auto kLongestPoll = milliseconds(60000);
 
 }  // namespace
 
-HttpStore::HttpStore(std::string ip, int port, std::chrono::milliseconds timeout, std::chrono::milliseconds request_timeout,
-                     std::optional<common::JobToken> token)
-    : ip_(std::move(ip)), port_(port), timeout_(timeout), request_timeout_(request_timeout), token_(std::move(token)) {}
+HttpStore::HttpStore(std::string ip, int port, milliseconds timeout, milliseconds request_timeout,
+                     std::optional<common::JobToken> token, std::string presence)
+    : ip_(std::move(ip)),
+      port_(port),
+      timeout_(timeout),
+      request_timeout_(request_timeout),
+      token_(token),
+      connection_(ip_, port_, std::move(token), std::move(presence)) {}
+
+std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string& target, const std::string& body,
+                                             milliseconds wait, bool long_poll) {
+  std::unique_lock lock(mutex_);
+  if (long_poll) {
+    turn_.wait(lock, [&] { return !busy_ && short_waiting_ == 0; });
+  } else {
+    ++short_waiting_;
+    turn_.wait(lock, [&] { return !busy_; });
+    --short_waiting_;
+  }
+  busy_ = true;
+  lock.unlock();
+  std::optional<HttpAnswer> answer;
+  try {
+    answer = connection_.exchange(verb, target, body, request_timeout_ + wait);
+  } catch (...) {
+    lock.lock();
+    busy_ = false;
+    turn_.notify_all();
+    throw;
+  }
+  lock.lock();
+  busy_ = false;
+  if (answer) last_heard_ = std::chrono::steady_clock::now();
+  turn_.notify_all();
+  return answer;
+}
+
+HttpAnswer HttpStore::checked(http::verb verb, const std::string& target, const std::string& body,
+                              const std::string& what, milliseconds wait, bool long_poll) {
+  auto answer = request(verb, target, body, wait, long_poll);
+  if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
+  if (answer->status >= 400 && answer->status != 404 && answer->status != 408 && answer->status != 409)
+    throw common::PeerError(fmt::format("key-value store {}: {} answered {}{}", endpoint(), what, answer->status,
+                                        answer->body.empty() ? "" : ": " + answer->body));
+  return std::move(*answer);
+}
+
+std::chrono::steady_clock::time_point HttpStore::last_heard() const {
+  std::lock_guard lock(mutex_);
+  return busy_ ? std::chrono::steady_clock::now() : last_heard_;
+}
 
 bool HttpStore::try_put(const std::string& key, const std::string& value) {
-  auto answer = http_exchange(ip_, port_, http::verb::put, "/kv/" + encode_key(key), value, request_timeout_, token_);
+  auto answer = request(http::verb::put, "/kv/" + encode_key(key), value);
   if (!answer) return false;
   if (answer->status != 200)
     throw common::PeerError(fmt::format("key-value store {}: PUT {} answered {}", endpoint(), key, answer->status));
@@ -29,43 +80,102 @@ bool HttpStore::try_put(const std::string& key, const std::string& value) {
 }
 
 std::optional<std::string> HttpStore::try_get(const std::string& key) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_, token_);
-  if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
-  if (answer->status == 404) return std::nullopt;
-  if (answer->status != 200)
-    throw common::PeerError(fmt::format("key-value store {}: GET {} answered {}", endpoint(), key, answer->status));
-  return std::move(answer->body);
+  auto answer = checked(http::verb::get, "/kv/" + encode_key(key), "", "GET " + key);
+  if (answer.status == 404) return std::nullopt;
+  return std::move(answer.body);
 }
 
 std::string HttpStore::add_if_absent(const std::string& key, const std::string& value) {
-  auto answer = http_exchange(ip_, port_, http::verb::post, "/kv/" + encode_key(key), value, request_timeout_, token_);
-  if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
-  if (answer->status == 201) return value;
-  if (answer->status == 409) return std::move(answer->body);
-  throw common::PeerError(fmt::format("key-value store {}: POST {} answered {}", endpoint(), key, answer->status));
+  auto answer = checked(http::verb::post, "/kv/" + encode_key(key), value, "POST " + key);
+  if (answer.status == 201) return value;
+  if (answer.status == 409) return std::move(answer.body);
+  throw common::PeerError(fmt::format("key-value store {}: POST {} answered {}", endpoint(), key, answer.status));
 }
 
-std::optional<std::chrono::milliseconds> HttpStore::age(const std::string& key) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/age/" + encode_key(key), "", request_timeout_, token_);
-  if (!answer) throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
-  if (answer->status == 404) return std::nullopt;
-  return std::chrono::milliseconds(common::to_int(answer->body).value_or(0));
+int64_t HttpStore::add(const std::string& key, int64_t delta) {
+  auto answer = checked(http::verb::post, "/add/" + encode_key(key), std::to_string(delta), "add to " + key);
+  if (auto sum = common::to_int(answer.body); answer.status == 200 && sum) return *sum;
+  throw common::PeerError(fmt::format("key-value store {}: add to {} answered {}", endpoint(), key, answer.status));
+}
+
+std::optional<std::string> HttpStore::wait_value(const std::string& key, milliseconds wait,
+                                                 std::optional<int64_t> at_least) {
+  wait = std::clamp(wait, milliseconds(0), kLongestPoll);
+  std::string target = fmt::format("/wait/{}?timeout_ms={}", encode_key(key), wait.count());
+  if (at_least) target += fmt::format("&at_least={}", *at_least);
+  auto answer = checked(http::verb::get, target, "", "wait for " + key, wait, true);
+  if (answer.status != 200) return std::nullopt;
+  return std::move(answer.body);
+}
+
+StoreChanges HttpStore::parse_changes(const std::string& text) {
+  StoreChanges changes;
+  const auto json = nlohmann::json::parse(text);
+  changes.revision = json.at("revision").get<int64_t>();
+  for (const auto& e : json.at("entries"))
+    changes.entries.push_back({e.at("key").get<std::string>(), e.at("value").get<std::string>(), e.at("revision").get<int64_t>()});
+  return changes;
+}
+
+StoreChanges HttpStore::watch(const std::vector<std::string>& prefixes, int64_t after, milliseconds wait) {
+  wait = std::clamp(wait, milliseconds(0), kLongestPoll);
+  std::string target = fmt::format("/watch?after={}&timeout_ms={}", after, wait.count());
+  for (const auto& p : prefixes) target += "&prefix=" + encode_key(p);
+  auto answer = checked(http::verb::get, target, "", "watch", wait, true);
+  try {
+    return parse_changes(answer.body);
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("key-value store {}: a malformed watch answer: {}", endpoint(), e.what()));
+  }
+}
+
+StoreChanges HttpStore::range(const std::string& prefix) {
+  auto answer = checked(http::verb::get, "/range/" + encode_key(prefix), "", "range " + prefix);
+  try {
+    return parse_changes(answer.body);
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("key-value store {}: a malformed range answer: {}", endpoint(), e.what()));
+  }
+}
+
+std::optional<milliseconds> HttpStore::age(const std::string& key) {
+  auto answer = checked(http::verb::get, "/age/" + encode_key(key), "", "age of " + key);
+  if (answer.status == 404) return std::nullopt;
+  return milliseconds(common::to_int(answer.body).value_or(0));
 }
 
 std::vector<std::string> HttpStore::keys(const std::string& prefix) {
-  auto answer = http_exchange(ip_, port_, http::verb::get, "/keys/" + encode_key(prefix), "", request_timeout_, token_);
-  if (!answer || answer->status != 200)
-    throw common::PeerError(fmt::format("key-value store {} is unreachable", endpoint()));
+  auto answer = checked(http::verb::get, "/keys/" + encode_key(prefix), "", "keys " + prefix);
   std::vector<std::string> keys;
   size_t start = 0;
-  while (start < answer->body.size()) {
-    size_t end = answer->body.find('\n', start);
-    if (end == std::string::npos) end = answer->body.size();
-    keys.push_back(answer->body.substr(start, end - start));
+  while (start < answer.body.size()) {
+    size_t end = answer.body.find('\n', start);
+    if (end == std::string::npos) end = answer.body.size();
+    keys.push_back(answer.body.substr(start, end - start));
     start = end + 1;
   }
   return keys;
 }
+
+std::map<std::string, std::string> HttpStore::lost(const std::string& prefix) {
+  auto answer = checked(http::verb::get, "/lost?prefix=" + encode_key(prefix), "", "lost");
+  try {
+    return nlohmann::json::parse(answer.body).get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("key-value store {}: a malformed lost answer: {}", endpoint(), e.what()));
+  }
+}
+
+std::vector<std::string> HttpStore::silent(milliseconds over) {
+  auto answer = checked(http::verb::get, fmt::format("/silent?over_ms={}", over.count()), "", "silent");
+  try {
+    return nlohmann::json::parse(answer.body).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("key-value store {}: a malformed silent answer: {}", endpoint(), e.what()));
+  }
+}
+
+std::string HttpStore::stats() { return checked(http::verb::get, "/stats", "", "stats").body; }
 
 void HttpStore::set(const std::string& key, const std::vector<char>& data) {
   const std::string value(data.begin(), data.end());
@@ -75,21 +185,40 @@ void HttpStore::set(const std::string& key, const std::vector<char>& data) {
 }
 
 std::vector<char> HttpStore::get(const std::string& key) {
-  wait({key});
-  auto value = try_get(key);
-  if (!value) throw common::PeerError(fmt::format("key-value store {}: key '{}' vanished", endpoint(), key));
-  return std::vector<char>(value->begin(), value->end());
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (true) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= milliseconds(0)) break;
+    try {
+      if (auto value = wait_value(key, left)) return std::vector<char>(value->begin(), value->end());
+    } catch (const StoreRefused&) {
+      throw;
+    } catch (const common::PeerError&) {
+      std::this_thread::sleep_for(kRetryInterval);  // not up yet
+    }
+  }
+  throw common::TimeoutError(fmt::format("key-value store {}: key '{}' did not appear within {} s", endpoint(), key,
+                                         timeout_.count() / 1000));
 }
 
 void HttpStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
-void HttpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+void HttpStore::wait(const std::vector<std::string>& keys, const milliseconds& timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const auto& key : keys) {
-    auto present = [&] {
-      auto answer = http_exchange(ip_, port_, http::verb::get, "/kv/" + encode_key(key), "", request_timeout_, token_);
-      return answer && answer->status == 200;
-    };
-    if (!common::wait_until(timeout, present, kRetryInterval))
+    bool present = false;
+    while (!present) {
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left <= milliseconds(0)) break;
+      try {
+        present = wait_value(key, left).has_value();
+      } catch (const StoreRefused&) {
+        throw;
+      } catch (const common::PeerError&) {
+        std::this_thread::sleep_for(kRetryInterval);
+      }
+    }
+    if (!present)
       throw common::TimeoutError(fmt::format("key-value store {}: key '{}' did not appear within {} s", endpoint(),
                                              key, timeout.count() / 1000));
   }

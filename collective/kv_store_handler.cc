@@ -1,73 +1,375 @@
 #include "collective/kv_store_handler.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "collective/http_exchange.h"
+#include "common/parse.h"
 
 namespace paddle::collective {
 namespace {
 
 namespace http = boost::beast::http;
+using std::chrono::milliseconds;
 
 constexpr std::string_view kPrefix = "/kv/";
 constexpr std::string_view kPresence = "/presence/";
 constexpr std::string_view kAge = "/age/";
 constexpr std::string_view kKeys = "/keys/";
+constexpr std::string_view kRange = "/range/";
+constexpr std::string_view kWait = "/wait/";
+constexpr std::string_view kAdd = "/add/";
+constexpr std::string_view kLost = "lost/";
+// A watch that starts this far behind answers from the keys under its prefixes instead of from
+// every change since.
+constexpr int64_t kScanChangesUpTo = 1024;
+constexpr milliseconds kLongestWait{600000};
+
+// The path without its query: "/wait/k" of "/wait/k?timeout_ms=5".
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// Every value of query parameter `name` in `target` (left as sent: keys travel encoded).
+std::vector<std::string> query_values(std::string_view target, std::string_view name) {
+  std::vector<std::string> values;
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return values;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) values.emplace_back(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return values;
+}
+
+std::optional<int64_t> query_int(std::string_view target, std::string_view name) {
+  const auto values = query_values(target, name);
+  if (values.empty()) return std::nullopt;
+  return common::to_int(values.front());
+}
+
+bool matches(const std::string& key, const std::vector<std::string>& prefixes) {
+  for (const auto& p : prefixes)
+    if (key.starts_with(p)) return true;
+  return false;
+}
 
 }  // namespace
 
 KvStoreHandler::KvStoreHandler(std::optional<common::JobToken> token) : token_(std::move(token)) {}
 
-KvConnection KvStoreHandler::connect(std::string peer) const {
+KvConnection KvStoreHandler::connect(std::string peer) {
   KvConnection c;
   c.peer = std::move(peer);
   c.proven = !token_;
+  std::lock_guard lock(mutex_);
+  ++connections_;
   return c;
 }
 
-KvStoreHandler::Response KvStoreHandler::respond(const Request& request, KvConnection& connection) {
+int KvStoreHandler::connections() const {
+  std::lock_guard lock(mutex_);
+  return connections_;
+}
+
+std::optional<KvStoreHandler::Response> KvStoreHandler::respond(const Request& request, KvConnection& connection,
+                                                                Later later) {
   Response response;
   response.version(request.version());
   response.keep_alive(request.keep_alive());
-  std::string_view target(request.target().data(), request.target().size());
-  if (target == "/auth/challenge") {
-    connection.challenge = common::make_challenge();
-    response.body() = connection.challenge;
-    response.keep_alive(true);
-    response.result(http::status::ok);
-  } else if (!connection.proven && !prove(request, connection)) {
-    response.keep_alive(false);
-    response.result(http::status::unauthorized);
-  } else if (target.starts_with(kPresence) && request.method() == http::verb::put) {
-    connection.presence = std::string(target.substr(kPresence.size()));
-    response.keep_alive(true);
-    response.result(http::status::ok);
-  } else if (target == "/lost") {
-    response.body() = keys_under("lost/", ",", true);
-    response.result(http::status::ok);
-  } else if (target.starts_with(kKeys) && request.method() == http::verb::get) {
-    response.body() = keys_under(std::string(target.substr(kKeys.size())), "\n", false);
-    response.result(http::status::ok);
-  } else if (target.starts_with(kAge) && request.method() == http::verb::get) {
-    std::lock_guard lock(mutex_);
-    auto it = values_.find(std::string(target.substr(kAge.size())));
-    response.result(it == values_.end() ? http::status::not_found : http::status::ok);
-    if (it != values_.end())
-      response.body() = std::to_string(
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - it->second.written).count());
-  } else if (!target.starts_with(kPrefix)) {
-    response.result(http::status::not_found);
-  } else {
-    answer_key(std::string(target.substr(kPrefix.size())), request, response);
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = path_of(target);
+  Ready ready;
+  std::optional<Response> answer;
+  {
+    std::unique_lock lock(mutex_);
+    ++requests_;
+    lock.unlock();
+    if (target == "/auth/challenge") {
+      connection.challenge = common::make_challenge();
+      response.body() = connection.challenge;
+      response.keep_alive(true);
+      response.result(http::status::ok);
+      answer = std::move(response);
+    } else if (!connection.proven && !prove(request, connection)) {
+      response.keep_alive(false);
+      response.result(http::status::unauthorized);
+      answer = std::move(response);
+    }
+    lock.lock();
+    if (!answer) {
+      hear(connection, request);
+      if (path.starts_with(kPresence) && request.method() == http::verb::put) {
+        announce(connection, std::string(path.substr(kPresence.size())));
+        response.keep_alive(true);
+        response.result(http::status::ok);
+      } else if (path == "/lost") {
+        const auto prefix = query_values(target, "prefix");
+        nlohmann::json reasons = nlohmann::json::object();
+        std::string names;
+        for (auto it = values_.lower_bound(std::string(kLost)); it != values_.end() && it->first.starts_with(kLost); ++it) {
+          const std::string name = it->first.substr(kLost.size());
+          if (it->second.value.empty() || (!prefix.empty() && !name.starts_with(prefix.front()))) continue;
+          reasons[name] = it->second.value;
+          names += (names.empty() ? "" : ",") + name;
+        }
+        response.body() = prefix.empty() ? names : reasons.dump();
+        response.result(http::status::ok);
+      } else if (path == "/silent" && request.method() == http::verb::get) {
+        const milliseconds over(query_int(target, "over_ms").value_or(0));
+        nlohmann::json silent = nlohmann::json::array();
+        const auto now = Clock::now();
+        for (const auto& [name, p] : presences_)
+          if (p.open > 0 && p.parked == 0 && now - p.heard > over) silent.push_back(name);
+        response.body() = silent.dump();
+        response.result(http::status::ok);
+      } else if (path == "/stats" && request.method() == http::verb::get) {
+        response.body() = nlohmann::json{{"requests", requests_}, {"connections", connections_},
+                                         {"parked", parked_.size()}, {"revision", revision_}}.dump();
+        response.result(http::status::ok);
+      } else if (path.starts_with(kKeys) && request.method() == http::verb::get) {
+        response.body() = keys_under(std::string(path.substr(kKeys.size())), "\n", false);
+        response.result(http::status::ok);
+      } else if (path.starts_with(kRange) && request.method() == http::verb::get) {
+        Parked all{Parked::Kind::kWatch};
+        all.prefixes = {std::string(path.substr(kRange.size()))};
+        response.body() = watch_answer(all).value_or(nlohmann::json{{"revision", revision_}, {"entries", nlohmann::json::array()}}.dump());
+        response.result(http::status::ok);
+      } else if (path.starts_with(kAge) && request.method() == http::verb::get) {
+        auto it = values_.find(std::string(path.substr(kAge.size())));
+        response.result(it == values_.end() ? http::status::not_found : http::status::ok);
+        if (it != values_.end())
+          response.body() = std::to_string(
+              std::chrono::duration_cast<milliseconds>(Clock::now() - it->second.written).count());
+      } else if (path.starts_with(kAdd) && request.method() == http::verb::post) {
+        const std::string key(path.substr(kAdd.size()));
+        const auto delta = common::to_int(request.body());
+        auto it = values_.find(key);
+        const auto old = it == values_.end() ? std::optional<int64_t>(0) : common::to_int(it->second.value);
+        if (!delta || !old) {
+          response.result(http::status::bad_request);
+          response.body() = !delta ? "the body is not an integer" : "the key does not hold an integer";
+        } else {
+          const std::string now = std::to_string(*old + *delta);
+          write(key, now, ready);
+          response.body() = now;
+          response.result(http::status::ok);
+        }
+      } else if (path.starts_with(kWait) && request.method() == http::verb::get) {
+        Parked p{Parked::Kind::kWait};
+        p.key = std::string(path.substr(kWait.size()));
+        p.at_least = query_int(target, "at_least");
+        return blocking(request, connection, std::move(p), std::move(later));
+      } else if (path == "/watch" && request.method() == http::verb::get) {
+        Parked p{Parked::Kind::kWatch};
+        p.prefixes = query_values(target, "prefix");
+        p.after = query_int(target, "after").value_or(0);
+        if (p.prefixes.empty()) {
+          response.result(http::status::bad_request);
+          response.body() = "a watch names at least one prefix";
+        } else {
+          return blocking(request, connection, std::move(p), std::move(later));
+        }
+      } else if (!path.starts_with(kPrefix) || path != target) {
+        response.result(http::status::not_found);
+      } else {
+        answer_key(std::string(path.substr(kPrefix.size())), request, response);
+        if (request.method() == http::verb::put ||
+            (request.method() == http::verb::post && response.result() == http::status::created))
+          write(std::string(path.substr(kPrefix.size())), request.body(), ready);
+      }
+      response.prepare_payload();
+      answer = std::move(response);
+    }
   }
+  for (auto& [call, r] : ready) call(std::move(r));
+  if (answer) answer->prepare_payload();
+  return answer;
+}
+
+std::optional<KvStoreHandler::Response> KvStoreHandler::blocking(const Request& request, KvConnection& connection,
+                                                                 Parked p, Later later) {
+  // Under the lock (respond's).
+  const std::string_view target(request.target().data(), request.target().size());
+  const milliseconds timeout(std::clamp<int64_t>(query_int(target, "timeout_ms").value_or(0), 0, kLongestWait.count()));
+  p.until = Clock::now() + timeout;
+  p.version = request.version();
+  p.keep_alive = request.keep_alive();
+  p.presence = connection.presence;
+  const std::optional<std::string> now = p.kind == Parked::Kind::kWait ? wait_answer(p) : watch_answer(p);
+  if (now) return parked_response(p, 200, *now);
+  if (!later || timeout.count() == 0)
+    return parked_response(p, p.kind == Parked::Kind::kWait ? 408 : 200,
+                           p.kind == Parked::Kind::kWait ? "" : nlohmann::json{{"revision", revision_}, {"entries", nlohmann::json::array()}}.dump());
+  const uint64_t id = next_parked_++;
+  p.later = std::move(later);
+  if (p.kind == Parked::Kind::kWait) waits_.emplace(p.key, id);
+  else for (const auto& prefix : p.prefixes) watches_[prefix].insert(id);
+  if (!p.presence.empty()) ++presences_[p.presence].parked;
+  parked_.emplace(id, std::move(p));
+  connection.parked = id;
+  return std::nullopt;
+}
+
+KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int status, std::string body) const {
+  Response response;
+  response.version(p.version);
+  response.keep_alive(p.keep_alive);
+  response.result(static_cast<http::status>(status));
+  response.body() = std::move(body);
   response.prepare_payload();
   return response;
 }
 
-void KvStoreHandler::closed(const KvConnection& connection) {
-  if (connection.presence.empty()) return;
+std::optional<std::string> KvStoreHandler::wait_answer(const Parked& p) const {
+  auto it = values_.find(p.key);
+  if (it == values_.end()) return std::nullopt;
+  if (p.at_least) {
+    const auto value = common::to_int(it->second.value);
+    if (!value || *value < *p.at_least) return std::nullopt;
+  }
+  return it->second.value;
+}
+
+std::optional<std::string> KvStoreHandler::watch_answer(const Parked& p, std::optional<int64_t> only_revision) const {
+  nlohmann::json entries = nlohmann::json::array();
+  auto add = [&](const std::string& key, const StoredValue& v) {
+    entries.push_back({{"key", key}, {"value", v.value}, {"revision", v.revision}});
+  };
+  if (only_revision) {
+    auto it = by_revision_.find(*only_revision);
+    if (it != by_revision_.end()) add(it->second, values_.at(it->second));
+  } else if (revision_ - p.after <= kScanChangesUpTo) {
+    for (auto it = by_revision_.upper_bound(p.after); it != by_revision_.end(); ++it)
+      if (matches(it->second, p.prefixes)) add(it->second, values_.at(it->second));
+  } else {
+    std::vector<std::pair<int64_t, const std::string*>> found;
+    for (const auto& prefix : p.prefixes)
+      for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix); ++it)
+        if (it->second.revision > p.after) found.emplace_back(it->second.revision, &it->first);
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    for (const auto& [revision, key] : found) add(*key, values_.at(*key));
+  }
+  if (entries.empty()) return std::nullopt;
+  return nlohmann::json{{"revision", revision_}, {"entries", std::move(entries)}}.dump();
+}
+
+KvStoreHandler::Parked KvStoreHandler::unpark(uint64_t id) {
+  auto node = parked_.extract(id);
+  Parked p = std::move(node.mapped());
+  if (p.kind == Parked::Kind::kWait) {
+    auto [first, last] = waits_.equal_range(p.key);
+    for (auto it = first; it != last; ++it)
+      if (it->second == id) {
+        waits_.erase(it);
+        break;
+      }
+  } else {
+    for (const auto& prefix : p.prefixes) {
+      auto it = watches_.find(prefix);
+      if (it == watches_.end()) continue;
+      it->second.erase(id);
+      if (it->second.empty()) watches_.erase(it);
+    }
+  }
+  if (!p.presence.empty()) {
+    auto& presence = presences_[p.presence];
+    --presence.parked;
+    presence.heard = Clock::now();
+  }
+  return p;
+}
+
+void KvStoreHandler::write(const std::string& key, std::string value, Ready& ready) {
+  auto& stored = values_[key];
+  if (stored.revision) by_revision_.erase(stored.revision);
+  stored = {std::move(value), Clock::now(), ++revision_};
+  by_revision_.emplace(stored.revision, key);
+  std::vector<uint64_t> met;
+  auto [first, last] = waits_.equal_range(key);
+  for (auto it = first; it != last; ++it)
+    if (wait_answer(parked_.at(it->second))) met.push_back(it->second);
+  for (const auto& [prefix, ids] : watches_)
+    if (key.starts_with(prefix)) met.insert(met.end(), ids.begin(), ids.end());
+  std::sort(met.begin(), met.end());
+  met.erase(std::unique(met.begin(), met.end()), met.end());
+  for (uint64_t id : met) {
+    Parked p = unpark(id);
+    auto body = p.kind == Parked::Kind::kWait ? wait_answer(p) : watch_answer(p, stored.revision);
+    ready.emplace_back(std::move(p.later), parked_response(p, 200, std::move(*body)));
+  }
+}
+
+KvStoreHandler::Clock::time_point KvStoreHandler::parked_until(uint64_t id) {
   std::lock_guard lock(mutex_);
-  values_["lost/" + connection.presence] = {"1", std::chrono::steady_clock::now()};
+  auto it = parked_.find(id);
+  return it == parked_.end() ? Clock::now() : it->second.until;
+}
+
+std::optional<KvStoreHandler::Response> KvStoreHandler::expire(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  if (!parked_.count(id)) return std::nullopt;
+  Parked p = unpark(id);
+  if (p.kind == Parked::Kind::kWait) return parked_response(p, 408, "");
+  return parked_response(p, 200, nlohmann::json{{"revision", revision_}, {"entries", nlohmann::json::array()}}.dump());
+}
+
+void KvStoreHandler::hear(KvConnection& connection, const Request& request) {
+  if (connection.presence.empty()) {
+    const auto name = request[kPresenceHeader];
+    if (!name.empty()) announce(connection, std::string(name));
+    return;
+  }
+  presences_[connection.presence].heard = Clock::now();
+}
+
+void KvStoreHandler::announce(KvConnection& connection, const std::string& name) {
+  if (connection.presence == name) return;
+  connection.presence = name;
+  auto& presence = presences_[name];
+  ++presence.open;
+  presence.heard = Clock::now();
+  auto it = values_.find(std::string(kLost) + name);
+  Ready none;
+  // Back after a reconnection: no longer lost.
+  if (it != values_.end() && !it->second.value.empty()) write(it->first, "", none);
+}
+
+void KvStoreHandler::closed(KvConnection& connection) {
+  Ready ready;
+  {
+    std::lock_guard lock(mutex_);
+    --connections_;
+    if (connection.parked && parked_.count(connection.parked)) unpark(connection.parked);
+    connection.parked = 0;
+    if (!connection.presence.empty() && --presences_[connection.presence].open == 0)
+      write(std::string(kLost) + connection.presence, "its connection closed", ready);
+  }
+  for (auto& [call, r] : ready) call(std::move(r));
+}
+
+int KvStoreHandler::sweep(milliseconds silent_after) {
+  Ready ready;
+  int marked = 0;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    for (const auto& [name, p] : presences_) {
+      if (p.open == 0 || p.parked > 0 || now - p.heard <= silent_after) continue;
+      const std::string key = std::string(kLost) + name;
+      auto it = values_.find(key);
+      if (it != values_.end() && !it->second.value.empty()) continue;
+      write(key, fmt::format("nothing heard from it for {:.3g} s",
+                             std::chrono::duration<double>(now - p.heard).count()), ready);
+      ++marked;
+    }
+  }
+  for (auto& [call, r] : ready) call(std::move(r));
+  return marked;
 }
 
 // Whether the request carries the proof for this connection's challenge; prints a refusal.
@@ -81,15 +383,13 @@ bool KvStoreHandler::prove(const Request& request, KvConnection& connection) con
   return connection.proven;
 }
 
+// Under the lock; the write itself (and the parked requests it meets) is respond's.
 void KvStoreHandler::answer_key(const std::string& key, const Request& request, Response& response) {
-  std::lock_guard lock(mutex_);
   auto it = values_.find(key);
   if (request.method() == http::verb::put) {
-    values_[key] = {request.body(), std::chrono::steady_clock::now()};
     response.result(http::status::ok);
   } else if (request.method() == http::verb::post) {
-    if (it == values_.end()) values_[key] = {request.body(), std::chrono::steady_clock::now()};
-    else response.body() = it->second.value;
+    if (it != values_.end()) response.body() = it->second.value;
     response.result(it == values_.end() ? http::status::created : http::status::conflict);
   } else if (request.method() == http::verb::get) {
     response.result(it == values_.end() ? http::status::not_found : http::status::ok);
@@ -99,9 +399,8 @@ void KvStoreHandler::answer_key(const std::string& key, const Request& request, 
   }
 }
 
-// The keys starting with `prefix` (without it, when `strip`), joined by `separator`.
+// The keys starting with `prefix` (without it, when `strip`), joined by `separator`; under the lock.
 std::string KvStoreHandler::keys_under(const std::string& prefix, const char* separator, bool strip) {
-  std::lock_guard lock(mutex_);
   std::string out;
   for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix); ++it)
     out += (out.empty() ? "" : separator) + (strip ? it->first.substr(prefix.size()) : it->first);

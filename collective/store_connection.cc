@@ -1,0 +1,115 @@
+#include "collective/store_connection.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+namespace paddle::collective {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+constexpr size_t kMaxAnswer = 64 << 20;
+
+}  // namespace
+
+StoreConnection::StoreConnection(std::string ip, int port, std::optional<common::JobToken> token, std::string presence)
+    : ip_(std::move(ip)), port_(port), token_(std::move(token)), presence_(std::move(presence)), stream_(io_) {}
+
+void StoreConnection::run() {
+  io_.restart();
+  io_.run();
+}
+
+void StoreConnection::close() {
+  beast::error_code ec;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  stream_.close();
+  buffer_.clear();
+  open_ = false;
+}
+
+bool StoreConnection::open(std::chrono::milliseconds timeout) {
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(ip_, ec);
+  if (ec) return false;
+  stream_.expires_after(timeout);
+  stream_.async_connect(asio::ip::tcp::endpoint(address, static_cast<unsigned short>(port_)),
+                        [&](beast::error_code e) { ec = e; });
+  run();
+  if (ec) {
+    close();
+    return false;
+  }
+  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
+  open_ = true;
+  if (!token_) return true;
+  HttpAnswer challenge;
+  if (!send(http::verb::get, "/auth/challenge", "", timeout, challenge) || challenge.status != 200 ||
+      challenge.body.size() != common::kChallengeSize) {
+    close();
+    return false;
+  }
+  // The proof rides on the next request (send reads it from proof_).
+  proof_ = token_->prove(kStoreProofPurpose, challenge.body);
+  return true;
+}
+
+bool StoreConnection::send(http::verb verb, const std::string& target, const std::string& body,
+                           std::chrono::milliseconds timeout, HttpAnswer& answer) {
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, ip_);
+  if (!proof_.empty() && target != "/auth/challenge") {
+    req.set(kProofHeader, proof_);
+    proof_.clear();
+  }
+  if (!presence_.empty()) req.set(kPresenceHeader, presence_);
+  req.keep_alive(true);
+  if (verb == http::verb::put || verb == http::verb::post) req.body() = body;
+  req.prepare_payload();
+  beast::error_code ec;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxAnswer);
+  stream_.expires_after(timeout);
+  http::async_write(stream_, req, [&](beast::error_code e, size_t) {
+    ec = e;
+    if (!e) http::async_read(stream_, buffer_, parser, [&](beast::error_code r, size_t) { ec = r; });
+  });
+  run();
+  if (ec) return false;
+  answer.status = static_cast<int>(parser.get().result_int());
+  answer.body = std::move(parser.get().body());
+  if (!parser.get().keep_alive()) close();
+  return true;
+}
+
+std::optional<HttpAnswer> StoreConnection::exchange(http::verb verb, const std::string& target, const std::string& body,
+                                                    std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+  };
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool kept = open_;
+    if (!open_ && !open(left())) return std::nullopt;
+    HttpAnswer answer;
+    if (send(verb, target, body, left(), answer)) {
+      if (answer.status == 401) {
+        close();
+        throw StoreRefused(fmt::format("key-value store {}:{} refused this process: {} (PADDLE_JOB_TOKEN)", ip_, port_,
+                                       token_ ? "its job token is not the job's" : "it has no job token"));
+      }
+      return answer;
+    }
+    close();
+    // Only a kept connection is tried again: the server may have closed it while it was idle.
+    if (!kept || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace paddle::collective

@@ -1,0 +1,166 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "collective/http_store.h"
+#include "collective/kv_store_handler.h"
+#include "collective/kv_store_server.h"
+#include "common/error.h"
+
+using namespace paddle::collective;
+using namespace std::chrono_literals;
+namespace http = boost::beast::http;
+
+namespace {
+
+KvStoreHandler::Request get(const std::string& target, const std::string& presence = "") {
+  KvStoreHandler::Request r{http::verb::get, target, 11};
+  if (!presence.empty()) r.set(kPresenceHeader, presence);
+  return r;
+}
+
+KvStoreHandler::Request put(const std::string& target, const std::string& body) {
+  KvStoreHandler::Request r{http::verb::put, target, 11};
+  r.body() = body;
+  r.prepare_payload();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a wait is parked until its key is written, and answered by that write with its value") {
+  KvStoreHandler handler(std::nullopt);
+  auto waiter = handler.connect("127.0.0.1:1");
+  auto writer = handler.connect("127.0.0.1:2");
+  std::optional<KvStoreHandler::Response> later;
+  CHECK_FALSE(handler.respond(get("/wait/k?timeout_ms=5000"), waiter, [&](auto r) { later = std::move(r); }));
+  CHECK(waiter.parked != 0);
+  CHECK(handler.parked_until(waiter.parked) > KvStoreHandler::Clock::now() + 4s);
+  handler.respond(put("/kv/other", "x"), writer);
+  CHECK_FALSE(later);
+  handler.respond(put("/kv/k", "v"), writer);
+  REQUIRE(later);
+  CHECK(later->result_int() == 200);
+  CHECK(later->body() == "v");
+  CHECK_FALSE(handler.expire(waiter.parked));  // answered already: the timer finds nothing
+}
+
+TEST_CASE("a counter barrier: add answers the sum; a wait with at_least holds until the sum reaches it") {
+  KvStoreHandler handler(std::nullopt);
+  auto c = handler.connect("127.0.0.1:1");
+  std::optional<KvStoreHandler::Response> later;
+  CHECK_FALSE(handler.respond(get("/wait/n?timeout_ms=1000&at_least=3"), c, [&](auto r) { later = std::move(r); }));
+  auto d = handler.connect("127.0.0.1:2");
+  for (int i = 1; i <= 3; ++i) {
+    KvStoreHandler::Request add{http::verb::post, "/add/n", 11};
+    add.body() = "1";
+    add.prepare_payload();
+    CHECK(handler.respond(add, d)->body() == std::to_string(i));
+    CHECK(later.has_value() == (i == 3));
+  }
+  CHECK(later->body() == "3");
+  KvStoreHandler::Request bad{http::verb::post, "/add/n", 11};
+  bad.body() = "one";
+  CHECK(handler.respond(bad, d)->result_int() == 400);
+}
+
+TEST_CASE("a watch answers the changes after its revision under its prefixes, at once or on the next write") {
+  KvStoreHandler handler(std::nullopt);
+  auto c = handler.connect("127.0.0.1:1");
+  handler.respond(put("/kv/job.report.a", "1"), c);
+  handler.respond(put("/kv/job.other", "2"), c);
+  auto now = handler.respond(get("/watch?after=0&timeout_ms=1000&prefix=job.report.&prefix=job.failed"), c);
+  REQUIRE(now);
+  auto json = nlohmann::json::parse(now->body());
+  CHECK(json["revision"] == 2);
+  REQUIRE(json["entries"].size() == 1);
+  CHECK(json["entries"][0]["key"] == "job.report.a");
+
+  std::optional<KvStoreHandler::Response> later;
+  CHECK_FALSE(handler.respond(get("/watch?after=2&timeout_ms=1000&prefix=job.report.&prefix=job.failed"), c,
+                              [&](auto r) { later = std::move(r); }));
+  auto d = handler.connect("127.0.0.1:2");
+  handler.respond(put("/kv/job.other", "3"), d);
+  CHECK_FALSE(later);
+  handler.respond(put("/kv/job.failed", "root"), d);
+  REQUIRE(later);
+  json = nlohmann::json::parse(later->body());
+  CHECK(json["revision"] == 4);
+  CHECK(json["entries"][0]["value"] == "root");
+
+  // Out of time: no entries, and the revision to go on from.
+  auto waiting = handler.connect("127.0.0.1:3");
+  CHECK_FALSE(handler.respond(get("/watch?after=4&timeout_ms=10&prefix=job.failed"), waiting, [](auto) {}));
+  auto expired = handler.expire(waiting.parked);
+  REQUIRE(expired);
+  CHECK(nlohmann::json::parse(expired->body())["entries"].empty());
+  CHECK(nlohmann::json::parse(expired->body())["revision"] == 4);
+}
+
+TEST_CASE("a presence rides on requests: lost when its connection closes or it falls silent; back when announced again") {
+  KvStoreHandler handler(std::nullopt);
+  auto a = handler.connect("127.0.0.1:1");
+  auto b = handler.connect("127.0.0.1:2");
+  handler.respond(get("/kv/x", "job.hb.a"), a);
+  handler.respond(get("/kv/x", "job.hb.b"), b);
+  auto other = handler.connect("127.0.0.1:3");
+  CHECK(handler.respond(get("/lost?prefix=job.hb."), other)->body() == "{}");
+  handler.closed(a);
+  auto lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  CHECK(lost == nlohmann::json{{"job.hb.a", "its connection closed"}});
+  CHECK(handler.respond(get("/lost"), other)->body() == "job.hb.a");
+
+  std::this_thread::sleep_for(30ms);
+  CHECK(nlohmann::json::parse(handler.respond(get("/silent?over_ms=20"), other)->body()) == nlohmann::json{"job.hb.b"});
+  CHECK(handler.sweep(20ms) == 1);
+  CHECK(handler.sweep(20ms) == 0);  // marked once
+  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  CHECK(lost.size() == 2);
+  CHECK(lost["job.hb.b"].get<std::string>().starts_with("nothing heard from it for"));
+
+  auto again = handler.connect("127.0.0.1:4");
+  handler.respond(get("/kv/x", "job.hb.a"), again);
+  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  CHECK(lost.size() == 1);
+  CHECK(lost.contains("job.hb.b"));
+}
+
+TEST_CASE("a parked request counts as heard: a node waiting on a long poll is not silent") {
+  KvStoreHandler handler(std::nullopt);
+  auto a = handler.connect("127.0.0.1:1");
+  CHECK_FALSE(handler.respond(get("/wait/never?timeout_ms=5000", "job.hb.a"), a, [](auto) {}));
+  std::this_thread::sleep_for(30ms);
+  CHECK(handler.sweep(20ms) == 0);
+}
+
+TEST_CASE("over sockets: one kept connection serves many requests, and a blocking wait returns on the write") {
+  KvStoreServer server("127.0.0.1", 0);
+  HttpStore store("127.0.0.1", server.port(), 5s);
+  for (int i = 0; i < 50; ++i) store.try_put("k" + std::to_string(i), "v");
+  CHECK(nlohmann::json::parse(store.stats())["connections"] == 1);
+  CHECK(nlohmann::json::parse(store.stats())["requests"].get<int>() >= 50);
+
+  std::thread writer([&] {
+    std::this_thread::sleep_for(100ms);
+    HttpStore other("127.0.0.1", server.port(), 5s);
+    other.try_put("late", "here");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(store.wait_value("late", 5s) == "here");
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  writer.join();
+  CHECK(store.wait_value("never", 50ms) == std::nullopt);
+
+  const auto changes = store.range("k1");
+  CHECK(changes.entries.size() == 11);  // k1, k10..k19
+  auto watched = store.watch({"k4"}, changes.revision, 50ms);
+  CHECK(watched.entries.empty());
+  store.try_put("k4", "new");
+  watched = store.watch({"k4"}, changes.revision, 1s);
+  REQUIRE(watched.entries.size() == 1);
+  CHECK(watched.entries[0].value == "new");
+  CHECK(store.add("count", 2) == 2);
+  CHECK(store.add("count", 3) == 5);
+}
