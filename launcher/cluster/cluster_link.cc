@@ -9,6 +9,7 @@
 
 #include "launcher/cluster/etcd_store.h"
 #include "launcher/cluster/master_store.h"
+#include "launcher/cluster/open_file_limit.h"
 
 namespace paddle::launcher {
 namespace {
@@ -21,6 +22,7 @@ std::unique_ptr<ControlStore> open_store(const ClusterSettings& s) {
       throw common::PeerError(fmt::format("--master=etcd://: {}", e.what()));
     }
   }
+  if (s.host_master) ensure_master_open_files(s.nnodes);
   try {
     return std::make_unique<MasterStore>(s.master_ip, s.master_port, s.host_master, s.job_id, s.node_ip, s.dead_after, s.token);
   } catch (const common::PeerError&) {

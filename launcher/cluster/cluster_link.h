@@ -40,6 +40,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -157,14 +158,18 @@ class ClusterLink {
   JoinedGeneration complete(int generation, std::vector<NodeRegistration> nodes, const std::vector<std::string>& have);
   void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::string& status);
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
+  // How long a node that does not judge waits for the member list before it looks again.
+  std::chrono::milliseconds member_wait() const;
   // The registrations of `generation` contradict each other: say so, and on the master wait
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);
 
   // The node's own watch (node_watch.cc).
   void watch();  // the background thread: heartbeats, the failure key, the master's judge
-  // The verdict, or the first report, of `generation` into failure_ (the master judges first).
-  void poll_failures(int generation, const std::vector<RankedNode>& members, bool failed);
+  // One round: the judge's look (where this launcher judges), then one watch of the verdict and
+  // (until this node knows of a failure, or always on the judge) the reports after revision
+  // `after`, into failure_; returns the revision the watch covered.
+  int64_t watch_failures(int generation, const std::vector<RankedNode>& members, bool failed, int64_t after);
   // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
   JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
 
@@ -178,6 +183,11 @@ class ClusterLink {
 
   // A generation's end (generation_end.cc) and the store (cluster_link.cc).
   void stop_judging();
+  // Removes the job's keys when every member has written its done key (etcd outlives the job).
+  void forget_job_if_all_done(const std::string& done_prefix);
+  // Waits until every node of `waiting` has written PREFIX+IP, `until` passes or `interrupted()`.
+  void wait_for_nodes(const std::string& prefix, std::vector<std::string> waiting,
+                      std::chrono::steady_clock::time_point until, const std::function<bool()>& interrupted);
   void clear_stale_state();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
   std::string generation_key(int generation, const std::string& suffix) const {
@@ -193,13 +203,16 @@ class ClusterLink {
   // cannot be followed by a report written on what those keys no longer say. Taken before mutex_.
   std::mutex judging_mutex_;
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;          // the watch: stop, or a generation joined
+  std::condition_variable verdict_wake_;  // verdict(): the watch saw the verdict, or lost the store
   bool stop_ = false;
   int generation_ = -1;  // joined; -1 before the first join
   std::vector<RankedNode> members_;
   std::optional<JobFailure> failure_;
   bool verdict_seen_ = false;
   std::optional<std::chrono::steady_clock::time_point> first_report_;  // the master's, of the generation
+  std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
+  std::map<std::string, ControlStore::Entry> reports_;  // the judge's: the generation's reports, from its watch
   std::thread thread_;
 };
 

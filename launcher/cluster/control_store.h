@@ -6,11 +6,16 @@
 // Besides keys it answers who is alive, judged on the store's own clock (never by comparing two
 // machines' clocks), and which launcher judges liveness and root causes: exactly one at a time.
 //
+// Waiting is the store's: a launcher waits for a key, or watches prefixes from a revision, in
+// one request that the store answers when something changes (the master's store holds it; etcd
+// is asked again every 100 ms), so a waiting node costs nothing per round at the master.
+//
 // Implementations are safe to call from several threads. Every call throws common::PeerError
 // when the store cannot be reached.
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +26,11 @@ class ControlStore {
  public:
   struct Entry {
     std::string key, value;
-    int64_t order = 0;  // larger for later writes
+    int64_t order = 0;  // the store's revision of its last write: larger for later writes
+  };
+  struct Changes {
+    int64_t revision = 0;  // the newest revision the answer covers: the next watch's `after`
+    std::vector<Entry> entries;
   };
 
   virtual ~ControlStore() = default;
@@ -37,14 +46,21 @@ class ControlStore {
   virtual std::vector<Entry> range(const std::string& prefix) = 0;
   // Forgets the keys that start with `prefix` where the store outlives the job (etcd).
   virtual void remove_prefix(const std::string& prefix) = 0;
+  // The value of `key` once it exists, waiting up to `wait`; nothing when it did not come.
+  virtual std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) = 0;
+  // The keys under `prefixes` written after revision `after` (0: all), once there is one,
+  // waiting up to `wait` (then no entries), in the order they were written.
+  virtual Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) = 0;
 
-  // This launcher is alive; called every heartbeat interval.
+  // This launcher is alive; called every heartbeat interval (a store that heard this launcher
+  // lately, on any request, need not be told again).
   virtual void heartbeat() = 0;
-  // Why the launcher of node `ip` is judged gone, or nothing while it is alive (or was never seen).
-  virtual std::optional<std::string> gone(const std::string& ip) = 0;
-  // How long since the launcher of node `ip` last sent a heartbeat, as far as this launcher can
-  // tell (zero when it cannot): a long silence means it may be gone before the store says so.
-  virtual std::chrono::milliseconds silence(const std::string& ip) = 0;
+  // The nodes among `ips` whose launchers the store counts as gone, each with why; one request.
+  virtual std::map<std::string, std::string> gone(const std::vector<std::string>& ips) = 0;
+  // The nodes whose launchers have not been heard from for longer than `over`: they may be gone
+  // before the store says so. The judge asks every round: etcd's store measures silence from
+  // one look to the next.
+  virtual std::vector<std::string> silent(std::chrono::milliseconds over) = 0;
   // The nodes whose launchers are alive now.
   virtual std::vector<std::string> alive_nodes() = 0;
   // Whether this launcher is the one that judges liveness and root causes now.

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "common/error.h"
 
 namespace paddle::launcher {
 namespace {
 
 constexpr auto kRequestTimeout = std::chrono::seconds(2);
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -38,25 +42,58 @@ void EtcdStore::heartbeat() {
   etcd_.put(heartbeat_key(node_ip_), std::to_string(++beats_), lease_);
 }
 
-std::chrono::milliseconds EtcdStore::silence(const std::string& ip) {
-  const auto now = std::chrono::steady_clock::now();
-  int64_t revision = 0;
-  for (const auto& kv : etcd_.range(heartbeat_key(ip)))
-    if (kv.key == heartbeat_key(ip)) revision = kv.mod_revision;
-  std::lock_guard lock(seen_mutex_);
-  auto& [seen_revision, seen_at] = seen_[ip];
-  if (revision != seen_revision || seen_at == std::chrono::steady_clock::time_point{}) {
-    seen_revision = revision;
-    seen_at = now;
+std::optional<std::string> EtcdStore::wait_for(const std::string& key, std::chrono::milliseconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    if (auto value = etcd_.get(key)) return value;
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kPollInterval, until - std::chrono::steady_clock::now()));
   }
-  return std::chrono::duration_cast<std::chrono::milliseconds>(now - seen_at);
 }
 
-std::optional<std::string> EtcdStore::gone(const std::string& ip) {
-  if (ip == node_ip_ || etcd_.get(heartbeat_key(ip))) return std::nullopt;
-  return fmt::format("its lease at {} ended: no keep-alive for {:.3g} s (its launcher was killed, or it is cut off from "
-                     "the network)",
-                     describe(), dead_after_.count() / 1000.0);
+ControlStore::Changes EtcdStore::watch(const std::vector<std::string>& prefixes, int64_t after,
+                                       std::chrono::milliseconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    Changes changes;
+    changes.revision = after;
+    for (const auto& prefix : prefixes)
+      for (auto& kv : etcd_.range(prefix)) {
+        if (kv.mod_revision <= after) continue;
+        changes.revision = std::max(changes.revision, kv.mod_revision);
+        changes.entries.push_back({std::move(kv.key), std::move(kv.value), kv.mod_revision});
+      }
+    std::sort(changes.entries.begin(), changes.entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+    if (!changes.entries.empty() || std::chrono::steady_clock::now() >= until) return changes;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kPollInterval, until - std::chrono::steady_clock::now()));
+  }
+}
+
+std::vector<std::string> EtcdStore::silent(std::chrono::milliseconds over) {
+  const auto now = std::chrono::steady_clock::now();
+  const std::string prefix = heartbeat_key("");
+  std::vector<std::string> silent;
+  std::lock_guard lock(seen_mutex_);
+  for (const auto& kv : etcd_.range(prefix)) {
+    auto& [seen_revision, seen_at] = seen_[kv.key.substr(prefix.size())];
+    if (kv.mod_revision != seen_revision || seen_at == std::chrono::steady_clock::time_point{}) {
+      seen_revision = kv.mod_revision;
+      seen_at = now;
+    }
+    if (now - seen_at > over) silent.push_back(kv.key.substr(prefix.size()));
+  }
+  return silent;
+}
+
+std::map<std::string, std::string> EtcdStore::gone(const std::vector<std::string>& ips) {
+  const std::vector<std::string> alive = alive_nodes();
+  std::map<std::string, std::string> gone;
+  for (const auto& ip : ips)
+    if (ip != node_ip_ && std::find(alive.begin(), alive.end(), ip) == alive.end())
+      gone[ip] = fmt::format("its lease at {} ended: no keep-alive for {:.3g} s (its launcher was killed, or it is cut "
+                             "off from the network)",
+                             describe(), dead_after_.count() / 1000.0);
+  return gone;
 }
 
 std::vector<std::string> EtcdStore::alive_nodes() {

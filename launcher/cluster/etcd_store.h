@@ -32,12 +32,16 @@ class EtcdStore : public ControlStore {
   }
   std::vector<Entry> range(const std::string& prefix) override;
   void remove_prefix(const std::string& prefix) override { etcd_.delete_prefix(prefix); }
+  // Asks etcd again every 100 ms until the key is there or the wait is over.
+  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) override;
+  // Ranges over the prefixes every 100 ms, keeping the keys whose mod revision is after `after`.
+  Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override;
 
   // Throws common::PeerError when the lease has ended: the others have judged this node gone.
   void heartbeat() override;
-  std::optional<std::string> gone(const std::string& ip) override;
-  // Measured on this launcher's clock, from when it saw the heartbeat key's revision change.
-  std::chrono::milliseconds silence(const std::string& ip) override;
+  std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override;
+  // Measured on this launcher's clock, from when it saw each heartbeat key's revision change.
+  std::vector<std::string> silent(std::chrono::milliseconds over) override;
   std::vector<std::string> alive_nodes() override;
   bool judges() override { return etcd_.create(job_id_ + ".judge", node_ip_, lease_) == node_ip_; }
   bool hosted_here() const override { return false; }

@@ -19,6 +19,8 @@ namespace {
 
 // A request can fail for a moment; what is still failing after this is the store gone.
 constexpr auto kRetryFor = std::chrono::seconds(2);
+// How long one watch of the nodes' acks or done keys waits before the loop looks at the rest.
+constexpr auto kWaitTurn = std::chrono::milliseconds(250);
 // A process exiting with this asks for the job's restart (Paddle's elastic convention).
 constexpr int kRestartMeExitStatus = 101;
 
@@ -64,15 +66,15 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
                            settings_.etcd.empty();
   if (master_lost) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
-  auto answered = Clock::now();
   std::optional<JobFailure> root;
-  while (!root && Clock::now() < deadline && Clock::now() - answered < kRetryFor && !interrupted()) {
-    try {
-      if (auto text = store_->get(generation_key(generation, "failed"))) root = JobFailure::from_json(*text);
-      answered = Clock::now();
-    } catch (const common::PeerError&) {
+  {
+    // The watch brings the verdict (node_watch.cc); this thread only waits for it.
+    std::unique_lock lock(mutex_);
+    while (!root && Clock::now() < deadline && !interrupted()) {
+      if (verdict_seen_ && failure_) root = failure_;
+      else if (Clock::now() - store_answered_ > kRetryFor) break;  // the store is gone: no verdict will come
+      else verdict_wake_.wait_for(lock, std::chrono::milliseconds(50));
     }
-    if (!root) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (!root) return provisional;
   const std::string acks = generation_key(generation, "ack.");
@@ -82,24 +84,31 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
   }
   // The master's store must outlive the other nodes' reading of the verdict.
   if (store_->hosted_here()) {
-    const auto give_up = Clock::now() + kRetryFor;
-    std::vector<RankedNode> members;
+    std::vector<std::string> waiting;
     {
       std::lock_guard lock(mutex_);
-      members = members_;
+      for (const auto& m : members_)
+        if (!(m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost)) waiting.push_back(m.node.ip);
     }
-    for (const auto& m : members) {
-      if (m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost) continue;
-      while (Clock::now() < give_up && !interrupted()) {
-        try {
-          if (store_->get(acks + m.node.ip)) break;
-        } catch (const common::PeerError&) {
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
+    wait_for_nodes(acks, waiting, Clock::now() + kRetryFor, interrupted);
   }
   return *root;
+}
+
+void ClusterLink::wait_for_nodes(const std::string& prefix, std::vector<std::string> waiting, Clock::time_point until,
+                                 const std::function<bool()>& interrupted) {
+  int64_t after = 0;
+  while (!waiting.empty() && Clock::now() < until && !interrupted()) {
+    try {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+      const ControlStore::Changes changes = store_->watch({prefix}, after, std::min(left, kWaitTurn));
+      after = changes.revision;
+      for (const auto& ip : node_ips(changes.entries, prefix))
+        waiting.erase(std::remove(waiting.begin(), waiting.end(), ip), waiting.end());
+    } catch (const common::PeerError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
 }
 
 std::optional<JobFailure> ClusterLink::finish(int generation) {
@@ -109,40 +118,56 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
   } catch (const common::PeerError&) {
     return failure();
   }
+  if (!store_->hosted_here()) {
+    // Only the master's node waits for the others: its store must outlive their use of it.
+    if (auto f = failure()) return f;
+    stop_judging();
+    if (!settings_.etcd.empty()) forget_job_if_all_done(prefix);
+    return std::nullopt;
+  }
   auto last_report = Clock::now();
+  std::vector<std::string> done;
+  int64_t after = 0;
   while (true) {
     if (auto f = failure()) return f;
     std::vector<std::string> waiting;
-    try {
-      const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
+    {
       std::lock_guard lock(mutex_);
       for (const auto& m : members_)
         if (!contains(done, m.node.ip)) waiting.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
-    } catch (const common::PeerError&) {
-      if (!store_->hosted_here()) return failure();
-      // Our own store; a failed request is retried.
     }
     if (waiting.empty()) {
       stop_judging();
-      // The last node done forgets the job where the store outlives it.
-      if (!store_->hosted_here()) {
-        try {
-          store_->remove_prefix(key(""));
-        } catch (const common::PeerError&) {
-        }
-      }
       return std::nullopt;
     }
-    if (!store_->hosted_here()) {
-      if (auto f = failure()) return f;
-      stop_judging();
-      return std::nullopt;
+    try {
+      // The done keys arrive through the watch, each once: O(nodes) in all, not per round.
+      const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
+      after = changes.revision;
+      for (const auto& ip : node_ips(changes.entries, prefix)) done.push_back(ip);
+    } catch (const common::PeerError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // our own store: asked again
     }
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(waiting, ", ")));
       last_report = Clock::now();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void ClusterLink::forget_job_if_all_done(const std::string& done_prefix) {
+  // The last node done forgets the job where the store outlives it (etcd).
+  try {
+    const std::vector<std::string> done = node_ips(store_->range(done_prefix), done_prefix);
+    std::lock_guard lock(mutex_);
+    for (const auto& m : members_)
+      if (!contains(done, m.node.ip)) return;
+  } catch (const common::PeerError&) {
+    return;
+  }
+  try {
+    store_->remove_prefix(key(""));
+  } catch (const common::PeerError&) {
   }
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "launcher/cluster/cluster_link_detail.h"
@@ -14,26 +15,32 @@ namespace paddle::launcher {
 using namespace cluster_link_detail;
 
 bool ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& members) {
+  std::vector<std::string> ips;
+  for (const auto& m : members)
+    if (m.node.ip != settings_.node_ip) ips.push_back(m.node.ip);
+  // Whether one may be gone before the store says so. Asked every round, and before gone(): a
+  // node that is silent now and gone a moment later is caught by one of the two. Etcd's store
+  // measures silence from one look to the next; the master's answers from memory.
   bool someone_silent = false;
-  for (const auto& m : members) {
-    if (m.node.ip == settings_.node_ip || store_->get(generation_key(generation, "done." + m.node.ip))) continue;
-    const std::optional<std::string> why = store_->gone(m.node.ip);
-    if (!why) {
-      someone_silent = someone_silent || store_->silence(m.node.ip) > 2 * settings_.heartbeat_interval;
-      continue;
-    }
-    // A node writes its done key before it exits and its connection closes: one that finished
-    // between the first look and gone() is done, not lost (seen once: a node that finished first
-    // was named the job's root cause).
-    if (store_->get(generation_key(generation, "done." + m.node.ip))) continue;
+  for (const auto& ip : store_->silent(2 * settings_.heartbeat_interval))
+    if (contains(ips, ip) && !store_->get(generation_key(generation, "done." + ip))) someone_silent = true;
+  // One question for all: the store keeps who is gone, so a round costs the lost, not the nodes.
+  for (const auto& [ip, why] : store_->gone(ips)) {
+    // A node writes its done key before it exits and its connection closes: a finished node is
+    // done, not lost (seen once: a node that finished first was named the job's root cause).
+    if (store_->get(generation_key(generation, "done." + ip))) continue;
+    const auto m = std::find_if(members.begin(), members.end(), [&](const RankedNode& n) { return n.node.ip == ip; });
     JobFailure lost;
     lost.cause = JobFailure::Cause::kLauncherLost;
-    lost.node_rank = m.node_rank;
-    lost.ip = m.node.ip;
-    lost.hostname = m.node.hostname;
-    lost.what = *why;
-    // Written once: its age orders it among the reports.
-    store_->add_if_absent(generation_key(generation, "report." + m.node.ip), lost.to_json().dump());
+    lost.node_rank = m->node_rank;
+    lost.ip = ip;
+    lost.hostname = m->node.hostname;
+    lost.what = why;
+    // Written once: its revision orders it among the reports, when the watch brings it; the
+    // verdict of this very round counts it already.
+    const std::string report_key = generation_key(generation, "report." + ip);
+    const std::string written = store_->add_if_absent(report_key, lost.to_json().dump());
+    if (!reports_.count(report_key)) reports_[report_key] = {report_key, written, std::numeric_limits<int64_t>::max()};
   }
   return someone_silent;
 }
@@ -56,8 +63,7 @@ void ClusterLink::judge_newcomers(int generation, const std::vector<RankedNode>&
 }
 
 void ClusterLink::judge_root_cause(int generation, bool someone_silent) {
-  const std::vector<ControlStore::Entry> reports = store_->range(generation_key(generation, "report."));
-  if (reports.empty()) return;
+  if (reports_.empty()) return;
   if (!first_report_) first_report_ = Clock::now();
   if (Clock::now() - *first_report_ < settings_.settle_time) return;
   // A process that lost its peer fails at once; the launcher of that peer, killed or cut off,
@@ -65,7 +71,7 @@ void ClusterLink::judge_root_cause(int generation, bool someone_silent) {
   if (someone_silent && Clock::now() - *first_report_ < settings_.settle_time + settings_.dead_after) return;
   std::optional<std::pair<std::pair<int, int64_t>, JobFailure>> best;  // ((cause, order), report)
   std::optional<std::pair<int64_t, JobFailure>> earliest;
-  for (const auto& r : reports) {
+  for (const auto& [key, r] : reports_) {
     JobFailure f = JobFailure::from_json(r.value);
     const std::pair<int, int64_t> rank{static_cast<int>(f.cause), r.order};
     if (!earliest || r.order < earliest->first) earliest.emplace(r.order, f);

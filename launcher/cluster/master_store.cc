@@ -9,62 +9,74 @@
 namespace paddle::launcher {
 namespace {
 
-constexpr auto kRequestTimeout = std::chrono::seconds(2);
-
-std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s", ms.count() / 1000.0); }
+ControlStore::Changes from_store(collective::StoreChanges changes) {
+  ControlStore::Changes out;
+  out.revision = changes.revision;
+  for (auto& e : changes.entries) out.entries.push_back({std::move(e.key), std::move(e.value), e.revision});
+  std::sort(out.entries.begin(), out.entries.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return out;
+}
 
 }  // namespace
 
 MasterStore::MasterStore(std::string master_ip, int master_port, bool host, std::string job_id, std::string node_ip,
                          std::chrono::milliseconds dead_after, std::optional<common::JobToken> token)
-    : master_ip_(std::move(master_ip)),
-      master_port_(master_port),
-      job_id_(std::move(job_id)),
+    : job_id_(std::move(job_id)),
       node_ip_(std::move(node_ip)),
       dead_after_(dead_after),
-      token_(std::move(token)),
-      server_(host ? std::make_unique<collective::KvStoreServer>(master_ip_, master_port_, token_) : nullptr),
-      client_(master_ip_, master_port_, dead_after_, kRequestTimeout, token_) {}
+      server_(host ? std::make_unique<collective::KvStoreServer>(master_ip, master_port, token, dead_after) : nullptr),
+      // A master under load answers late, not never: a request may take up to dead_after
+      // before this launcher gives up on the connection (and so on its presence).
+      client_(master_ip, master_port, dead_after_, dead_after_, std::move(token), heartbeat_prefix() + node_ip_) {}
 
 void MasterStore::put(const std::string& key, const std::string& value) {
   if (!client_.try_put(key, value)) throw common::PeerError(describe() + " is unreachable");
 }
 
-std::vector<ControlStore::Entry> MasterStore::range(const std::string& prefix) {
-  std::vector<Entry> entries;
-  for (const auto& key : client_.keys(prefix)) {
-    auto value = client_.try_get(key);
-    auto age = client_.age(key);
-    if (value && age) entries.push_back({key, std::move(*value), -static_cast<int64_t>(age->count())});
-  }
-  return entries;
+std::vector<ControlStore::Entry> MasterStore::range(const std::string& prefix) { return from_store(client_.range(prefix)).entries; }
+
+ControlStore::Changes MasterStore::watch(const std::vector<std::string>& prefixes, int64_t after,
+                                         std::chrono::milliseconds wait) {
+  Changes changes = from_store(client_.watch(prefixes, after, wait));
+  std::sort(changes.entries.begin(), changes.entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  return changes;
 }
 
 void MasterStore::heartbeat() {
-  {
-    std::lock_guard lock(presence_mutex_);
-    if (!presence_ && !server_) presence_ = collective::Liveness(master_ip_, master_port_, token_).announce(heartbeat_key(node_ip_));
+  if (!announced_) {
+    put(heartbeat_prefix() + node_ip_, "1");
+    announced_ = true;
+    return;
   }
-  put(heartbeat_key(node_ip_), "1");
+  // Any request renews the presence: a launcher whose watch asked lately needs no other.
+  if (std::chrono::steady_clock::now() - client_.last_heard() < dead_after_ / 4) return;
+  if (!client_.try_get(heartbeat_prefix() + node_ip_)) put(heartbeat_prefix() + node_ip_, "1");
 }
 
-std::optional<std::string> MasterStore::gone(const std::string& ip) {
-  if (ip == node_ip_) return std::nullopt;
-  if (auto lost = collective::Liveness(master_ip_, master_port_, token_).lost())
-    if (std::find(lost->begin(), lost->end(), heartbeat_key(ip)) != lost->end())
-      return "its launcher is gone (its connection to the master closed)";
-  if (auto age = client_.age(heartbeat_key(ip)); age && *age > dead_after_)
-    return fmt::format("its launcher sent no heartbeat for {} (killed, or cut off from the network)", seconds(*age));
-  return std::nullopt;
+std::map<std::string, std::string> MasterStore::gone(const std::vector<std::string>& ips) {
+  std::map<std::string, std::string> gone;
+  for (const auto& [name, why] : client_.lost(heartbeat_prefix())) {
+    const std::string ip = name.substr(heartbeat_prefix().size());
+    if (ip == node_ip_ || std::find(ips.begin(), ips.end(), ip) == ips.end()) continue;
+    gone[ip] = why == "its connection closed"
+                   ? "its launcher is gone (its connection to the master closed)"
+                   : fmt::format("its launcher is silent: {} (killed, stopped, or cut off from the network)", why);
+  }
+  return gone;
+}
+
+std::vector<std::string> MasterStore::silent(std::chrono::milliseconds over) {
+  std::vector<std::string> ips;
+  for (const auto& name : client_.silent(over))
+    if (name.starts_with(heartbeat_prefix())) ips.push_back(name.substr(heartbeat_prefix().size()));
+  return ips;
 }
 
 std::vector<std::string> MasterStore::alive_nodes() {
+  const auto lost = client_.lost(heartbeat_prefix());
   std::vector<std::string> alive;
-  const std::string prefix = job_id_ + ".hb.";
-  for (const auto& key : client_.keys(prefix)) {
-    const std::string ip = key.substr(prefix.size());
-    if (!gone(ip)) alive.push_back(ip);
-  }
+  for (const auto& key : client_.keys(heartbeat_prefix()))
+    if (!lost.count(key)) alive.push_back(key.substr(heartbeat_prefix().size()));
   return alive;
 }
 

@@ -1,17 +1,18 @@
 #pragma once
 // MasterStore: the ControlStore of a --master=IP:PORT job: the HTTP key-value store
 // (collective/kv_store_server.h) that the launcher on the master's address hosts, and that the
-// others reach as clients. The host judges. A launcher is alive while its heartbeat key
-// (JOB.hb.IP) is younger than dead_after on the host's monotonic clock and its presence
-// connection (collective/liveness.h) is open: a SIGKILLed launcher closes it at once.
+// others reach as clients, each over one kept-alive connection (collective/http_store.h). The
+// host judges. Every request of a launcher names its presence (JOB.hb.IP), so any request is a
+// heartbeat; the launcher is gone once that connection closes (a SIGKILLed launcher's closes at
+// once) or the store has heard nothing from it for dead_after, which the store itself checks a
+// few times per dead_after: the judge asks only for the names it lost.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
-#include "collective/liveness.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher {
@@ -31,29 +32,27 @@ class MasterStore : public ControlStore {
   }
   std::vector<Entry> range(const std::string& prefix) override;
   void remove_prefix(const std::string&) override {}  // the store ends with its host
+  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) override {
+    return client_.wait_value(key, wait);
+  }
+  Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override;
 
   void heartbeat() override;
-  std::optional<std::string> gone(const std::string& ip) override;
-  std::chrono::milliseconds silence(const std::string& ip) override {
-    return client_.age(heartbeat_key(ip)).value_or(std::chrono::milliseconds(0));
-  }
+  std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override;
+  std::vector<std::string> silent(std::chrono::milliseconds over) override;
   std::vector<std::string> alive_nodes() override;
   bool judges() override { return server_ != nullptr; }
   bool hosted_here() const override { return server_ != nullptr; }
   std::string describe() const override { return "the master " + client_.endpoint(); }
 
  private:
-  std::string heartbeat_key(const std::string& ip) const { return job_id_ + ".hb." + ip; }
+  std::string heartbeat_prefix() const { return job_id_ + ".hb."; }
 
-  std::string master_ip_;
-  int master_port_;
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
-  std::optional<common::JobToken> token_;
   std::unique_ptr<collective::KvStoreServer> server_;
   collective::HttpStore client_;
-  std::mutex presence_mutex_;
-  std::unique_ptr<collective::Liveness::Presence> presence_;
+  std::atomic<bool> announced_ = false;  // JOB.hb.IP written: alive_nodes() lists this node
 };
 
 }  // namespace paddle::launcher

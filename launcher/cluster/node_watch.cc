@@ -1,5 +1,7 @@
 // ClusterLink, step two: the node's own watch, a background thread: heartbeats, the judge's
-// round where this launcher judges, and the failures any node reported (cluster_link.h).
+// round where this launcher judges, and the failures any node reported (cluster_link.h). It
+// waits in the store's watch: the first report, and then the verdict, reach every node in the
+// round trip the store answers at once, and a node that waits costs the store nothing per round.
 #include "launcher/cluster/cluster_link.h"
 
 #include <fmt/format.h>
@@ -12,7 +14,10 @@ using namespace cluster_link_detail;
 
 namespace {
 
-constexpr auto kPollInterval = std::chrono::milliseconds(250);
+// The judge's round: how often it looks for lost launchers and whether the verdict is due.
+constexpr auto kJudgeRound = std::chrono::milliseconds(250);
+// The pause before asking again a store that did not answer.
+constexpr auto kRetryPause = std::chrono::milliseconds(50);
 
 }  // namespace
 
@@ -22,66 +27,92 @@ std::optional<JobFailure> ClusterLink::failure() {
 }
 
 void ClusterLink::watch() {
-  auto last_heartbeat = Clock::now() - settings_.heartbeat_interval;
   auto reachable_at = Clock::now();  // the last time the store answered
-  bool first_round = true;
+  int watched_generation = -1;
+  int64_t after = 0;  // the store's revision the watch of `watched_generation` has seen
   while (true) {
     int generation;
     std::vector<RankedNode> members;
     bool failed, verdict_seen;
     {
       std::unique_lock lock(mutex_);
-      if (!first_round && wake_.wait_for(lock, kPollInterval, [this] { return stop_; })) return;
-      first_round = false;
+      if (stop_) return;
       generation = generation_;
       members = members_;
       failed = failure_.has_value();
       verdict_seen = verdict_seen_;
     }
+    const bool watching = generation >= 0 && !verdict_seen;
+    bool answered = false;
     try {
-      if (Clock::now() - last_heartbeat >= settings_.heartbeat_interval) {
-        store_->heartbeat();
-        last_heartbeat = Clock::now();
-      }
-      if (generation >= 0 && !verdict_seen) {
+      store_->heartbeat();
+      if (watching) {
+        if (generation != watched_generation) {
+          watched_generation = generation;
+          after = 0;
+          reports_.clear();
+        }
         std::lock_guard judging(judging_mutex_);
         bool current;
         {
           std::lock_guard lock(mutex_);
           current = generation_ == generation;  // not stopped (nor moved on) since the snapshot
         }
-        if (current) poll_failures(generation, members, failed);
+        if (current) after = watch_failures(generation, members, failed, after);
       }
       reachable_at = Clock::now();
+      answered = true;
+      std::lock_guard lock(mutex_);
+      store_answered_ = reachable_at;
     } catch (const common::PeerError& e) {
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
         if (!failure_) failure_ = master_lost(members, e.what());
       }
+      verdict_wake_.notify_all();
     }
+    // The watch itself waited; otherwise (nothing to watch, or the store did not answer) rest.
+    if (watching && answered) continue;
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, watching ? kRetryPause : settings_.heartbeat_interval,
+                   [&] { return stop_ || generation_ != generation; });
   }
 }
 
-void ClusterLink::poll_failures(int generation, const std::vector<RankedNode>& members, bool failed) {
-  if (store_->judges()) {
+int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode>& members, bool failed, int64_t after) {
+  const std::string failed_key = generation_key(generation, "failed");
+  const std::string report_prefix = generation_key(generation, "report.");
+  const bool judges = store_->judges();
+  if (judges) {
     const bool someone_silent = judge_liveness(generation, members);
     if (settings_.elastic()) judge_newcomers(generation, members);
     judge_root_cause(generation, someone_silent);
   }
+  // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
+  std::vector<std::string> prefixes{failed_key};
+  if (judges || !failed) prefixes.push_back(report_prefix);
+  const ControlStore::Changes changes =
+      store_->watch(prefixes, after, judges ? kJudgeRound : settings_.heartbeat_interval);
   std::optional<JobFailure> seen;
   bool is_verdict = false;
-  if (auto text = store_->get(generation_key(generation, "failed"))) {
-    seen = JobFailure::from_json(*text);
-    is_verdict = true;
-  } else if (!failed) {
-    const std::vector<ControlStore::Entry> reports = store_->range(generation_key(generation, "report."));
-    if (!reports.empty()) seen = JobFailure::from_json(reports.front().value);
+  for (const auto& e : changes.entries) {
+    if (e.key == failed_key) {
+      seen = JobFailure::from_json(e.value);
+      is_verdict = true;
+    } else if (e.key.starts_with(report_prefix)) {
+      if (judges) reports_[e.key] = e;
+      if (!seen) seen = JobFailure::from_json(e.value);
+    }
   }
-  std::lock_guard lock(mutex_);
-  if (seen && generation_ == generation && (is_verdict || !failure_)) {
-    failure_ = seen;
-    verdict_seen_ = is_verdict;
+  {
+    std::lock_guard lock(mutex_);
+    if (seen && generation_ == generation && (is_verdict || !failure_)) {
+      failure_ = seen;
+      verdict_seen_ = is_verdict;
+    }
   }
+  if (is_verdict) verdict_wake_.notify_all();
+  return changes.revision;
 }
 
 JobFailure ClusterLink::master_lost(const std::vector<RankedNode>& members, const std::string& why) const {

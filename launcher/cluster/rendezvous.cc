@@ -7,7 +7,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
+
+#include "collective/http_exchange.h"
 
 #include "common/parse.h"
 #include "launcher/cluster/cluster_link_detail.h"
@@ -18,8 +21,12 @@ using namespace cluster_link_detail;
 
 namespace {
 
-// An elastic node rewrites its registration each round: slower than a fixed job's polling.
+// The judge's look at an elastic generation's registrations: etcd ranges are O(nodes).
 constexpr auto kElasticRound = std::chrono::milliseconds(100);
+// How long an etcd job's node waits for a member list before it looks whether it judges now.
+constexpr auto kElasticTurn = std::chrono::milliseconds(1000);
+// How long the judge's watch of the registrations waits for the next.
+constexpr auto kJudgeRound = std::chrono::milliseconds(250);
 
 }  // namespace
 
@@ -41,44 +48,79 @@ void ClusterLink::check_rendezvous_time(Clock::time_point started, const std::st
 
 JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration& me) {
   const std::string prefix = generation_key(generation, "node.");
+  const std::string members_key = generation_key(generation, "members");
+  const std::string status_key = generation_key(generation, "waiting");
   const auto started = Clock::now();
   auto last_report = started;
   std::optional<Clock::time_point> reached;  // the last time the store answered
+  bool registered = false;
+  // The judge's count of the registrations, kept from its watch: each arrives once.
+  std::map<std::string, std::string> seen;
+  int64_t after = 0;
+  std::string status = "waiting for the member list";
   while (true) {
-    std::vector<ControlStore::Entry> registrations;
     std::string unreachable;
+    std::optional<std::string> members;
     try {
-      // Registering is idempotent: a reply lost to a timeout is simply sent again.
-      store_->put_while_alive(prefix + me.ip, me.to_json().dump());
-      registrations = store_->range(prefix);
-      // Alive (the master's presence connection held) before any worker starts, so that a
-      // launcher killed right after is seen gone at once, not a heartbeat timeout later.
-      if (static_cast<int>(registrations.size()) == settings_.nnodes) store_->heartbeat();
+      if (!registered) {
+        store_->put_while_alive(prefix + me.ip, me.to_json().dump());
+        registered = true;
+      }
+      if (store_->judges()) {
+        const ControlStore::Changes changes = store_->watch({prefix}, after, kJudgeRound);
+        after = changes.revision;
+        for (const auto& e : changes.entries) seen[e.key.substr(prefix.size())] = e.value;
+        std::vector<std::string> have;
+        for (const auto& [ip, registration] : seen) have.push_back(ip);
+        if (static_cast<int>(have.size()) > settings_.nnodes)
+          throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with {}: {}", settings_.nnodes,
+                                               have.size(), store_->describe(), fmt::join(have, ", ")));
+        status = rendezvous_status(have, "");
+        if (static_cast<int>(have.size()) == settings_.nnodes) {
+          nlohmann::json list = nlohmann::json::array();
+          for (const auto& [ip, registration] : seen) list.push_back(nlohmann::json::parse(registration));
+          members = store_->add_if_absent(members_key, list.dump());
+        } else if (Clock::now() - last_report >= settings_.report_interval) {
+          store_->put(status_key, status);
+        }
+      } else {
+        // Every node but the judge waits on the one key, and hears of the others only in the
+        // status the judge leaves, read when the wait runs out.
+        members = store_->wait_for(members_key, member_wait());
+        if (!members && Clock::now() - last_report >= settings_.report_interval)
+          status = store_->get(status_key).value_or(fmt::format("waiting for the member list from {}", store_->describe()));
+      }
       reached = Clock::now();
-    } catch (const common::PeerError&) {
+    } catch (const common::PeerError& e) {
+      if (dynamic_cast<const collective::StoreRefused*>(&e)) throw;
       unreachable = fmt::format("{} is not reachable yet", store_->describe());
     }
-    const std::vector<std::string> have = node_ips(registrations, prefix);
     if (reached && Clock::now() - *reached > settings_.dead_after)
       throw common::PeerError(fmt::format("{} went away during the rendezvous of job {} (its launcher exited or was "
                                           "killed: see its log)",
                                           store_->describe(), settings_.job_id));
-    if (static_cast<int>(have.size()) > settings_.nnodes)
-      throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with {}: {}", settings_.nnodes, have.size(),
-                                           store_->describe(), fmt::join(have, ", ")));
-    if (static_cast<int>(have.size()) == settings_.nnodes) {
+    if (members) {
       std::vector<NodeRegistration> nodes;
-      for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
-      return complete(generation, std::move(nodes), have);
+      std::vector<std::string> ips;
+      for (const auto& j : nlohmann::json::parse(*members)) {
+        nodes.push_back(NodeRegistration::from_json(j.dump()));
+        ips.push_back(nodes.back().ip);
+      }
+      return complete(generation, std::move(nodes), ips);
     }
-    const std::string status = rendezvous_status(have, unreachable);
+    if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
     check_rendezvous_time(started, status);
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(status);
       last_report = Clock::now();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!unreachable.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::chrono::milliseconds ClusterLink::member_wait() const {
+  // On etcd another launcher may take the judge's place, so each waits in short turns.
+  return settings_.etcd.empty() ? settings_.report_interval : std::min(settings_.report_interval, kElasticTurn);
 }
 
 JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistration& me) {
@@ -87,9 +129,11 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
   auto last_report = started;
   std::optional<Clock::time_point> enough_since;  // MIN nodes were registered for `target`
   int announced_wait = -1;
+  int registered_for = -1;
   while (true) {
     std::string unreachable;
     std::vector<std::string> have;
+    bool waited = false;
     try {
       if (auto newest = store_->get(key("generation")))
         target = std::max(target, static_cast<int>(common::to_int(*newest).value_or(0)));
@@ -111,14 +155,25 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         enough_since.reset();
         continue;
       }
-      store_->put_while_alive(prefix + me.ip, me.to_json().dump());
-      const std::vector<ControlStore::Entry> registrations = store_->range(prefix);
-      have = node_ips(registrations, prefix);
-      if (static_cast<int>(have.size()) >= settings_.min_nodes && !enough_since) enough_since = Clock::now();
-      if (static_cast<int>(have.size()) < settings_.min_nodes) enough_since.reset();
-      if (may_start(target, have, enough_since)) {
-        close_generation(target, registrations);
-        continue;
+      if (registered_for != target) {
+        store_->put_while_alive(prefix + me.ip, me.to_json().dump());
+        registered_for = target;
+      }
+      if (!store_->judges()) {
+        // The judge closes the generation; the others wait for its member list, and look at
+        // the registrations only for the status line when the wait runs out.
+        if (!store_->wait_for(generation_key(target, "members"), member_wait()))
+          have = node_ips(store_->range(prefix), prefix);
+        waited = true;
+      } else {
+        const std::vector<ControlStore::Entry> registrations = store_->range(prefix);
+        have = node_ips(registrations, prefix);
+        if (static_cast<int>(have.size()) >= settings_.min_nodes && !enough_since) enough_since = Clock::now();
+        if (static_cast<int>(have.size()) < settings_.min_nodes) enough_since.reset();
+        if (may_start(target, have, enough_since)) {
+          close_generation(target, registrations);
+          continue;
+        }
       }
     } catch (const common::PeerError& e) {
       unreachable = e.what();
@@ -129,7 +184,7 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
       log_.info(fmt::format("generation {}: {}", target, status));
       last_report = Clock::now();
     }
-    std::this_thread::sleep_for(kElasticRound);
+    if (!waited) std::this_thread::sleep_for(kElasticRound);
   }
 }
 
@@ -177,6 +232,7 @@ JoinedGeneration ClusterLink::complete(int generation, std::vector<NodeRegistrat
   failure_.reset();
   verdict_seen_ = false;
   first_report_.reset();
+  wake_.notify_all();
   return {generation, restarts_used, ranked};
 }
 
