@@ -46,7 +46,11 @@ std::string ClusterSettings::master_name() const {
 }
 
 ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log)
-    : settings_(std::move(settings)), log_(log), store_(open_store(settings_)) {
+    : settings_(std::move(settings)),
+      log_(log),
+      store_(open_store(settings_)),
+      judge_(*store_, {settings_.job_id, settings_.node_ip, settings_.nnodes, settings_.elastic(),
+                       settings_.heartbeat_interval, settings_.dead_after, settings_.settle_time}) {
   if (store_->hosted_here())
     log_.info(fmt::format("hosting the job's master store on {}:{} (job {})", settings_.master_ip, settings_.master_port,
                           settings_.job_id));

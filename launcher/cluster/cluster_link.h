@@ -29,7 +29,7 @@
 // The link's steps, each in its own file (torch's elastic agent: initialize, monitor, restart):
 //   rendezvous.cc      join: the fixed or elastic rendezvous of a generation
 //   node_watch.cc      the node's own watch: heartbeats, and the failures any node reported
-//   judge.cc           the judge's round on the one judging launcher: liveness, newcomers,
+//   judge.h            the judge (its own class): on the one judging launcher, liveness, newcomers,
 //                      the root cause
 //   generation_end.cc  a generation's end: report, verdict, membership change, finish
 //   cluster_link.cc    the store the steps share, and the watch's thread
@@ -52,6 +52,7 @@
 #include "common/error.h"
 #include "common/job_token.h"
 #include "launcher/cluster/control_store.h"
+#include "launcher/cluster/judge.h"
 #include "launcher/console/launch_log.h"
 #include "launcher/plan/rank_map.h"
 #include "launcher/supervise/job_failure.h"
@@ -173,13 +174,6 @@ class ClusterLink {
   // The failure this node reports when the store stayed unreachable (`why`) for dead_after.
   JobFailure master_lost(const std::vector<RankedNode>& members, const std::string& why) const;
 
-  // The judge (judge.cc).
-  // Reports the members the store counts as gone; returns whether one has been silent long
-  // enough that it may be gone too (the verdict then waits for the store to say).
-  bool judge_liveness(int generation, const std::vector<RankedNode>& members);
-  // An elastic job below its most nodes admits a node that registered for the next generation.
-  void judge_newcomers(int generation, const std::vector<RankedNode>& members);
-  void judge_root_cause(int generation, bool someone_silent);
 
   // A generation's end (generation_end.cc) and the store (cluster_link.cc).
   void stop_judging();
@@ -210,9 +204,8 @@ class ClusterLink {
   std::vector<RankedNode> members_;
   std::optional<JobFailure> failure_;
   bool verdict_seen_ = false;
-  std::optional<std::chrono::steady_clock::time_point> first_report_;  // the master's, of the generation
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
-  std::map<std::string, ControlStore::Entry> reports_;  // the judge's: the generation's reports, from its watch
+  Judge judge_;  // used by the watch where this launcher judges
   std::thread thread_;
 };
 

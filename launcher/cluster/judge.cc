@@ -1,6 +1,6 @@
-// ClusterLink, the judge: what the one judging launcher writes for everyone (cluster_link.h):
-// the reports of lost launchers, the admission of newcomers, the verdict on the root cause.
-#include "launcher/cluster/cluster_link.h"
+// The judge: what the one judging launcher writes for everyone (judge.h): the reports of lost
+// launchers, the admission of newcomers, the verdict on the root cause.
+#include "launcher/cluster/judge.h"
 
 #include <fmt/format.h>
 
@@ -9,12 +9,39 @@
 #include <utility>
 
 #include "launcher/cluster/cluster_link_detail.h"
+#include "launcher/supervise/job_failure.h"
 
 namespace paddle::launcher {
 
 using namespace cluster_link_detail;
 
-bool ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& members) {
+Judge::Judge(ControlStore& store, JudgeSettings settings, std::function<Clock::time_point()> now)
+    : store_(store), settings_(std::move(settings)), now_(std::move(now)) {}
+
+std::string Judge::key(int generation, const std::string& suffix) const {
+  return fmt::format("{}.g{}.{}", settings_.job_id, generation, suffix);
+}
+
+void Judge::begin(int generation) {
+  generation_ = generation;
+  reports_.clear();
+  first_report_.reset();
+}
+
+void Judge::heard(const ControlStore::Entry& report) {
+  reports_[report.key] = report;
+  // The settle time counts from the first report's arrival, not from the next round.
+  if (!first_report_) first_report_ = now_();
+}
+
+void Judge::round(int generation, const std::vector<RankedNode>& members) {
+  if (generation != generation_) begin(generation);
+  const bool someone_silent = liveness(generation, members);
+  if (settings_.elastic) newcomers(generation, members);
+  root_cause(generation, someone_silent);
+}
+
+bool Judge::liveness(int generation, const std::vector<RankedNode>& members) {
   std::vector<std::string> ips;
   for (const auto& m : members)
     if (m.node.ip != settings_.node_ip) ips.push_back(m.node.ip);
@@ -22,13 +49,13 @@ bool ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& 
   // node that is silent now and gone a moment later is caught by one of the two. Etcd's store
   // measures silence from one look to the next; the master's answers from memory.
   bool someone_silent = false;
-  for (const auto& ip : store_->silent(2 * settings_.heartbeat_interval))
-    if (contains(ips, ip) && !store_->get(generation_key(generation, "done." + ip))) someone_silent = true;
+  for (const auto& ip : store_.silent(2 * settings_.heartbeat_interval))
+    if (contains(ips, ip) && !store_.get(key(generation, "done." + ip))) someone_silent = true;
   // One question for all: the store keeps who is gone, so a round costs the lost, not the nodes.
-  for (const auto& [ip, why] : store_->gone(ips)) {
+  for (const auto& [ip, why] : store_.gone(ips)) {
     // A node writes its done key before it exits and its connection closes: a finished node is
     // done, not lost (seen once: a node that finished first was named the job's root cause).
-    if (store_->get(generation_key(generation, "done." + ip))) continue;
+    if (store_.get(key(generation, "done." + ip))) continue;
     const auto m = std::find_if(members.begin(), members.end(), [&](const RankedNode& n) { return n.node.ip == ip; });
     JobFailure lost;
     lost.cause = JobFailure::Cause::kLauncherLost;
@@ -38,17 +65,17 @@ bool ClusterLink::judge_liveness(int generation, const std::vector<RankedNode>& 
     lost.what = why;
     // Written once: its revision orders it among the reports, when the watch brings it; the
     // verdict of this very round counts it already.
-    const std::string report_key = generation_key(generation, "report." + ip);
-    const std::string written = store_->add_if_absent(report_key, lost.to_json().dump());
-    if (!reports_.count(report_key)) reports_[report_key] = {report_key, written, std::numeric_limits<int64_t>::max()};
+    const std::string report_key = key(generation, "report." + ip);
+    const std::string written = store_.add_if_absent(report_key, lost.to_json().dump());
+    if (!reports_.count(report_key)) heard({report_key, written, std::numeric_limits<int64_t>::max()});
   }
   return someone_silent;
 }
 
-void ClusterLink::judge_newcomers(int generation, const std::vector<RankedNode>& members) {
+void Judge::newcomers(int generation, const std::vector<RankedNode>& members) {
   if (static_cast<int>(members.size()) >= settings_.nnodes) return;
-  const std::string prefix = generation_key(generation + 1, "node.");
-  for (const auto& e : store_->range(prefix)) {
+  const std::string prefix = key(generation + 1, "node.");
+  for (const auto& e : store_.range(prefix)) {
     const NodeRegistration newcomer = NodeRegistration::from_json(e.value);
     if (std::any_of(members.begin(), members.end(), [&](const RankedNode& m) { return m.node.ip == newcomer.ip; })) continue;
     JobFailure joined;
@@ -57,18 +84,18 @@ void ClusterLink::judge_newcomers(int generation, const std::vector<RankedNode>&
     joined.hostname = newcomer.hostname;
     joined.what = fmt::format("joined the job; generation {} admits it ({} node(s) now)", generation + 1, members.size() + 1);
     joined.exit_status = 0;
-    store_->add_if_absent(generation_key(generation, "report." + newcomer.ip), joined.to_json().dump());
+    store_.add_if_absent(key(generation, "report." + newcomer.ip), joined.to_json().dump());
     return;
   }
 }
 
-void ClusterLink::judge_root_cause(int generation, bool someone_silent) {
+void Judge::root_cause(int generation, bool someone_silent) {
   if (reports_.empty()) return;
-  if (!first_report_) first_report_ = Clock::now();
-  if (Clock::now() - *first_report_ < settings_.settle_time) return;
+  if (!first_report_) first_report_ = now_();
+  if (now_() - *first_report_ < settings_.settle_time) return;
   // A process that lost its peer fails at once; the launcher of that peer, killed or cut off,
   // is only counted gone dead_after later. Its silence holds the verdict until then.
-  if (someone_silent && Clock::now() - *first_report_ < settings_.settle_time + settings_.dead_after) return;
+  if (someone_silent && now_() - *first_report_ < settings_.settle_time + settings_.dead_after) return;
   std::optional<std::pair<std::pair<int, int64_t>, JobFailure>> best;  // ((cause, order), report)
   std::optional<std::pair<int64_t, JobFailure>> earliest;
   for (const auto& [key, r] : reports_) {
@@ -81,7 +108,7 @@ void ClusterLink::judge_root_cause(int generation, bool someone_silent) {
   // report after it, and are not the cause.
   if (earliest->second.cause == JobFailure::Cause::kNodeJoined && best->second.cause != JobFailure::Cause::kLauncherLost)
     best->second = earliest->second;
-  store_->add_if_absent(generation_key(generation, "failed"), best->second.to_json().dump());
+  store_.add_if_absent(key(generation, "failed"), best->second.to_json().dump());
 }
 
 }  // namespace paddle::launcher

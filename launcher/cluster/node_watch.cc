@@ -50,7 +50,7 @@ void ClusterLink::watch() {
         if (generation != watched_generation) {
           watched_generation = generation;
           after = 0;
-          reports_.clear();
+          judge_.begin(generation);
         }
         std::lock_guard judging(judging_mutex_);
         bool current;
@@ -83,11 +83,7 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   const std::string failed_key = generation_key(generation, "failed");
   const std::string report_prefix = generation_key(generation, "report.");
   const bool judges = store_->judges();
-  if (judges) {
-    const bool someone_silent = judge_liveness(generation, members);
-    if (settings_.elastic()) judge_newcomers(generation, members);
-    judge_root_cause(generation, someone_silent);
-  }
+  if (judges) judge_.round(generation, members);
   // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
   std::vector<std::string> prefixes{failed_key};
   if (judges || !failed) prefixes.push_back(report_prefix);
@@ -100,7 +96,7 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
       seen = JobFailure::from_json(e.value);
       is_verdict = true;
     } else if (e.key.starts_with(report_prefix)) {
-      if (judges) reports_[e.key] = e;
+      if (judges) judge_.heard(e);
       if (!seen) seen = JobFailure::from_json(e.value);
     }
   }

@@ -231,7 +231,6 @@ JoinedGeneration ClusterLink::complete(int generation, std::vector<NodeRegistrat
   members_ = ranked;
   failure_.reset();
   verdict_seen_ = false;
-  first_report_.reset();
   wake_.notify_all();
   return {generation, restarts_used, ranked};
 }

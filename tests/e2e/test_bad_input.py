@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -74,6 +75,7 @@ class Case:
     may_write: tuple = ()   # scratch-relative globs the run may create or change
     seconds: float = 10     # time bound
     progress: bool = False  # lines of normal progress may come before the error line
+    open_files: int = 0     # the program's open-file limit (ulimit -n, soft and hard); 0: as inherited
 
 
 # --- data the rows write ------------------------------------------------------------------
@@ -150,6 +152,12 @@ def ps_server_with_another_token(run):
     run.spawn([TRAIN, *run.fill(WIDE_DEEP)], env, ready=("Server listening on", 20))
 
 
+def master_with_another_token(run):
+    run.spawn([LAUNCH, "--master=127.0.0.1:{}".format(run.ports[0]), "--nnodes=2", "--rank=0", "--host=127.0.0.1",
+               "--rendezvous_timeout=10", "--log_dir=master-log", PROBE, "--sleep", "1"],
+              {"PADDLE_JOB_TOKEN": "the-masters-token"}, ready=("joining generation 0", 5))
+
+
 def rank0_with_another_token(run):
     env = collective(0, 2, run.ports, PADDLE_JOB_TOKEN="rank0s-token", PADDLE_COLLECTIVE_TIMEOUT="4")
     run.spawn([TRAIN, *run.fill(FIT_A_LINE), "--set", "output_dir=rank0-out"], env)
@@ -177,6 +185,10 @@ CASES = [
     Case("negative restarts", "flag", "launch", ["--max_restarts=-1"], 2, "--max_restarts"),
     Case("grace period not a number", "flag", "launch", ["--grace_period=soon"], 2, "--grace_period"),
     Case("unknown backend", "flag", "launch", ["--backend=mpi"], 2, "--backend"),
+    Case("master's open files below its nodes", "flag", "launch",
+         ["--master=127.0.0.1:{port0}", "--nnodes=1000", "--rank=0", "--host=127.0.0.1"], 2,
+         "--nnodes=1000: the master needs 1128 open files (one connection per node and 128 to spare), but `ulimit -n` "
+         "allows 300 (hard limit 300)", open_files=300, progress=True, may_write=("log", "log/launch.log")),
     # Environment variables, read by the launcher and by `train`: exit 2.
     Case("orphan guard unknown", "env", "launch", [], 2, "PADDLE_ORPHAN_GUARD", env={"PADDLE_ORPHAN_GUARD": "sometimes"}),
     Case("start port variable not a number", "env", "launch", ["--ips=127.0.0.1,127.0.0.2", "--host=127.0.0.1"], 2,
@@ -262,6 +274,11 @@ CASES = [
     Case("a store with another job's token", "peer", "train", FIT_A_LINE, 1, "key-value store 127.0.0.1:{port0} refused",
          env=collective(1, 2, ["{port0}", "{port1}"], PADDLE_JOB_TOKEN="rank1s-token", PADDLE_COLLECTIVE_TIMEOUT="4"),
          helpers=rank0_with_another_token, seconds=15, progress=True, may_write=("rank0-out", "rank0-out/*")),
+    Case("a master with another job's token", "peer", "launch",
+         ["--master=127.0.0.1:{port0}", "--nnodes=2", "--rank=1", "--host=127.0.0.2"], 1,
+         "key-value store 127.0.0.1:{port0} refused this process: its job token is not the job's (PADDLE_JOB_TOKEN)",
+         env={"PADDLE_JOB_TOKEN": "node1s-token"}, helpers=master_with_another_token, seconds=10, progress=True,
+         may_write=("log", "log/launch.log", "master-log", "master-log/*")),
     Case("a node never comes", "peer", "launch", ["--master=127.0.0.1:{port0}", "--nnodes=2", "--rendezvous_timeout=2"],
          124, "missing", seconds=12, progress=True, may_write=("log", "log/launch.log")),
 ]
@@ -379,8 +396,13 @@ def run_case(case):
                 else [TRAIN, *run.fill(case.args)])
         env = {k: run.fill(v) for k, v in case.env.items()}
         started = time.monotonic()
+        limit = case.open_files
+
+        def lower_open_files():
+            if limit:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
         proc = subprocess.Popen(argv, cwd=run.dir, env=child_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, errors="replace", start_new_session=True)
+                                text=True, errors="replace", start_new_session=True, preexec_fn=lower_open_files)
         run.pid = proc.pid
         try:
             stdout, stderr = proc.communicate(timeout=case.seconds)

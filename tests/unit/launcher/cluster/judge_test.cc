@@ -1,0 +1,196 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "launcher/cluster/judge.h"
+#include "launcher/supervise/job_failure.h"
+
+using namespace paddle::launcher;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An in-memory ControlStore: keys with revisions, and the liveness a test says.
+class FakeStore : public ControlStore {
+ public:
+  void put(const std::string& key, const std::string& value) override {
+    values[key] = {key, value, ++revision};
+  }
+  void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
+  std::optional<std::string> get(const std::string& key) override {
+    auto it = values.find(key);
+    if (it == values.end()) return std::nullopt;
+    return it->second.value;
+  }
+  std::string add_if_absent(const std::string& key, const std::string& value) override {
+    if (!values.count(key)) put(key, value);
+    return values[key].value;
+  }
+  std::vector<Entry> range(const std::string& prefix) override { return watch({prefix}, 0, 0ms).entries; }
+  void remove_prefix(const std::string&) override {}
+  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds) override { return get(key); }
+  Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds) override {
+    Changes changes{revision, {}};
+    for (const auto& [key, e] : values)
+      for (const auto& p : prefixes)
+        if (key.starts_with(p) && e.order > after) changes.entries.push_back(e);
+    std::sort(changes.entries.begin(), changes.entries.end(), [](auto& a, auto& b) { return a.order < b.order; });
+    return changes;
+  }
+  void heartbeat() override {}
+  std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
+    std::map<std::string, std::string> out;
+    for (const auto& [ip, why] : lost)
+      if (std::find(ips.begin(), ips.end(), ip) != ips.end()) out[ip] = why;
+    return out;
+  }
+  std::vector<std::string> silent(std::chrono::milliseconds) override { return {quiet.begin(), quiet.end()}; }
+  std::vector<std::string> alive_nodes() override { return {}; }
+  bool judges() override { return true; }
+  bool hosted_here() const override { return true; }
+  std::string describe() const override { return "the fake store"; }
+
+  std::map<std::string, Entry> values;
+  int64_t revision = 0;
+  std::map<std::string, std::string> lost;  // ip -> why
+  std::set<std::string> quiet;              // silent ips
+};
+
+RankedNode member(int rank, const std::string& ip) {
+  RankedNode n;
+  n.node_rank = rank;
+  n.first_global_rank = rank;
+  n.node.ip = ip;
+  n.node.hostname = "host" + std::to_string(rank);
+  return n;
+}
+
+JobFailure process_failed(int rank, const std::string& ip, int status) {
+  JobFailure f;
+  f.cause = JobFailure::Cause::kProcessFailed;
+  f.node_rank = rank;
+  f.ip = ip;
+  f.what = "trainer " + std::to_string(rank) + " (local 0) ended with exit code " + std::to_string(status);
+  f.exit_status = status;
+  return f;
+}
+
+// The judge, its store and its clock; `watch()` hands the judge the reports its node's watch hears.
+struct Scene {
+  FakeStore store;
+  Judge::Clock::time_point now{};
+  std::vector<RankedNode> members{member(0, "10.0.0.1"), member(1, "10.0.0.2"), member(2, "10.0.0.3")};
+  int64_t after = 0;
+  Judge judge;
+
+  explicit Scene(bool elastic = false, int nnodes = 3)
+      : judge(store, {"job", "10.0.0.1", nnodes, elastic, 500ms, 5000ms, 1500ms}, [this] { return now; }) {}
+
+  void round() {
+    judge.round(0, members);
+    const auto changes = store.watch({"job.g0.report."}, after, 0ms);
+    after = changes.revision;
+    for (const auto& e : changes.entries) judge.heard(e);
+  }
+  std::optional<JobFailure> verdict() {
+    auto text = store.get("job.g0.failed");
+    if (!text) return std::nullopt;
+    return JobFailure::from_json(*text);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("judge: a lost node is reported at once, and named the root cause once the reports settle") {
+  Scene s;
+  s.store.lost["10.0.0.3"] = "its launcher is gone (its connection to the master closed)";
+  s.round();
+  REQUIRE(s.store.get("job.g0.report.10.0.0.3"));
+  CHECK(JobFailure::from_json(*s.store.get("job.g0.report.10.0.0.3")).cause == JobFailure::Cause::kLauncherLost);
+  CHECK_FALSE(s.verdict());  // the others' processes still report what losing it did to them
+  // A process on node 1 fails because its peer went: it reports after the launcher's loss.
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 1).to_json().dump());
+  s.now += 1499ms;
+  s.round();
+  CHECK_FALSE(s.verdict());
+  s.now += 1ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->cause == JobFailure::Cause::kLauncherLost);
+  CHECK(s.verdict()->ip == "10.0.0.3");
+  CHECK(s.verdict()->node_rank == 2);
+}
+
+TEST_CASE("judge: a report waits for a silent node up to dead_after; the node found gone meanwhile is the cause") {
+  Scene s;
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 1).to_json().dump());
+  s.store.quiet = {"10.0.0.3"};  // killed: silent now, counted gone only dead_after later
+  s.round();
+  s.now += 1500ms + 4999ms;
+  s.round();
+  CHECK_FALSE(s.verdict());
+  s.store.quiet.clear();
+  s.store.lost["10.0.0.3"] = "its launcher is silent";
+  s.now += 1ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->cause == JobFailure::Cause::kLauncherLost);
+  CHECK(s.verdict()->ip == "10.0.0.3");
+}
+
+TEST_CASE("judge: without a silent node the first process failure is the verdict after settle_time") {
+  Scene s;
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 7).to_json().dump());
+  s.round();
+  s.store.put("job.g0.report.10.0.0.1", process_failed(0, "10.0.0.1", 1).to_json().dump());
+  s.now += 1500ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->ip == "10.0.0.2");
+  CHECK(s.verdict()->exit_status == 7);
+  // The verdict is written once: a later report changes nothing.
+  s.store.lost["10.0.0.3"] = "its launcher is gone";
+  s.now += 10s;
+  s.round();
+  CHECK(s.verdict()->ip == "10.0.0.2");
+}
+
+TEST_CASE("judge: a node that wrote its done key and then went is not lost") {
+  Scene s;
+  s.store.put("job.g0.done.10.0.0.3", "1");
+  s.store.lost["10.0.0.3"] = "its launcher is gone (its connection to the master closed)";
+  s.now += 10s;
+  s.round();
+  CHECK_FALSE(s.store.get("job.g0.report.10.0.0.3"));
+  CHECK_FALSE(s.verdict());
+}
+
+TEST_CASE("judge: an elastic job below its most nodes admits a newcomer, which stops the generation on purpose") {
+  Scene s(/*elastic=*/true, /*nnodes=*/4);
+  NodeRegistration newcomer;
+  newcomer.ip = "10.0.0.4";
+  newcomer.hostname = "host3";
+  s.store.put("job.g1.node.10.0.0.4", newcomer.to_json().dump());
+  s.round();
+  REQUIRE(s.store.get("job.g0.report.10.0.0.4"));
+  // Processes stopped for the newcomer fail after it; they are not the cause.
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 1).to_json().dump());
+  s.now += 1500ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->cause == JobFailure::Cause::kNodeJoined);
+  CHECK(s.verdict()->ip == "10.0.0.4");
+  CHECK(s.verdict()->exit_status == 0);
+}
+
+TEST_CASE("judge: a full elastic job admits nobody") {
+  Scene s(/*elastic=*/true, /*nnodes=*/3);
+  NodeRegistration newcomer;
+  newcomer.ip = "10.0.0.4";
+  s.store.put("job.g1.node.10.0.0.4", newcomer.to_json().dump());
+  s.round();
+  CHECK_FALSE(s.store.get("job.g0.report.10.0.0.4"));
+}
