@@ -26,11 +26,21 @@ HttpStore::HttpStore(std::string ip, int port, milliseconds timeout, millisecond
       timeout_(timeout),
       request_timeout_(request_timeout),
       token_(token),
+      presence_(presence),
       connection_(ip_, port_, std::move(token), std::move(presence)) {}
 
 std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string& target, const std::string& body,
                                              milliseconds wait, bool long_poll) {
   std::unique_lock lock(mutex_);
+  if (!long_poll && busy_ && polling_) {
+    // A long poll holds the kept connection: a short request goes at once on a connection of
+    // its own, closed after it (the presence stays: the kept connection still carries it).
+    lock.unlock();
+    StoreConnection transient(ip_, port_, token_, presence_);
+    auto answer = transient.exchange(verb, target, body, request_timeout_);
+    transient.close();
+    return answer;
+  }
   if (long_poll) {
     turn_.wait(lock, [&] { return !busy_ && short_waiting_ == 0; });
   } else {
@@ -38,22 +48,30 @@ std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string&
     turn_.wait(lock, [&] { return !busy_; });
     --short_waiting_;
   }
+  if (long_poll && stopping_) return std::nullopt;
   busy_ = true;
+  polling_ = long_poll;
   lock.unlock();
   std::optional<HttpAnswer> answer;
   try {
     answer = connection_.exchange(verb, target, body, request_timeout_ + wait);
   } catch (...) {
     lock.lock();
-    busy_ = false;
+    busy_ = polling_ = false;
     turn_.notify_all();
     throw;
   }
   lock.lock();
-  busy_ = false;
+  busy_ = polling_ = false;
   if (answer) last_heard_ = std::chrono::steady_clock::now();
   turn_.notify_all();
   return answer;
+}
+
+void HttpStore::stop_waiting() {
+  std::lock_guard lock(mutex_);
+  stopping_ = true;
+  if (busy_ && polling_) connection_.interrupt();
 }
 
 HttpAnswer HttpStore::checked(http::verb verb, const std::string& target, const std::string& body,

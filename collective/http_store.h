@@ -6,8 +6,9 @@
 // until the key it waits for is written. The launchers of a multi-node job use it for their
 // control plane (launcher/cluster/master_store.h).
 //
-// Callers on several threads take turns on the connection; a caller with a short request goes
-// before the next long poll, which therefore delays it by at most one poll. Every blocking call
+// Callers on several threads share the connection: a short request goes before the next long
+// poll, and one that comes while a long poll holds the connection goes at once on a connection
+// of its own, closed after it. Every blocking call
 // retries while the server is not up yet, within the timeout, and fails naming the store's
 // endpoint. Liveness of the ranks ("who left") is a separate concern: see liveness.h.
 
@@ -84,6 +85,9 @@ class HttpStore : public gloo::rendezvous::Store {
   // The server's counters (GET /stats), as its JSON text. Throws PeerError when unreachable.
   std::string stats();
 
+  // Ends a long poll in flight now (its connection is shut down, so the server forgets this
+  // client's presence) and refuses later ones: for a client that is leaving.
+  void stop_waiting();
   // When this client last had an answer (or has a request in flight now): the server heard it then.
   std::chrono::steady_clock::time_point last_heard() const;
   std::string endpoint() const { return ip_ + ":" + std::to_string(port_); }
@@ -105,10 +109,13 @@ class HttpStore : public gloo::rendezvous::Store {
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds request_timeout_;
   std::optional<common::JobToken> token_;
+  std::string presence_;
 
   mutable std::mutex mutex_;
   std::condition_variable turn_;
   bool busy_ = false;
+  bool polling_ = false;   // the request in flight is a long poll
+  bool stopping_ = false;  // stop_waiting() was called
   int short_waiting_ = 0;
   std::chrono::steady_clock::time_point last_heard_{};
   StoreConnection connection_;

@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
+#include <sys/socket.h>
 
 namespace paddle::collective {
 namespace {
@@ -24,7 +25,13 @@ void StoreConnection::run() {
   io_.run();
 }
 
+void StoreConnection::interrupt() {
+  const int fd = socket_.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
 void StoreConnection::close() {
+  socket_ = -1;
   beast::error_code ec;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   stream_.close();
@@ -46,6 +53,7 @@ bool StoreConnection::open(std::chrono::milliseconds timeout) {
   }
   stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
   open_ = true;
+  socket_ = stream_.socket().native_handle();
   if (!token_) return true;
   HttpAnswer challenge;
   if (!send(http::verb::get, "/auth/challenge", "", timeout, challenge) || challenge.status != 200 ||

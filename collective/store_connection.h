@@ -11,6 +11,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -34,6 +35,10 @@ class StoreConnection {
                                      std::chrono::milliseconds timeout);
   bool is_open() const { return open_; }
   void close();
+  // From another thread: ends the exchange in flight (the socket is shut down, so the server
+  // sees the connection close). Safe while exchange() runs; the connection is then reopened by
+  // the next exchange.
+  void interrupt();
 
  private:
   bool open(std::chrono::milliseconds timeout);
@@ -52,6 +57,7 @@ class StoreConnection {
   boost::beast::flat_buffer buffer_;
   std::string proof_;  // for the next request, after a challenge
   bool open_ = false;
+  std::atomic<int> socket_ = -1;  // the open socket's descriptor, for interrupt()
 };
 
 }  // namespace paddle::collective

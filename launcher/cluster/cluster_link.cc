@@ -64,6 +64,7 @@ ClusterLink::~ClusterLink() {
     stop_ = true;
   }
   wake_.notify_all();
+  store_->stop_waiting();  // the watch may be waiting in the store
   thread_.join();
 }
 

@@ -192,7 +192,7 @@ class ClusterLink {
   LaunchLog& log_;
   std::unique_ptr<ControlStore> store_;
 
-  // Held by the watcher through one round of judging, and by stop_judging: once stop_judging
+  // Held by the watcher through one round of judging (not its watch), and by stop_judging: once stop_judging
   // returns no judge is halfway through a round, so the last node's removal of the job's keys
   // cannot be followed by a report written on what those keys no longer say. Taken before mutex_.
   std::mutex judging_mutex_;
@@ -201,7 +201,8 @@ class ClusterLink {
   std::condition_variable verdict_wake_;  // verdict(): the watch saw the verdict, or lost the store
   bool stop_ = false;
   int generation_ = -1;  // joined; -1 before the first join
-  std::vector<RankedNode> members_;
+  // The joined generation's rank map; shared, so that the watch's snapshot each round costs no copy.
+  std::shared_ptr<const std::vector<RankedNode>> members_ = std::make_shared<const std::vector<RankedNode>>();
   std::optional<JobFailure> failure_;
   bool verdict_seen_ = false;
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer

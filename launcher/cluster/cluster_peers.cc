@@ -303,10 +303,9 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   }
   plan_.generation = joined.generation;
   plan_.restarts_used = joined.restarts_used;
-  const std::string rank_map = rank_map_text(nodes);
   log_.info(fmt::format("rank map of generation {} (this node is node {}):\n{}", joined.generation, mine->node_rank,
-                        rank_map));
-  write_endpoints_log(plan_, rank_map);
+                        rank_map_text(nodes, mine->node_rank)));
+  write_endpoints_log(plan_, rank_map_text(nodes));
   announce_plan(plan_, log_);
   ports_.release_sockets();
   return plan_;

@@ -52,6 +52,9 @@ class ControlStore {
   // waiting up to `wait` (then no entries), in the order they were written.
   virtual Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) = 0;
 
+  // This launcher is leaving: a wait in flight ends now, and no other starts.
+  virtual void stop_waiting() {}
+
   // This launcher is alive; called every heartbeat interval (a store that heard this launcher
   // lately, on any request, need not be told again).
   virtual void heartbeat() = 0;

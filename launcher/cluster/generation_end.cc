@@ -33,7 +33,7 @@ std::optional<std::string> ClusterLink::membership_change(const JobFailure& root
     return fmt::format("{} asked for a restart (exit status {})", root.what, kRestartMeExitStatus);
   if (root.cause != JobFailure::Cause::kLauncherLost) return std::nullopt;
   std::lock_guard lock(mutex_);
-  const int remaining = static_cast<int>(members_.size()) - 1;
+  const int remaining = static_cast<int>(members_->size()) - 1;
   if (remaining < settings_.min_nodes) return std::nullopt;
   return fmt::format("node {} ({}) left; {} node(s) remain, at least the {} --nnodes asks for", root.node_rank, root.ip,
                      remaining, settings_.min_nodes);
@@ -72,7 +72,7 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
     std::unique_lock lock(mutex_);
     while (!root && Clock::now() < deadline && !interrupted()) {
       if (verdict_seen_ && failure_) root = failure_;
-      else if (Clock::now() - store_answered_ > kRetryFor) break;  // the store is gone: no verdict will come
+      else if (Clock::now() - store_answered_ > settings_.dead_after) break;  // the store is gone: no verdict comes
       else verdict_wake_.wait_for(lock, std::chrono::milliseconds(50));
     }
   }
@@ -87,7 +87,7 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
     std::vector<std::string> waiting;
     {
       std::lock_guard lock(mutex_);
-      for (const auto& m : members_)
+      for (const auto& m : *members_)
         if (!(m.node.ip == root->ip && root->cause == JobFailure::Cause::kLauncherLost)) waiting.push_back(m.node.ip);
     }
     wait_for_nodes(acks, waiting, Clock::now() + kRetryFor, interrupted);
@@ -133,7 +133,7 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
     std::vector<std::string> waiting;
     {
       std::lock_guard lock(mutex_);
-      for (const auto& m : members_)
+      for (const auto& m : *members_)
         if (!contains(done, m.node.ip)) waiting.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
     }
     if (waiting.empty()) {
@@ -160,7 +160,7 @@ void ClusterLink::forget_job_if_all_done(const std::string& done_prefix) {
   try {
     const std::vector<std::string> done = node_ips(store_->range(done_prefix), done_prefix);
     std::lock_guard lock(mutex_);
-    for (const auto& m : members_)
+    for (const auto& m : *members_)
       if (!contains(done, m.node.ip)) return;
   } catch (const common::PeerError&) {
     return;
@@ -184,7 +184,7 @@ bool ClusterLink::job_workers_done(int generation) {
   try {
     const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
     std::lock_guard lock(mutex_);
-    return std::all_of(members_.begin(), members_.end(),
+    return std::all_of(members_->begin(), members_->end(),
                        [&](const RankedNode& m) { return m.node.endpoints.empty() || contains(done, m.node.ip); });
   } catch (const common::PeerError&) {
     return false;

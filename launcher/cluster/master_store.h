@@ -37,6 +37,7 @@ class MasterStore : public ControlStore {
   }
   Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override;
 
+  void stop_waiting() override { client_.stop_waiting(); }
   void heartbeat() override;
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override;
   std::vector<std::string> silent(std::chrono::milliseconds over) override;

@@ -32,7 +32,7 @@ void ClusterLink::watch() {
   int64_t after = 0;  // the store's revision the watch of `watched_generation` has seen
   while (true) {
     int generation;
-    std::vector<RankedNode> members;
+    std::shared_ptr<const std::vector<RankedNode>> members;
     bool failed, verdict_seen;
     {
       std::unique_lock lock(mutex_);
@@ -52,13 +52,7 @@ void ClusterLink::watch() {
           after = 0;
           judge_.begin(generation);
         }
-        std::lock_guard judging(judging_mutex_);
-        bool current;
-        {
-          std::lock_guard lock(mutex_);
-          current = generation_ == generation;  // not stopped (nor moved on) since the snapshot
-        }
-        if (current) after = watch_failures(generation, members, failed, after);
+        after = watch_failures(generation, *members, failed, after);
       }
       reachable_at = Clock::now();
       answered = true;
@@ -67,7 +61,7 @@ void ClusterLink::watch() {
     } catch (const common::PeerError& e) {
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
-        if (!failure_) failure_ = master_lost(members, e.what());
+        if (!failure_) failure_ = master_lost(*members, e.what());
       }
       verdict_wake_.notify_all();
     }
@@ -83,7 +77,17 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   const std::string failed_key = generation_key(generation, "failed");
   const std::string report_prefix = generation_key(generation, "report.");
   const bool judges = store_->judges();
-  if (judges) judge_.round(generation, members);
+  if (judges) {
+    // Held through the judge's round, not the watch after it: once stop_judging returns, no
+    // judge is halfway through writing what the job's keys no longer say.
+    std::lock_guard judging(judging_mutex_);
+    bool current;
+    {
+      std::lock_guard lock(mutex_);
+      current = generation_ == generation;  // not stopped (nor moved on) since the snapshot
+    }
+    if (current) judge_.round(generation, members);
+  }
   // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
   std::vector<std::string> prefixes{failed_key};
   if (judges || !failed) prefixes.push_back(report_prefix);

@@ -103,7 +103,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       std::vector<NodeRegistration> nodes;
       std::vector<std::string> ips;
       for (const auto& j : nlohmann::json::parse(*members)) {
-        nodes.push_back(NodeRegistration::from_json(j.dump()));
+        nodes.push_back(NodeRegistration::from_parsed(j));
         ips.push_back(nodes.back().ip);
       }
       return complete(generation, std::move(nodes), ips);
@@ -142,7 +142,7 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         std::vector<NodeRegistration> nodes;
         std::vector<std::string> ips;
         for (const auto& j : nlohmann::json::parse(*members)) {
-          nodes.push_back(NodeRegistration::from_json(j.dump()));
+          nodes.push_back(NodeRegistration::from_parsed(j));
           ips.push_back(nodes.back().ip);
         }
         if (contains(ips, me.ip)) return complete(target, std::move(nodes), ips);
@@ -228,7 +228,7 @@ JoinedGeneration ClusterLink::complete(int generation, std::vector<NodeRegistrat
   }
   std::lock_guard lock(mutex_);
   generation_ = generation;
-  members_ = ranked;
+  members_ = std::make_shared<const std::vector<RankedNode>>(ranked);
   failure_.reset();
   verdict_seen_ = false;
   wake_.notify_all();

@@ -37,8 +37,17 @@ nlohmann::json NodeRegistration::to_json() const {
 }
 
 NodeRegistration NodeRegistration::from_json(const std::string& text) {
+  nlohmann::json j;
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw common::PeerError(fmt::format("a node's registration at the master is malformed ({}): {}", e.what(), text));
+  }
+  return from_parsed(j);
+}
+
+NodeRegistration NodeRegistration::from_parsed(const nlohmann::json& j) {
+  try {
     NodeRegistration n;
     n.ip = j.at("ip");
     n.hostname = j.at("hostname");
@@ -53,7 +62,7 @@ NodeRegistration NodeRegistration::from_json(const std::string& text) {
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {
-    throw common::PeerError(fmt::format("a node's registration at the master is malformed ({}): {}", e.what(), text));
+    throw common::PeerError(fmt::format("a node's registration at the master is malformed ({}): {}", e.what(), j.dump()));
   }
 }
 
@@ -98,9 +107,19 @@ std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const st
   return ranked;
 }
 
-std::string rank_map_text(const std::vector<RankedNode>& nodes) {
+std::string rank_map_text(const std::vector<RankedNode>& nodes, std::optional<int> shown_around) {
+  constexpr int kHead = 4, kTail = 2;
+  const int count = static_cast<int>(nodes.size());
+  const bool whole = !shown_around || count <= kRankMapConsoleNodes;
   std::string text;
+  bool gap = false;
   for (const auto& r : nodes) {
+    if (!whole && r.node_rank >= kHead && r.node_rank < count - kTail && r.node_rank != *shown_around) {
+      if (!gap) text += fmt::format("... ({} nodes in all; log/endpoints.log lists every one)\n", count);
+      gap = true;
+      continue;
+    }
+    gap = false;
     const int last = r.first_global_rank + static_cast<int>(r.node.endpoints.size()) - 1;
     const std::string ranks = r.node.endpoints.empty() ? "no ranks" : fmt::format("ranks {}-{}", r.first_global_rank, last);
     text += fmt::format("node {}  {} ({})  {} process(es)  {}  devices {}{}\n", r.node_rank, r.node.ip,

@@ -37,6 +37,7 @@ struct NodeRegistration {
   nlohmann::json to_json() const;
   // Throws common::PeerError naming what is malformed.
   static NodeRegistration from_json(const std::string& text);
+  static NodeRegistration from_parsed(const nlohmann::json& j);  // the same, from parsed JSON
 };
 
 struct RankedNode {
@@ -50,8 +51,13 @@ struct RankedNode {
 // disagree.
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
 
+// The rank map the console shows whole up to this many nodes.
+inline constexpr int kRankMapConsoleNodes = 16;
+
 // One line per node: "node 0  10.0.0.1 (host-a)  2 process(es)  ranks 0-1  devices cpu"; a PS
 // node adds "  1 server(s)", and one with servers alone says "0 process(es)  no ranks".
-std::string rank_map_text(const std::vector<RankedNode>& nodes);
+// With `shown_around` (this node's rank), a map of more than kRankMapConsoleNodes nodes shows
+// the first 4, that node and the last 2, and says how many there are in all in place of the rest.
+std::string rank_map_text(const std::vector<RankedNode>& nodes, std::optional<int> shown_around = std::nullopt);
 
 }  // namespace paddle::launcher

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "launcher/plan/rank_map.h"
 
@@ -62,4 +64,29 @@ TEST_CASE("a registration round-trips through JSON and a malformed one is a peer
   CHECK(back.requested_rank == 1);
   CHECK(back.max_restarts == 3);
   CHECK_THROWS_AS(NodeRegistration::from_json("{\"ip\": 1}"), paddle::common::PeerError);
+}
+
+TEST_CASE("the console's rank map of many nodes shows the first four, this node and the last two") {
+  std::vector<RankedNode> nodes;
+  for (int i = 0; i < 40; ++i) {
+    RankedNode n;
+    n.node_rank = i;
+    n.first_global_rank = i;
+    n.node.ip = "10.0.0." + std::to_string(i + 1);
+    n.node.hostname = "h" + std::to_string(i);
+    n.node.endpoints = {n.node.ip + ":6170"};
+    nodes.push_back(n);
+  }
+  const std::string whole = rank_map_text(nodes);
+  CHECK(std::count(whole.begin(), whole.end(), '\n') == 40);
+  const std::string shown = rank_map_text(nodes, 20);
+  CHECK(shown.find("node 3  10.0.0.4") != std::string::npos);
+  CHECK(shown.find("node 4  ") == std::string::npos);
+  CHECK(shown.find("node 20  10.0.0.21 (h20)") != std::string::npos);
+  CHECK(shown.find("node 38  ") != std::string::npos);
+  CHECK(shown.find("node 39  ") != std::string::npos);
+  CHECK(shown.find("... (40 nodes in all; log/endpoints.log lists every one)") != std::string::npos);
+  CHECK(std::count(shown.begin(), shown.end(), '\n') == 4 + 1 + 1 + 1 + 2);
+  nodes.resize(kRankMapConsoleNodes);
+  CHECK(rank_map_text(nodes, 3) == rank_map_text(nodes));  // a small map is shown whole
 }
