@@ -8,6 +8,11 @@
 #    search fall before WARMUP), and the peak device memory nvidia-smi saw during the run (the
 #    whole process: CUDA context, cuDNN workspace and the memory pool included). A mode the
 #    build refuses at start (O2 so far) is reported as refused, with the reason.
+#  - where python3 imports torch with CUDA, the PyTorch peer (scripts/bench_gpu_torch.py:
+#    torchvision's resnet50, channels_last, eager, torch.autocast, synthetic data made on the
+#    device) on the same batches, modes and steps: its images/s and peak memory
+#    (torch.cuda.max_memory_allocated), then per batch and mode ours, PyTorch's and ours/PyTorch.
+#    Without torch one line says so and the script goes on.
 #   scripts/bench_gpu.sh                    DATA_DIR=... to read Fashion-MNIST elsewhere
 #   BATCHES="32 256" MODES="fp32 amp-fp16" STEPS=60 WARMUP=20 SKIP_CNN=1 scripts/bench_gpu.sh
 set -euo pipefail
@@ -73,12 +78,14 @@ for batch in $batches; do
         "${sets[@]}"; then
       reason=$(grep -h -m1 "^train: " "$work/$name/log/workerlog.0" 2>/dev/null || tail -1 "$work/$name/log/workerlog.0" 2>/dev/null)
       echo "ResNet-50, batch $batch, ${titles[$mode]}: refused or failed: ${reason:-see below}"
+      printf '%s\t%s\t%s\t\t\t\n' "$batch" "$mode" "${titles[$mode]}" >>"$work/ours.tsv"
       [ -n "$reason" ] || show_failure "$name"
       continue
     fi
-    python3 - "$work/$name" "$batch" "$warmup" "${titles[$mode]}" "$idle_mib" <<'PY'
+    python3 - "$work/$name" "$batch" "$warmup" "${titles[$mode]}" "$idle_mib" "$mode" "$work/ours.tsv" <<'PY'
 import glob, json, sys
 folder, batch, warmup, title, idle = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+mode, table = sys.argv[6], sys.argv[7]
 lines = [json.loads(l) for f in glob.glob(f"{folder}/log/metrics.*.jsonl") for l in open(f) if l.strip()]
 lines.sort(key=lambda l: l["step"])
 first = next(l for l in lines if l["step"] >= warmup)
@@ -88,6 +95,58 @@ peak = max((int(v) for v in open(f"{folder}.mem").read().split() if v.isdigit())
 print(f"ResNet-50, batch {batch}, 3x224x224, 1 GPU, {title}: {ips:.0f} images/s "
       f"(steps {first['step']}..{last['step']}), peak device memory {peak} MiB ({peak - idle} MiB above idle), "
       f"loss at step {last['step']} {last['loss']:.4f}")
+with open(table, "a") as out:  # batch, mode, title, images/s, peak MiB, above idle: for the comparison below
+    out.write(f"{batch}\t{mode}\t{title}\t{ips:.1f}\t{peak}\t{peak - idle}\n")
 PY
   done
 done
+
+# The PyTorch peer on the same batches, modes and window. Ours reads its window from the metrics
+# log, written every 10 steps, so it starts at the first multiple of 10 from WARMUP: so does the peer's.
+if ! python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo "PyTorch peer: skipped, python3 cannot import torch with CUDA"
+else
+  peer_status=0
+  python3 scripts/bench_gpu_torch.py --batches $batches --modes $mode_list --steps "$steps" \
+      --warmup $(((warmup + 9) / 10 * 10)) >"$work/peer.out" 2>&1 || peer_status=$?
+  python3 - "$work/ours.tsv" "$work/peer.out" "$peer_status" <<'PY'
+import os, shlex, sys
+ours_file, peer_file, peer_status = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ours = {}
+for line in open(ours_file) if os.path.exists(ours_file) else []:
+    batch, mode, title, ips, peak, above = line.rstrip("\n").split("\t")
+    ours[batch, mode] = dict(title=title, ips=float(ips) if ips else None, peak=peak, above=above)
+peer = {}
+for line in open(peer_file):
+    words = shlex.split(line) if line.startswith("peer") else []  # not torch's warnings
+    if words and words[0] == "peer-info":
+        info = dict(w.split("=", 1) for w in words[1:])
+        print(f"PyTorch peer: torch {info['torch']}, torchvision {info['torchvision']}, CUDA {info['cuda']}, "
+              f"cuDNN {info['cudnn']}, {info['device']}")
+    elif words and words[0] == "peer":
+        fields = dict(w.split("=", 1) for w in words[1:])
+        peer[fields["batch"], fields["mode"]] = fields
+if not peer:
+    print(f"PyTorch peer: failed (exit {peer_status}) before any run:")
+    print(open(peer_file).read()[-3000:], end="")
+    sys.exit(0)
+for key, p in peer.items():
+    title = ours.get(key, {}).get("title", p["mode"])
+    where = f"PyTorch ResNet-50 (torchvision, eager, channels_last), batch {p['batch']}, {title}"
+    if p["status"] == "ok":
+        print(f"{where}: {float(p['images_per_s']):.0f} images/s (steps {p['steps']}), peak memory "
+              f"{p['peak_allocated_mib']} MiB allocated ({p['peak_reserved_mib']} MiB reserved), "
+              f"loss at step {p['steps'].split('..')[1]} {p['loss']}")
+    else:
+        print(f"{where}: {p['status']}" + (f": {p['reason']}" if "reason" in p else ""))
+for (batch, mode), o in ours.items():
+    p = peer.get((batch, mode), {})
+    theirs = float(p["images_per_s"]) if p.get("status") == "ok" else None
+    ours_text = f"ours {o['ips']:.0f} images/s" if o["ips"] else "ours refused or failed"
+    theirs_text = f"PyTorch {theirs:.0f} images/s" if theirs else f"PyTorch {p.get('status', 'not run')}"
+    ratio = f"ours/PyTorch {o['ips'] / theirs:.2f}" if o["ips"] and theirs else "ours/PyTorch -"
+    memory = (f"; peak memory ours {o['above']} MiB above idle (nvidia-smi), PyTorch {p['peak_allocated_mib']} MiB "
+              f"allocated" if o["ips"] and theirs else "")
+    print(f"ResNet-50, batch {batch}, {o['title']}: {ours_text}, {theirs_text}, {ratio}{memory}")
+PY
+fi
