@@ -20,14 +20,15 @@ constexpr auto kLongestPoll = milliseconds(60000);
 }  // namespace
 
 HttpStore::HttpStore(std::string ip, int port, milliseconds timeout, milliseconds request_timeout,
-                     std::optional<common::JobToken> token, std::string presence)
+                     std::optional<common::JobToken> token, std::string presence, milliseconds dead_peer)
     : ip_(std::move(ip)),
       port_(port),
       timeout_(timeout),
       request_timeout_(request_timeout),
       token_(token),
       presence_(presence),
-      connection_(ip_, port_, std::move(token), std::move(presence)) {}
+      dead_peer_(dead_peer),
+      connection_(ip_, port_, std::move(token), std::move(presence), dead_peer) {}
 
 std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string& target, const std::string& body,
                                              milliseconds wait, bool long_poll) {
@@ -36,7 +37,7 @@ std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string&
     // A long poll holds the kept connection: a short request goes at once on a connection of
     // its own, closed after it (the presence stays: the kept connection still carries it).
     lock.unlock();
-    StoreConnection transient(ip_, port_, token_, presence_);
+    StoreConnection transient(ip_, port_, token_, presence_, dead_peer_);
     auto answer = transient.exchange(verb, target, body, request_timeout_);
     transient.close();
     return answer;

@@ -43,10 +43,12 @@ class HttpStore : public gloo::rendezvous::Store {
  public:
   // `timeout` bounds the blocking calls; `request_timeout` each single request. `token`: the
   // job's, proved on the connection (none for a store started without one). `presence`: the
-  // name every request renews (a launcher's heartbeat key); empty for none.
+  // name every request renews (a launcher's heartbeat key); empty for none. `dead_peer`: see
+  // StoreConnection (0: none).
   HttpStore(std::string ip, int port, std::chrono::milliseconds timeout,
             std::chrono::milliseconds request_timeout = std::chrono::seconds(10),
-            std::optional<common::JobToken> token = std::nullopt, std::string presence = "");
+            std::optional<common::JobToken> token = std::nullopt, std::string presence = "",
+            std::chrono::milliseconds dead_peer = std::chrono::milliseconds(0));
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
@@ -110,6 +112,7 @@ class HttpStore : public gloo::rendezvous::Store {
   std::chrono::milliseconds request_timeout_;
   std::optional<common::JobToken> token_;
   std::string presence_;
+  std::chrono::milliseconds dead_peer_;
 
   mutable std::mutex mutex_;
   std::condition_variable turn_;

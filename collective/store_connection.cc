@@ -4,7 +4,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+
+#include <algorithm>
 
 namespace paddle::collective {
 namespace {
@@ -17,8 +21,14 @@ constexpr size_t kMaxAnswer = 64 << 20;
 
 }  // namespace
 
-StoreConnection::StoreConnection(std::string ip, int port, std::optional<common::JobToken> token, std::string presence)
-    : ip_(std::move(ip)), port_(port), token_(std::move(token)), presence_(std::move(presence)), stream_(io_) {}
+StoreConnection::StoreConnection(std::string ip, int port, std::optional<common::JobToken> token, std::string presence,
+                                 std::chrono::milliseconds dead_peer)
+    : ip_(std::move(ip)),
+      port_(port),
+      token_(std::move(token)),
+      presence_(std::move(presence)),
+      dead_peer_(dead_peer),
+      stream_(io_) {}
 
 void StoreConnection::run() {
   io_.restart();
@@ -52,6 +62,17 @@ bool StoreConnection::open(std::chrono::milliseconds timeout) {
     return false;
   }
   stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
+  if (dead_peer_.count() > 0) {
+    const int fd = stream_.socket().native_handle();
+    const int on = 1, idle = 1, interval = 1;
+    const int probes = std::max(1, static_cast<int>(dead_peer_.count() / 1000));
+    const unsigned user_timeout = static_cast<unsigned>(dead_peer_.count());
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+  }
   open_ = true;
   socket_ = stream_.socket().native_handle();
   if (!token_) return true;

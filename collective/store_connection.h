@@ -23,7 +23,11 @@ namespace paddle::collective {
 
 class StoreConnection {
  public:
-  StoreConnection(std::string ip, int port, std::optional<common::JobToken> token, std::string presence = "");
+  // `dead_peer`: with it, the kernel ends the connection when the server's host has not
+  // acknowledged anything for that long (TCP keep-alive and TCP_USER_TIMEOUT), however long a
+  // request may wait for its answer: a slow server is waited for, a vanished one is not.
+  StoreConnection(std::string ip, int port, std::optional<common::JobToken> token, std::string presence = "",
+                  std::chrono::milliseconds dead_peer = std::chrono::milliseconds(0));
   StoreConnection(const StoreConnection&) = delete;
   StoreConnection& operator=(const StoreConnection&) = delete;
 
@@ -52,6 +56,7 @@ class StoreConnection {
   int port_;
   std::optional<common::JobToken> token_;
   std::string presence_;
+  std::chrono::milliseconds dead_peer_;
   boost::asio::io_context io_;
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;

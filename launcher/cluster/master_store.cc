@@ -9,6 +9,9 @@
 namespace paddle::launcher {
 namespace {
 
+// How long a request to a live but loaded master may take.
+constexpr auto kPatientRequest = std::chrono::minutes(2);
+
 ControlStore::Changes from_store(collective::StoreChanges changes) {
   ControlStore::Changes out;
   out.revision = changes.revision;
@@ -25,9 +28,11 @@ MasterStore::MasterStore(std::string master_ip, int master_port, bool host, std:
       node_ip_(std::move(node_ip)),
       dead_after_(dead_after),
       server_(host ? std::make_unique<collective::KvStoreServer>(master_ip, master_port, token, dead_after) : nullptr),
-      // A master under load answers late, not never: a request may take up to dead_after
-      // before this launcher gives up on the connection (and so on its presence).
-      client_(master_ip, master_port, dead_after_, dead_after_, std::move(token), heartbeat_prefix() + node_ip_) {}
+      // A master under load answers late, not never: a request is waited for as long as the
+      // master's host acknowledges the connection; one that has vanished (cut off, or its host
+      // gone) fails it after dead_after. A closed connection would cost this node its presence.
+      client_(master_ip, master_port, dead_after_, kPatientRequest, std::move(token), heartbeat_prefix() + node_ip_,
+              dead_after_) {}
 
 void MasterStore::put(const std::string& key, const std::string& value) {
   if (!client_.try_put(key, value)) throw common::PeerError(describe() + " is unreachable");
