@@ -37,6 +37,9 @@ for k in $agents; do
     fi
   fi
   # Small thread stacks: 2K threads of 8 MiB each would reserve more address space than needed.
-  (ulimit -s 256 && "$bench" nodes "$k")
+  status=0
+  (ulimit -s 256 && "$bench" nodes "$k") || status=$?
+  # Each agent holds the K-node member list it read: K agents on one machine need about K^2 x 1 kB.
+  [ "$status" = 0 ] || echo "$k nodes: the agents' process failed (exit $status$([ "$status" = 137 ] && echo ', killed: out of memory?'))"
 done
-for k in $ranks; do "$bench" ranks "$k"; done
+for k in $ranks; do "$bench" ranks "$k" || echo "$k ranks: failed (exit $?)"; done

@@ -19,11 +19,13 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -146,6 +148,7 @@ double cpu_seconds(pid_t pid) {
 pid_t spawn_self(const char* self, std::vector<std::string> args) {
   const pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the master goes with the bench, whatever ends it
     std::vector<char*> argv{const_cast<char*>(self)};
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -261,6 +264,7 @@ int ranks(const char* self, int k) {
   if (pipe(to_child) != 0) return 1;
   const pid_t child = fork();
   if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(to_child[0], 0);
     close(to_child[1]);
     const std::string p = std::to_string(port);
