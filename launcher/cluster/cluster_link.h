@@ -5,8 +5,9 @@
 //
 // Keys, under JOB (the --job_id) and G (the generation: 0, then one more per restart):
 //   JOB.gG.node.IP     a node's registration (rank_map.h), written when it joins generation G
-//   JOB.gG.members     an elastic job's members of G, fixed by the first node to see that
-//                      enough have come (below); the registrations, in a JSON list
+//   JOB.gG.members     the members of G, published once by the judge when every node (elastic:
+//                      enough, below) has registered; one registration's JSON per line. Every
+//                      other node waits on this one key.
 //   JOB.generation     an elastic job's newest generation with members: where newcomers join
 //   JOB.gG.report.IP   why G ended on that node (job_failure.h); the first report anywhere
 //                      makes every node stop its processes

@@ -91,8 +91,10 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
   std::vector<std::string> prefixes{failed_key};
   if (judges || !failed) prefixes.push_back(report_prefix);
+  // A node that does not judge waits two heartbeats: the store counts a waiting request as
+  // heard, and this node's own reports go at once on a connection of their own meanwhile.
   const ControlStore::Changes changes =
-      store_->watch(prefixes, after, judges ? kJudgeRound : settings_.heartbeat_interval);
+      store_->watch(prefixes, after, judges ? kJudgeRound : 2 * settings_.heartbeat_interval);
   std::optional<JobFailure> seen;
   bool is_verdict = false;
   for (const auto& e : changes.entries) {

@@ -2,7 +2,6 @@
 // one closes a generation of MIN to MAX members (the keys: cluster_link.h).
 #include "launcher/cluster/cluster_link.h"
 
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -27,6 +26,20 @@ constexpr auto kElasticRound = std::chrono::milliseconds(100);
 constexpr auto kElasticTurn = std::chrono::milliseconds(1000);
 // How long the judge's watch of the registrations waits for the next.
 constexpr auto kJudgeRound = std::chrono::milliseconds(250);
+
+// A generation's member list (JOB.gG.members): one registration's JSON per line, so that a node
+// parses one small document at a time, never the whole list as one.
+std::vector<NodeRegistration> parse_members(const std::string& text) {
+  std::vector<NodeRegistration> nodes;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) nodes.push_back(NodeRegistration::from_json(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return nodes;
+}
 
 }  // namespace
 
@@ -77,9 +90,9 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
                                                have.size(), store_->describe(), fmt::join(have, ", ")));
         status = rendezvous_status(have, "");
         if (static_cast<int>(have.size()) == settings_.nnodes) {
-          nlohmann::json list = nlohmann::json::array();
-          for (const auto& [ip, registration] : seen) list.push_back(nlohmann::json::parse(registration));
-          members = store_->add_if_absent(members_key, list.dump());
+          std::vector<std::string> lines;
+          for (const auto& [ip, registration] : seen) lines.push_back(registration);
+          members = store_->add_if_absent(members_key, fmt::format("{}", fmt::join(lines, "\n")));
         } else if (Clock::now() - last_report >= settings_.report_interval) {
           store_->put(status_key, status);
         }
@@ -100,12 +113,9 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
                                           "killed: see its log)",
                                           store_->describe(), settings_.job_id));
     if (members) {
-      std::vector<NodeRegistration> nodes;
+      std::vector<NodeRegistration> nodes = parse_members(*members);
       std::vector<std::string> ips;
-      for (const auto& j : nlohmann::json::parse(*members)) {
-        nodes.push_back(NodeRegistration::from_parsed(j));
-        ips.push_back(nodes.back().ip);
-      }
+      for (const auto& n : nodes) ips.push_back(n.ip);
       return complete(generation, std::move(nodes), ips);
     }
     if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
@@ -139,12 +149,9 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         target = std::max(target, static_cast<int>(common::to_int(*newest).value_or(0)));
       const std::string prefix = generation_key(target, "node.");
       if (auto members = store_->get(generation_key(target, "members"))) {
-        std::vector<NodeRegistration> nodes;
+        std::vector<NodeRegistration> nodes = parse_members(*members);
         std::vector<std::string> ips;
-        for (const auto& j : nlohmann::json::parse(*members)) {
-          nodes.push_back(NodeRegistration::from_parsed(j));
-          ips.push_back(nodes.back().ip);
-        }
+        for (const auto& n : nodes) ips.push_back(n.ip);
         if (contains(ips, me.ip)) return complete(target, std::move(nodes), ips);
         if (announced_wait != target) {
           log_.info(fmt::format("generation {} of job {} runs with {} node(s) without this one; this node joins generation {}",
@@ -204,13 +211,13 @@ void ClusterLink::close_generation(int generation, const std::vector<ControlStor
   for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
   std::vector<std::string> earlier;
   if (auto members = store_->get(generation_key(generation - 1, "members")))
-    for (const auto& j : nlohmann::json::parse(*members)) earlier.push_back(j.at("ip").get<std::string>());
+    for (const auto& n : parse_members(*members)) earlier.push_back(n.ip);
   std::vector<RankedNode> ranked = rank_nodes(std::move(nodes), settings_.ips_order);
   std::stable_partition(ranked.begin(), ranked.end(), [&](const RankedNode& n) { return contains(earlier, n.node.ip); });
   if (static_cast<int>(ranked.size()) > settings_.nnodes) ranked.resize(settings_.nnodes);
-  nlohmann::json members = nlohmann::json::array();
-  for (const auto& n : ranked) members.push_back(n.node.to_json());
-  store_->add_if_absent(generation_key(generation, "members"), members.dump());
+  std::vector<std::string> lines;
+  for (const auto& n : ranked) lines.push_back(n.node.to_json().dump());
+  store_->add_if_absent(generation_key(generation, "members"), fmt::format("{}", fmt::join(lines, "\n")));
   store_->put(key("generation"), std::to_string(generation));
 }
 
