@@ -70,11 +70,6 @@ KvConnection KvStoreHandler::connect(std::string peer) {
   return c;
 }
 
-int KvStoreHandler::connections() const {
-  std::lock_guard lock(mutex_);
-  return connections_;
-}
-
 std::optional<KvStoreHandler::Response> KvStoreHandler::respond(const Request& request, KvConnection& connection,
                                                                 Later later) {
   Response response;
@@ -107,24 +102,10 @@ std::optional<KvStoreHandler::Response> KvStoreHandler::respond(const Request& r
         response.keep_alive(true);
         response.result(http::status::ok);
       } else if (path == "/lost") {
-        const auto prefix = query_values(target, "prefix");
-        nlohmann::json reasons = nlohmann::json::object();
-        std::string names;
-        for (auto it = values_.lower_bound(std::string(kLost)); it != values_.end() && it->first.starts_with(kLost); ++it) {
-          const std::string name = it->first.substr(kLost.size());
-          if (it->second.value.empty() || (!prefix.empty() && !name.starts_with(prefix.front()))) continue;
-          reasons[name] = it->second.value;
-          names += (names.empty() ? "" : ",") + name;
-        }
-        response.body() = prefix.empty() ? names : reasons.dump();
+        response.body() = lost_answer(target);
         response.result(http::status::ok);
       } else if (path == "/silent" && request.method() == http::verb::get) {
-        const milliseconds over(query_int(target, "over_ms").value_or(0));
-        nlohmann::json silent = nlohmann::json::array();
-        const auto now = Clock::now();
-        for (const auto& [name, p] : presences_)
-          if (p.open > 0 && p.parked == 0 && now - p.heard > over) silent.push_back(name);
-        response.body() = silent.dump();
+        response.body() = silent_answer(milliseconds(query_int(target, "over_ms").value_or(0)));
         response.result(http::status::ok);
       } else if (path == "/stats" && request.method() == http::verb::get) {
         response.body() = nlohmann::json{{"requests", requests_}, {"connections", connections_},
@@ -212,6 +193,29 @@ std::optional<KvStoreHandler::Response> KvStoreHandler::blocking(const Request& 
   parked_.emplace(id, std::move(p));
   connection.parked = id;
   return std::nullopt;
+}
+
+// GET /lost: the lost names, comma-separated; with ?prefix=P, {NAME: why} of those under P.
+std::string KvStoreHandler::lost_answer(std::string_view target) const {
+  const auto prefix = query_values(target, "prefix");
+  nlohmann::json reasons = nlohmann::json::object();
+  std::string names;
+  for (auto it = values_.lower_bound(std::string(kLost)); it != values_.end() && it->first.starts_with(kLost); ++it) {
+    const std::string name = it->first.substr(kLost.size());
+    if (it->second.value.empty() || (!prefix.empty() && !name.starts_with(prefix.front()))) continue;
+    reasons[name] = it->second.value;
+    names += (names.empty() ? "" : ",") + name;
+  }
+  return prefix.empty() ? names : reasons.dump();
+}
+
+// GET /silent: the open presences, none of whose requests waits now, quiet for longer than `over`.
+std::string KvStoreHandler::silent_answer(milliseconds over) const {
+  nlohmann::json silent = nlohmann::json::array();
+  const auto now = Clock::now();
+  for (const auto& [name, p] : presences_)
+    if (p.open > 0 && p.parked == 0 && now - p.heard > over) silent.push_back(name);
+  return silent.dump();
 }
 
 KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int status, std::string body) const {

@@ -70,7 +70,6 @@ class KvStoreHandler {
   // Marks lost the presences not heard from for longer than `silent_after` (no request, none
   // parked); returns how many it marked. The server calls it a few times per `silent_after`.
   int sweep(std::chrono::milliseconds silent_after);
-  int connections() const;
 
  private:
   struct Parked {
@@ -95,6 +94,8 @@ class KvStoreHandler {
   bool prove(const Request& request, KvConnection& connection) const;
   void answer_key(const std::string& key, const Request& request, Response& response);
   std::string keys_under(const std::string& prefix, const char* separator, bool strip);
+  std::string lost_answer(std::string_view target) const;
+  std::string silent_answer(std::chrono::milliseconds over) const;
   // Renews (and first announces) the presence a request carries; under the lock.
   void hear(KvConnection& connection, const Request& request);
   void announce(KvConnection& connection, const std::string& name);
