@@ -18,22 +18,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-std::optional<std::string> answer_challenge(beast::tcp_stream& stream, const std::string& host,
-                                            const std::optional<common::JobToken>& token) {
-  if (!token) return std::string();
-  http::request<http::string_body> req{http::verb::get, "/auth/challenge", 11};
-  req.set(http::field::host, host);
-  req.keep_alive(true);
-  beast::error_code ec;
-  http::write(stream, req, ec);
-  if (ec) return std::nullopt;
-  beast::flat_buffer buffer;
-  http::response<http::string_body> res;
-  http::read(stream, buffer, res, ec);
-  if (ec || res.result_int() != 200 || res.body().size() != common::kChallengeSize) return std::nullopt;
-  return token->prove(kStoreProofPurpose, res.body());
-}
-
 std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, http::verb verb, const std::string& target,
                                         const std::string& body, std::chrono::milliseconds timeout,
                                         const std::optional<common::JobToken>& token) {

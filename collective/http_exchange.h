@@ -1,13 +1,12 @@
 #pragma once
-// One HTTP/1.1 request to the job's store and its answer, the transport HttpStore and Liveness
-// share. Internal to collective/.
+// One HTTP/1.1 request to the job's store on a connection of its own (StoreConnection, once),
+// and what the store's clients share. Internal to collective/.
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
 
 #include "common/error.h"
@@ -43,11 +42,6 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, boost::
                                         const std::string& target, const std::string& body,
                                         std::chrono::milliseconds timeout,
                                         const std::optional<common::JobToken>& token = std::nullopt);
-
-// On a connected stream: asks for a challenge and returns the proof to send with the next
-// request (empty without a token); nothing when the exchange fails.
-std::optional<std::string> answer_challenge(boost::beast::tcp_stream& stream, const std::string& host,
-                                            const std::optional<common::JobToken>& token);
 
 // Percent-encodes everything but [A-Za-z0-9_.-], so that any key is one path segment.
 std::string encode_key(const std::string& key);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "launcher/cluster/cluster_link_detail.h"
 #include "launcher/cluster/etcd_store.h"
 #include "launcher/cluster/master_store.h"
 #include "launcher/cluster/open_file_limit.h"
@@ -33,6 +34,10 @@ std::unique_ptr<ControlStore> open_store(const ClusterSettings& s) {
 }
 
 }  // namespace
+
+std::string ClusterLink::generation_key(int generation, const std::string& suffix) const {
+  return cluster_link_detail::generation_key(settings_.job_id, generation, suffix);
+}
 
 std::string ClusterSettings::master_url() const {
   if (etcd.empty()) return fmt::format("{}:{}", master_ip, master_port);

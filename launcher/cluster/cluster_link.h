@@ -185,9 +185,7 @@ class ClusterLink {
                       std::chrono::steady_clock::time_point until, const std::function<bool()>& interrupted);
   void clear_stale_state();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }
-  std::string generation_key(int generation, const std::string& suffix) const {
-    return key("g" + std::to_string(generation) + "." + suffix);
-  }
+  std::string generation_key(int generation, const std::string& suffix) const;
 
   ClusterSettings settings_;
   LaunchLog& log_;

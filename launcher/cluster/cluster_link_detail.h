@@ -15,6 +15,11 @@ namespace paddle::launcher::cluster_link_detail {
 
 using Clock = std::chrono::steady_clock;
 
+// JOB.gG.SUFFIX: a key of one generation of job JOB (the keys: cluster_link.h).
+inline std::string generation_key(const std::string& job_id, int generation, const std::string& suffix) {
+  return fmt::format("{}.g{}.{}", job_id, generation, suffix);
+}
+
 inline std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s", ms.count() / 1000.0); }
 
 // The IPs of `entries`, keys of the form `prefix` + IP.

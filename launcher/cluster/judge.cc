@@ -19,7 +19,7 @@ Judge::Judge(ControlStore& store, JudgeSettings settings, std::function<Clock::t
     : store_(store), settings_(std::move(settings)), now_(std::move(now)) {}
 
 std::string Judge::key(int generation, const std::string& suffix) const {
-  return fmt::format("{}.g{}.{}", settings_.job_id, generation, suffix);
+  return cluster_link_detail::generation_key(settings_.job_id, generation, suffix);
 }
 
 void Judge::begin(int generation) {
