@@ -44,6 +44,7 @@ uint64_t ConsoleEcho::finish() {
     if (stopping_ && !thread_.joinable()) return lost_;
     stopping_ = true;
   }
+  finish_by_ = (Clock::now() + options_.write_timeout).time_since_epoch().count();
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   return lost_;
@@ -91,10 +92,16 @@ void ConsoleEcho::write_lines(std::string_view text, const std::string& label) {
 }
 
 // Waits for room (poll) before each write, so that no write blocks past the deadline; a line
-// begun is finished within a second deadline, so that the console never shows half a line.
+// begun is finished within a second deadline, so that the console never shows half a line,
+// unless finish()'s deadline comes first.
 bool ConsoleEcho::write_all(std::string_view bytes, Clock::time_point deadline) {
   bool begun = false, extended = false;
   while (!bytes.empty()) {
+    if (const auto finish_by = finish_by_.load(); finish_by != 0) {
+      const Clock::time_point hard{Clock::duration(finish_by)};
+      if (Clock::now() >= hard) return false;
+      deadline = std::min(deadline, hard);
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       if (!begun || extended) return false;

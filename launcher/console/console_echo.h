@@ -6,7 +6,9 @@
 // terminal over a slow link, a pipe nobody reads) cannot slow them; and since the echo has its
 // own thread, it cannot stall the supervisor either. A console that cannot take a line within
 // `write_timeout` loses lines instead of holding them: they are counted, said on the console
-// when it takes lines again, and are all in the log files.
+// when it takes lines again, and are all in the log files. finish() waits at most one more
+// write_timeout in all, however much is left, so that a console nobody reads (srun's pipe to a
+// client that stopped reading) cannot hold the launcher's exit.
 
 #include <unistd.h>
 
@@ -41,8 +43,8 @@ class ConsoleEcho {
   ConsoleEcho(const ConsoleEcho&) = delete;
   ConsoleEcho& operator=(const ConsoleEcho&) = delete;
 
-  // Echoes what is left (a last unfinished line too) and stops the thread; returns the lines the
-  // console lost over the whole job.
+  // Echoes what is left (a last unfinished line too) within write_timeout and stops the thread;
+  // returns the lines the console lost over the whole job.
   uint64_t finish();
 
  private:
@@ -62,6 +64,8 @@ class ConsoleEcho {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  // When finish() must be done writing (steady_clock ticks; 0 until it is called).
+  std::atomic<std::chrono::steady_clock::rep> finish_by_{0};
   std::thread thread_;
 };
 

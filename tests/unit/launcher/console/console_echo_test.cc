@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "common/error.h"
 #include "launcher/console/echo_selection.h"
@@ -167,6 +168,34 @@ TEST_CASE("a console nobody reads loses lines, counted, instead of stalling the 
   // What did arrive is whole lines, and with the lost ones makes every line.
   CHECK(out.ends_with("\n"));
   CHECK(static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n')) + lost == 20000);
+}
+
+TEST_CASE("finish waits one write timeout in all for a console nobody reads, however many logs are behind") {
+  // srun's pipe to a client that reads nothing until the job ends: the launcher's exit must not
+  // wait a write timeout per log, per line begun and for the note of lost lines.
+  const auto dir = scratch("echo-finish");
+  const LaunchPlan plan = plan_in(dir);
+  std::string lines;
+  for (int i = 0; i < 5000; ++i) lines += "a line of a busy process, number " + std::to_string(i) + "\n";
+  for (const char* log : {"serverlog.0", "workerlog.0", "workerlog.1"}) append(dir / log, lines);
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  ConsoleEchoOptions options;
+  options.fd = pipe_fds[1];
+  options.interval = 10ms;
+  options.write_timeout = 500ms;
+  ConsoleEcho echo(plan, EchoSelection::parse("all", "auto"), options);
+  std::this_thread::sleep_for(200ms);  // the pipe is full and the echo waits in a write
+  append(dir / "workerlog.1", lines);
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t lost = echo.finish();
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took < options.write_timeout + 700ms);  // before: 3 logs and the note, 2 s and more
+  CHECK(lost > 0);
+  ::close(pipe_fds[1]);
+  const std::string out = read_all(pipe_fds[0]);
+  ::close(pipe_fds[0]);
+  CHECK(static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n')) + lost == 4 * 5000);
 }
 
 TEST_CASE("labels are coloured on a terminal only, and never with NO_COLOR set") {
