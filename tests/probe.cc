@@ -4,17 +4,19 @@
 //         [--sleep S] [--exit CODE | --signal SIG] [--fail-role ROLE] [--fail-rank R]
 //         [--fail-attempt A] [--fail-after S] [--crash segv|abort|throw]
 //
-// It writes DIR/PID.json (its pid, process group, parent, argv and whole environment), prints,
-// optionally starts a grandchild that sleeps (recorded in the dump), then either fails (exits
-// with CODE or kills itself with SIG) if it matches every --fail-* filter, after --fail-after
-// seconds, or sleeps --sleep seconds and exits 0. Role is trainer, server or worker (from
+// It writes DIR/PID.json (its pid, process group, parent, argv, whole environment and the
+// descriptors it was started with), prints, optionally starts a grandchild that sleeps
+// (recorded in the dump), then either fails (exits with CODE or kills itself with SIG) if it
+// matches every --fail-* filter, after --fail-after seconds, or sleeps --sleep seconds and exits 0. Role is trainer, server or worker (from
 // TRAINING_ROLE); rank is PADDLE_TRAINER_ID, or the server's index in PADDLE_PSERVERS_IP_PORT_LIST.
 // --crash fails by a segfault, abort() or an uncaught nested exception instead, with the crash
 // handlers of common/crash_handlers.h installed, as train has them.
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +59,19 @@ int my_rank() {
   return -1;
 }
 
+// The descriptors this process was started with (what its launcher let it inherit).
+std::vector<int> open_descriptors() {
+  std::vector<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return fds;
+  while (const dirent* e = readdir(dir))
+    if (std::isdigit(static_cast<unsigned char>(e->d_name[0])) && std::atoi(e->d_name) != dirfd(dir))
+      fds.push_back(std::atoi(e->d_name));
+  closedir(dir);
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+
 void sleep_seconds(double s) {
   if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
@@ -87,6 +102,7 @@ int signal_number(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<int> inherited = open_descriptors();
   paddle::common::install_crash_handlers(paddle::common::current_environment());
   std::string dump_dir, fail_role, signal_name, crash;
   std::vector<std::string> prints;
@@ -146,6 +162,7 @@ int main(int argc, char** argv) {
       if (eq != nullptr) env[std::string(static_cast<const char*>(*e), eq)] = std::string(eq + 1);
     }
     doc["env"] = env;
+    doc["fds"] = inherited;
     const std::string path = dump_dir + "/" + std::to_string(getpid()) + ".json";
     std::ofstream(path + ".tmp") << doc.dump(1);
     std::rename((path + ".tmp").c_str(), path.c_str());

@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "launcher/supervise/close_on_exec.h"
+
 namespace paddle::launcher {
 namespace {
 
@@ -41,6 +43,7 @@ struct ChildSetup {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    close_inherited_descriptors_on_exec();
   }
 };
 

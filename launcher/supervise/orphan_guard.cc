@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "launcher/supervise/close_on_exec.h"
 
 namespace paddle::launcher {
 namespace {
@@ -180,6 +181,7 @@ void OrphanGuard::start_watchdog() {
   if (pid == 0) {  // only async-signal-safe calls until exec
     ::setsid();
     ::dup2(fds[0], STDIN_FILENO);
+    close_inherited_descriptors_on_exec();
     ::execv("/proc/self/exe", const_cast<char* const*>(argv));
     ::_exit(127);
   }

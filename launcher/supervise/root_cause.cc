@@ -1,6 +1,7 @@
 #include "launcher/supervise/root_cause.h"
 
 #include <boost/process/child.hpp>
+#include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
 #include <boost/process/pipe.hpp>
 #include <boost/process/search_path.hpp>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <map>
 #include <regex>
+
+#include "launcher/supervise/close_on_exec.h"
 
 namespace paddle::launcher {
 namespace bp = boost::process;
@@ -24,7 +27,8 @@ std::vector<std::string> addr2line(const std::string& module, const std::vector<
   args.insert(args.end(), offsets.begin(), offsets.end());
   try {
     bp::ipstream out;
-    bp::child child(program, args, bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null);
+    bp::child child(program, args, bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null,
+                     bp::extend::on_exec_setup = [](auto&) { close_inherited_descriptors_on_exec(); });
     std::vector<std::string> names;
     for (std::string line; names.size() < offsets.size() && std::getline(out, line);) names.push_back(line);
     if (!child.wait_for(std::chrono::seconds(5))) child.terminate();

@@ -222,9 +222,32 @@ def cmdline(pid):
         return "(gone)"
 
 
+def where_it_waits(pid):
+    """Each thread's stack of a process that should have ended (gdb's, else the kernel's wait
+    channel), so that a failure says what it waited for."""
+    gdb = shutil.which("gdb")
+    if gdb:
+        try:
+            r = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "thread apply all bt 30"], capture_output=True,
+                               text=True, timeout=30)
+            frames = [line for line in r.stdout.splitlines() if line.startswith(("#", "Thread "))]
+            if frames:
+                return "\n".join(frames)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    waits = []
+    try:
+        for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                waits.append(f"thread {tid} waits in {f.read() or '(running)'}")
+    except OSError:
+        pass
+    return "\n".join(waits)
+
+
 def wait_hosts_clean(job_pids, hosts, label, timeout):
     """Waits until job_pids(i) is empty for every i in `hosts`; else AssertionError naming each
-    process left, on its host's `label(i)`."""
+    process left, on its host's `label(i)`, with where a launcher left waits."""
     left = []
 
     def clean():
@@ -233,5 +256,8 @@ def wait_hosts_clean(job_pids, hosts, label, timeout):
     try:
         wait_for(clean, timeout, "hosts to be clean")
     except AssertionError:
-        raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(
-            f"{label(i)} pid {p}: {cmdline(p)}" for i, p in left)) from None
+        lines = [f"{label(i)} pid {p}: {cmdline(p)}" for i, p in left]
+        launchers = [p for _, p in left if cmdline(p).split(" ")[0].endswith("paddle-launch")
+                     and "--orphan-watchdog" not in cmdline(p)]
+        lines += [f"--- where launcher {p} waits:\n{where_it_waits(p)}" for p in launchers[:2]]
+        raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(lines)) from None

@@ -14,8 +14,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main, port_run,  # noqa: E402
-                     pid_alive, scratch, wait_for)
+from harness import (PROBE, Skip, assert_sessions_gone, check, child_env, children_of, free_ports, launch, main,  # noqa: E402
+                     pid_alive, port_run, scratch, wait_for)
 from netns_hosts import LoopbackHosts, NamespaceHosts, namespace_or_loopback  # noqa: E402
 from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_checkpoint  # noqa: E402
 
@@ -29,13 +29,13 @@ class Node:
     (default: loopback aliases, node i at 127.0.0.(i+1)) in its own directory; without --master
     and --nnodes when `master` is None (a scheduler's variables in `env` say them)."""
 
-    def __init__(self, index, master, nnodes, args, launch_args=(), env=None, hosts=None):
+    def __init__(self, index, master, nnodes, args, launch_args=(), env=None, hosts=None, script=TRAIN):
         hosts = hosts or LoopbackHosts(index + 1)
         self.index = index
         self.ip = hosts.ips[index]
         self.workdir = scratch()
         cluster = [f"--master={master}", f"--nnodes={nnodes}"] if master else []
-        cmd = [LAUNCH, *cluster, *hosts.host_args(index), *launch_args, TRAIN, *args]
+        cmd = [LAUNCH, *cluster, *hosts.host_args(index), *launch_args, script, *args]
         self.proc = hosts.popen(index, cmd, cwd=self.workdir, env=child_env(env))
         self.out = self.err = ""
 
@@ -137,6 +137,27 @@ def test_three_nodes_through_a_master_share_one_rank_map_and_train_as_one():
     check(diff <= 1e-5, f"3 nodes x 2 equal 1 node x 6: relative difference {diff:.2e}")
     with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
         check(json.load(f)["world_size"] == 6, "world size 6")
+
+
+def test_processes_inherit_only_their_standard_streams_not_the_master_stores_sockets():
+    """A worker on the master's node holding the store's sockets would keep them open after its
+    launcher ends, and the other nodes' requests would wait on it."""
+    dumps = scratch()
+    hosts = LoopbackHosts(2)
+    master = hosts.master_address()
+    nodes = [Node(i, master, 2, ["--dump", dumps, "--sleep", "0.5"], ["--nproc_per_node=2"], hosts=hosts, script=PROBE)
+             for i in (1, 0)]
+    codes = finish_nodes(nodes, 60)
+    for n, code in zip(nodes, codes):
+        check(code == 0, f"node {n.index} exits 0\n{n.err[-3000:]}")
+    docs = []
+    for name in sorted(os.listdir(dumps)):
+        if name.endswith(".json"):
+            with open(os.path.join(dumps, name)) as f:
+                docs.append(json.load(f))
+    check(len(docs) == 4, f"4 processes started: {os.listdir(dumps)}")
+    for doc in docs:
+        check(doc["fds"] == [0, 1, 2], f"rank {doc['rank']} was started with descriptors {doc['fds']}, not only 0, 1, 2")
 
 
 def test_a_killed_launcher_stops_every_node_naming_it():
