@@ -68,7 +68,8 @@ int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMa
   supervision.orphan_guard = &guard;
   std::optional<DashboardServer> page;
   if (options.dashboard) {
-    page.emplace("127.0.0.1", *options.dashboard, options.log_dir, describe_options(options));
+    page.emplace("127.0.0.1", *options.dashboard, options.log_dir, describe_options(options),
+                 options.job_id.value_or("default"), [&peers] { return peers.figures(); });
     log.info(fmt::format("dashboard: {}", page->url()));
   }
   const int status = supervise(peers, env, supervision, log);
@@ -172,7 +173,9 @@ int run(int argc, const char* const argv[]) {
     return 0;
   }
   check_ports_bindable(plan.node_ip, plan.fixed_local_ports,
-                       plan.mode == LaunchPlan::Mode::kPs ? "--servers/--workers/--start_port" : "--start_port");
+                       plan.mode == LaunchPlan::Mode::kCollective ? "--start_port"
+                       : plan.heter_endpoints.empty()             ? "--servers/--workers/--start_port"
+                                                                  : "--servers/--workers/--heter_workers/--start_port");
   LaunchLog log;
   start_launch_log(log, options.log_dir, options);
   if (scheduler)

@@ -56,6 +56,7 @@
 #include "launcher/cluster/judge.h"
 #include "launcher/console/launch_log.h"
 #include "launcher/plan/rank_map.h"
+#include "launcher/supervise/control_plane_figures.h"
 #include "launcher/supervise/job_failure.h"
 
 namespace paddle::launcher {
@@ -142,6 +143,9 @@ class ClusterLink {
   void workers_done(int generation);
   bool job_workers_done(int generation);
 
+  // The control plane's figures now, for the job page (node_watch.cc).
+  ControlPlaneFigures figures();
+
   // The node's own watch (node_watch.cc).
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
@@ -205,6 +209,7 @@ class ClusterLink {
   std::optional<JobFailure> failure_;
   bool verdict_seen_ = false;
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
+  std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
   std::thread thread_;
 };

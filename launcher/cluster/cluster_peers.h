@@ -68,6 +68,7 @@ class ClusterPeers : public JobPeers {
   std::optional<std::string> membership_change(const JobFailure& root) override { return link_.membership_change(root); }
   void workers_done(int generation) override { link_.workers_done(generation); }
   bool job_workers_done(int generation) override { return link_.job_workers_done(generation); }
+  ControlPlaneFigures figures() override { return link_.figures(); }
 
  private:
   // What this node registers for a generation, before its TCPStore port.

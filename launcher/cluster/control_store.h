@@ -73,6 +73,8 @@ class ControlStore {
 
   // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".
   virtual std::string describe() const = 0;
+  // The requests the store hosted here has served; nothing where it lives elsewhere, or cannot say.
+  virtual std::optional<uint64_t> requests_served() { return std::nullopt; }
 };
 
 }  // namespace paddle::launcher

@@ -1,6 +1,7 @@
 #include "launcher/cluster/master_store.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -83,6 +84,15 @@ std::vector<std::string> MasterStore::alive_nodes() {
   for (const auto& key : client_.keys(heartbeat_prefix()))
     if (!lost.count(key)) alive.push_back(key.substr(heartbeat_prefix().size()));
   return alive;
+}
+
+std::optional<uint64_t> MasterStore::requests_served() {
+  if (!server_) return std::nullopt;
+  try {
+    return nlohmann::json::parse(client_.stats()).at("requests").get<uint64_t>();
+  } catch (const std::exception&) {  // the store busy or ending: the page says nothing of it this time
+    return std::nullopt;
+  }
 }
 
 }  // namespace paddle::launcher

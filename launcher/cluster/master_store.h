@@ -45,6 +45,7 @@ class MasterStore : public ControlStore {
   bool judges() override { return server_ != nullptr; }
   bool hosted_here() const override { return server_ != nullptr; }
   std::string describe() const override { return "the master " + client_.endpoint(); }
+  std::optional<uint64_t> requests_served() override;
 
  private:
   std::string heartbeat_prefix() const { return job_id_ + ".hb."; }

@@ -26,6 +26,17 @@ std::optional<JobFailure> ClusterLink::failure() {
   return failure_;
 }
 
+ControlPlaneFigures ClusterLink::figures() {
+  ControlPlaneFigures figures;
+  {
+    std::lock_guard lock(mutex_);
+    figures.nodes = members_->empty() ? settings_.nnodes : static_cast<int>(members_->size());
+  }
+  figures.heartbeats_missed = heartbeats_missed_.load();
+  figures.store_requests = store_->requests_served();
+  return figures;
+}
+
 void ClusterLink::watch() {
   auto reachable_at = Clock::now();  // the last time the store answered
   int watched_generation = -1;
@@ -59,6 +70,7 @@ void ClusterLink::watch() {
       std::lock_guard lock(mutex_);
       store_answered_ = reachable_at;
     } catch (const common::PeerError& e) {
+      ++heartbeats_missed_;
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
         if (!failure_) failure_ = master_lost(*members, e.what());

@@ -19,13 +19,14 @@ EchoSelection EchoSelection::parse(const std::optional<std::string>& log_output,
     return s;
   }
   for (const std::string& item : common::split_list<common::UsageError>(*log_output, "--log_output")) {
-    const bool server = item.starts_with("server");
-    const auto number = common::to_int(server ? std::string_view(item).substr(6) : std::string_view(item));
+    const bool server = item.starts_with("server"), heter = item.starts_with("heter");
+    const std::string_view digits = std::string_view(item).substr(server ? 6 : heter ? 5 : 0);
+    const auto number = common::to_int(digits);
     if (!number || *number < 0 || *number > 1000000)
       throw common::UsageError(fmt::format(
-          "--log_output={}: '{}' is not a rank, serverN or all (for example --log_output=0,3,server0)", *log_output,
-          item));
-    (server ? s.servers : s.ranks).insert(static_cast<int>(*number));
+          "--log_output={}: '{}' is not a rank, serverN, heterN or all (for example --log_output=0,3,server0)",
+          *log_output, item));
+    (server ? s.servers : heter ? s.heters : s.ranks).insert(static_cast<int>(*number));
   }
   return s;
 }
@@ -34,7 +35,10 @@ std::vector<const ProcessSpec*> EchoSelection::pick(const LaunchPlan& plan) cons
   if (!given) return {&plan.echoed_process()};
   std::vector<const ProcessSpec*> chosen;
   for (const ProcessSpec& p : plan.processes)
-    if (all || (p.role == Role::kServer ? servers.contains(p.rank) : ranks.contains(p.rank))) chosen.push_back(&p);
+    if (all || (p.role == Role::kServer        ? servers.contains(p.rank)
+                : p.role == Role::kHeterWorker ? heters.contains(p.rank)
+                                               : ranks.contains(p.rank)))
+      chosen.push_back(&p);
   return chosen;
 }
 

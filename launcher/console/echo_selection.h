@@ -4,7 +4,8 @@
 //
 //   --log_output=0           the default: the first local trainer or worker, as Paddle's launcher
 //   --log_output=all         every local process
-//   --log_output=0,3,server0 trainers/workers by global rank, servers by index
+//   --log_output=0,3,server0 trainers/workers by global rank, servers (and heterN, a ps-heter
+//                            job's heter workers) by index
 //
 // A label names the process, and its node in a multi-node job: "[trainer 3] ",
 // "[node 1 worker 5] ", "[server 0] ".
@@ -23,6 +24,7 @@ struct EchoSelection {
   bool given = false;  // --log_output was set; otherwise the plan's echoed_process()
   std::set<int> ranks;
   std::set<int> servers;
+  std::set<int> heters;
   // "auto": labelled when more than one process is shown, or when other nodes' launchers write
   // to the same console (srun and mpirun merge every node's output); "true"/"false".
   std::string prefix = "auto";

@@ -76,11 +76,14 @@ std::string dry_run_table(const LaunchPlan& plan) {
   text += fmt::format("command: {}\n", shell_join(plan.command));
   if (!plan.server_endpoints.empty())
     text += fmt::format("servers: {}\n", fmt::join(plan.server_endpoints, ","));
-  text += fmt::format("trainers: {}\n\n", fmt::join(plan.trainer_endpoints, ","));
-  text += fmt::format("{:<8} {:>5} {:>5}  {:<22} {}\n", "ROLE", "RANK", "LOCAL", "ENDPOINT", "LOG");
+  text += fmt::format("trainers: {}\n", fmt::join(plan.trainer_endpoints, ","));
+  if (!plan.heter_endpoints.empty())
+    text += fmt::format("heter workers: {}\n", fmt::join(plan.heter_endpoints, ","));
+  const size_t role_width = plan.heter_endpoints.empty() ? 8 : 12;  // "heter_worker"
+  text += fmt::format("\n{:<{}} {:>5} {:>5}  {:<22} {}\n", "ROLE", role_width, "RANK", "LOCAL", "ENDPOINT", "LOG");
   for (const auto& p : plan.processes)
-    text += fmt::format("{:<8} {:>5} {:>5}  {:<22} {}\n", role_name(p.role), p.rank, p.local_index, p.endpoint,
-                        p.log_file);
+    text += fmt::format("{:<{}} {:>5} {:>5}  {:<22} {}\n", role_name(p.role), role_width, p.rank, p.local_index,
+                        p.endpoint, p.log_file);
   for (const auto& p : plan.processes) {
     text += fmt::format("\n{} {} environment (besides the launcher's, without {}):\n", role_name(p.role), p.rank,
                         fmt::join(kUnsetInChildren, ", "));
@@ -101,6 +104,7 @@ std::string dry_run_json(const LaunchPlan& plan) {
   doc["command"] = plan.command;
   doc["server_endpoints"] = plan.server_endpoints;
   doc["trainer_endpoints"] = plan.trainer_endpoints;
+  if (!plan.heter_endpoints.empty()) doc["heter_endpoints"] = plan.heter_endpoints;
   doc["unset_env"] = kUnsetInChildren;
   doc["processes"] = nlohmann::ordered_json::array();
   for (const auto& p : plan.processes) {
@@ -139,7 +143,7 @@ void announce_plan(const LaunchPlan& plan, LaunchLog& log) {
                          plan.log_dir));
     return;
   }
-  for (Role role : {Role::kServer, Role::kWorker}) {
+  for (Role role : {Role::kServer, Role::kWorker, Role::kHeterWorker}) {
     int count = 0;
     const ProcessSpec* first = nullptr;
     for (const auto& p : plan.processes)
@@ -148,7 +152,12 @@ void announce_plan(const LaunchPlan& plan, LaunchLog& log) {
       log.info(fmt::format("Local {} start {} processes. First process distributed environment info (Only For Debug): {}",
                            role_name(role), count, distributed_envs_table(first->env)));
   }
-  log.info(fmt::format("Please check servers and workers logs in {0}/workerlog.* and {0}/serverlog.*", plan.log_dir));
+  if (plan.heter_endpoints.empty())
+    log.info(fmt::format("Please check servers and workers logs in {0}/workerlog.* and {0}/serverlog.*", plan.log_dir));
+  else  // Paddle 2.6's line, which names its coordinators' logs too
+    log.info(fmt::format("Please check servers, workers, coordinator and heter_worker logs in {0}/workerlog.*, "
+                         "{0}/serverlog.* , {0}/coordinatorlog.*, and {0}/heterlog.*",
+                         plan.log_dir));
 }
 
 }  // namespace paddle::launcher

@@ -47,6 +47,21 @@ nlohmann::json curve(const std::string& path) {
   return points;
 }
 
+// The newest line of a metrics log that parses: a process's last step, or a server's tables.
+nlohmann::json last_line(const std::string& path) {
+  constexpr long kWindow = 64 * 1024;  // far more than a line, a server's many tables included
+  std::ifstream in(path, std::ios::ate);
+  if (!in) return nullptr;
+  const long size = static_cast<long>(in.tellg());
+  in.seekg(std::max(0L, size - kWindow));
+  nlohmann::json last;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json m = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (m.is_object() && m.contains("step")) last = std::move(m);
+  }
+  return last;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, const DashboardServer& server) : stream_(std::move(socket)), server_(server) {}
@@ -76,6 +91,15 @@ class Session : public std::enable_shared_from_this<Session> {
       response_.result(http::status::ok);
       response_.set(http::field::content_type, "application/json");
       response_.body() = server_.snapshot().dump();
+    } else if (target == "/metrics") {
+      try {
+        response_.body() = server_.metrics();
+        response_.result(http::status::ok);
+        response_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      } catch (const std::exception& e) {  // a job.json or metrics line of a shape not foreseen
+        response_.result(http::status::internal_server_error);
+        response_.body() = fmt::format("the job's metrics: {}\n", e.what());
+      }
     } else {
       response_.result(http::status::not_found);
     }
@@ -95,8 +119,13 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 DashboardServer::DashboardServer(const std::string& host, int port, std::string log_dir,
-                                 std::vector<std::pair<std::string, std::string>> config)
-    : host_(host), log_dir_(std::move(log_dir)), acceptor_(io_) {
+                                 std::vector<std::pair<std::string, std::string>> config, std::string job_id,
+                                 std::function<ControlPlaneFigures()> launcher_figures)
+    : host_(host),
+      log_dir_(std::move(log_dir)),
+      job_id_(std::move(job_id)),
+      launcher_figures_(std::move(launcher_figures)),
+      acceptor_(io_) {
   for (auto& [name, value] : config) config_[name] = value;
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
@@ -130,6 +159,14 @@ nlohmann::json DashboardServer::snapshot() const {
     }
   return {{"config", config_}, {"endpoints", common::read_file(log_dir_ + "/endpoints.log").value_or("")}, {"job", job},
           {"processes", processes}};
+}
+
+std::string DashboardServer::metrics() const {
+  const nlohmann::json job = JobState::read(log_dir_).value_or(nullptr);
+  std::vector<nlohmann::json> lines;
+  if (!job.is_null())
+    for (const nlohmann::json& p : job["processes"]) lines.push_back(last_line(p.value("metrics_file", "")));
+  return job_metrics(job_id_, job, lines, launcher_figures_ ? launcher_figures_() : ControlPlaneFigures{});
 }
 
 void DashboardServer::accept() {

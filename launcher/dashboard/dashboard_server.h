@@ -9,12 +9,16 @@
 //   GET /api/job   {"config": {NAME: VALUE, ...}, "endpoints": "...", "job": job.json or null,
 //                   "processes": [{...job.json's process, "metrics": [{"step", "loss",
 //                   "samples_per_sec", "time"}, ...the last 400], "log_tail": "..."}]}
+//   GET /metrics   the same job for Prometheus, in its text format (job_metrics.h)
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include "launcher/dashboard/job_metrics.h"
+
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -25,9 +29,11 @@ namespace paddle::launcher {
 class DashboardServer {
  public:
   // Binds host:port (0: any free port) at once; common::UsageError naming --dashboard when it
-  // can't. `config` is the Configuration Arguments block's rows.
+  // can't. `config` is the Configuration Arguments block's rows; `launcher_figures` is asked
+  // at each GET /metrics, from the server's thread.
   DashboardServer(const std::string& host, int port, std::string log_dir,
-                  std::vector<std::pair<std::string, std::string>> config);
+                  std::vector<std::pair<std::string, std::string>> config, std::string job_id = "default",
+                  std::function<ControlPlaneFigures()> launcher_figures = {});
   ~DashboardServer();
   DashboardServer(const DashboardServer&) = delete;
   DashboardServer& operator=(const DashboardServer&) = delete;
@@ -35,6 +41,8 @@ class DashboardServer {
   std::string url() const;
   // What GET /api/job answers now.
   nlohmann::json snapshot() const;
+  // What GET /metrics answers now.
+  std::string metrics() const;
 
  private:
   void accept();
@@ -42,6 +50,8 @@ class DashboardServer {
   std::string host_;
   std::string log_dir_;
   nlohmann::json config_;
+  std::string job_id_;
+  std::function<ControlPlaneFigures()> launcher_figures_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;

@@ -97,8 +97,8 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                  "(one node: free ports)")
       ->check(port);
   app.add_option("--log_dir", o.log_dir, "Directory of the per-process logs")->capture_default_str();
-  app.add_option("--run_mode", o.run_mode, "collective or ps. Default: chosen from the other flags")
-      ->check(CLI::IsMember({"collective", "ps"}));
+  app.add_option("--run_mode", o.run_mode, "collective, ps or ps-heter. Default: chosen from the other flags")
+      ->check(CLI::IsMember({"collective", "ps", "ps-heter"}));
   app.add_option("--backend", o.backend, "Collective backend: auto, gloo or nccl")
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
       ->capture_default_str();
@@ -110,6 +110,12 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       ->check(CLI::Range(0, 4096));
   app.add_option("--servers", o.servers, "PS mode: comma list of server ip:port");
   app.add_option("--workers", o.workers, "PS mode: comma list of worker ip[:port]");
+  app.add_option("--heter_worker_num", o.heter_worker_num,
+                 "PS heter mode: heter workers per stage on this node, ';' between stages (2, or 1;2)");
+  app.add_option("--heter_workers", o.heter_workers,
+                 "PS heter mode: each stage's heter workers as ip[:port] comma lists, ';' between stages");
+  app.add_option("--heter_devices", o.heter_devices,
+                 "PS heter mode: each stage's device type, cpu, gpu or xpu, ';' between stages (HETER_DEVICE_TYPE)");
   app.add_option("--http_port", o.http_port, "Port of the rendezvous key-value store")->check(port);
   app.add_flag("--dry_run{table}", o.dry_run,
                "Print the plan (every process, its role, rank, command and environment) and start "
@@ -166,9 +172,10 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       "  paddle-launch --master=10.0.0.1:8090 --nnodes=2 train        # run on each node\n"
       "  paddle-launch --master=etcd://10.0.0.9:2379 --nnodes=2:4 train  # elastic, on each node\n"
       "  paddle-launch --server_num=1 --worker_num=2 train            # parameter-server mode\n"
+      "  paddle-launch --server_num=1 --worker_num=2 --heter_worker_num=2 --heter_devices=gpu prog  # PS heter\n"
       "  paddle-launch --hostfile=hosts --job_dispatch_package=. --nproc_per_node=2 train  # over SSH, from here\n"
       "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
-      "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
+      "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/heterlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
 
   try {
     app.parse(argc, argv);
@@ -209,6 +216,9 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"elastic_timeout", fmt::format("{}", o.elastic_timeout)},
       {"gpus", or_none(o.gpus)},
       {"grace_period", fmt::format("{}", o.grace_period)},
+      {"heter_devices", or_none(o.heter_devices)},
+      {"heter_worker_num", or_none(o.heter_worker_num)},
+      {"heter_workers", or_none(o.heter_workers)},
       {"host", or_none(o.host)},
       {"iface", or_none(o.iface)},
       {"http_port", or_none(o.http_port)},

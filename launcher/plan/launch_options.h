@@ -38,12 +38,16 @@ struct LaunchOptions {
   std::optional<std::string> iface;  // --iface: the workers' GLOO_/NCCL_SOCKET_IFNAME
   std::optional<int> start_port;
   std::string log_dir = "log";
-  std::string run_mode;  // "", "collective" or "ps"
+  std::string run_mode;  // "", "collective", "ps" or "ps-heter"
   std::string backend = "auto";
   std::optional<int> server_num;
   std::optional<int> worker_num;
   std::optional<std::string> servers;
   std::optional<std::string> workers;
+  // PS heter mode (plan/heter_stages.h): stages ';'-separated, as Paddle's fleet launcher takes them.
+  std::optional<std::string> heter_worker_num;  // "2", or "1;2": heter workers per stage
+  std::optional<std::string> heter_workers;     // "ip[:port],...;ip[:port],..."
+  std::optional<std::string> heter_devices;     // "cpu;gpu": each stage's HETER_DEVICE_TYPE
   std::optional<int> http_port;
   std::optional<std::string> dry_run;  // "table" or "json"
   std::optional<std::string> master;  // --master IP:PORT (PADDLE_MASTER)

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "launcher/plan/address.h"
 #include "launcher/plan/gpu_devices.h"
+#include "launcher/plan/heter_stages.h"
 #include "launcher/plan/plan_support.h"
 #include "launcher/plan/ps_plan.h"
 
@@ -17,14 +18,25 @@ namespace paddle::launcher {
 namespace {
 
 bool wants_ps(const LaunchOptions& o) {
-  return o.server_num || o.worker_num || o.servers || o.workers;
+  return o.server_num || o.worker_num || o.servers || o.workers || heter_flag_given(o);
 }
 
 std::string first_ps_flag(const LaunchOptions& o) {
   if (o.server_num) return "--server_num";
   if (o.worker_num) return "--worker_num";
   if (o.servers) return "--servers";
-  return "--workers";
+  if (o.workers) return "--workers";
+  return heter_flag_given(o).value_or("--workers");
+}
+
+std::string log_name(Role role) {
+  switch (role) {
+    case Role::kServer: return "serverlog";
+    case Role::kHeterWorker: return "heterlog";
+    case Role::kTrainer:
+    case Role::kWorker: break;
+  }
+  return "workerlog";
 }
 
 // This node's trainers: how many, their devices and the collective backend.
@@ -123,7 +135,7 @@ void finish_plan(LaunchPlan& plan, const LaunchOptions& o, std::vector<std::stri
   plan.command = std::move(command);
   plan.log_dir = o.log_dir;
   for (auto& p : plan.processes) {
-    p.log_file = fmt::format("{}/{}log.{}", o.log_dir, p.role == Role::kServer ? "server" : "worker", p.local_index);
+    p.log_file = fmt::format("{}/{}.{}", o.log_dir, log_name(p.role), p.local_index);
     p.error_file = fmt::format("{}/error.{}.{}.json", o.log_dir, role_name(p.role), p.rank);
     p.metrics_file = fmt::format("{}/metrics.{}.{}.jsonl", o.log_dir, role_name(p.role), p.rank);
   }
@@ -137,6 +149,7 @@ std::string_view role_name(Role role) {
     case Role::kTrainer: return "trainer";
     case Role::kServer: return "server";
     case Role::kWorker: return "worker";
+    case Role::kHeterWorker: return "heter_worker";
   }
   return "process";
 }
@@ -153,7 +166,9 @@ const ProcessSpec& LaunchPlan::echoed_process() const {
 
 int LaunchPlan::world_size() const { return static_cast<int>(trainer_endpoints.size()); }
 
-bool is_ps_job(const LaunchOptions& o) { return o.run_mode == "ps" || (o.run_mode.empty() && wants_ps(o)); }
+bool is_ps_job(const LaunchOptions& o) {
+  return o.run_mode == "ps" || o.run_mode == "ps-heter" || (o.run_mode.empty() && wants_ps(o));
+}
 
 LaunchPlan make_launch_plan(const LaunchOptions& o, std::vector<std::string> command, const HostFacts& host,
                             PortSource& ports) {

@@ -24,13 +24,15 @@ struct HostFacts {
   unsigned cpu_cores = 1;
 };
 
-enum class Role { kTrainer, kServer, kWorker };  // collective trainer; PS server; PS worker
+// Collective trainer; PS server; PS worker; PS heter worker (TRAINING_ROLE=HETER_TRAINER, a stage
+// of a ps-heter job after the workers', plan/heter_stages.h).
+enum class Role { kTrainer, kServer, kWorker, kHeterWorker };
 std::string_view role_name(Role role);
 
 struct ProcessSpec {
   Role role = Role::kTrainer;
   int rank = 0;         // global rank among the processes of its role
-  int local_index = 0;  // N of workerlog.N / serverlog.N
+  int local_index = 0;  // N of workerlog.N / serverlog.N / heterlog.N
   std::string endpoint;
   std::string log_file;
   // LOG_DIR/error.<role>.<rank>.json: where the process leaves its ErrorRecord when it fails
@@ -55,8 +57,9 @@ struct LaunchPlan {
   std::string log_dir;
   std::vector<std::string> trainer_endpoints;  // written to endpoints.log
   std::vector<std::string> server_endpoints;
+  std::vector<std::string> heter_endpoints;  // PS heter: every heter worker, stage by stage
   std::string ps_store_endpoint;  // PS: the workers' Gloo store (PADDLE_GLOO_HTTP_ENDPOINT)
-  std::vector<ProcessSpec> processes;  // local processes, servers first
+  std::vector<ProcessSpec> processes;  // local processes: servers, workers, then heter workers
   std::vector<int> fixed_local_ports;  // ports this node was told to use (checked before start)
   std::vector<std::string> notes;      // informational lines for the log
   int generation = 0;     // of the job: 0, then one more per restart (PADDLE_RESTART_COUNT)
@@ -73,7 +76,7 @@ std::string_view mode_name(LaunchPlan::Mode mode);
 // Variables removed from every child's environment.
 inline constexpr const char* kUnsetInChildren[] = {"http_proxy", "https_proxy"};
 
-// Whether the options ask for a parameter-server job (--run_mode=ps, or any PS flag).
+// Whether the options ask for a parameter-server job (--run_mode=ps or ps-heter, or any PS flag).
 bool is_ps_job(const LaunchOptions& options);
 
 // Throws common::UsageError naming the flag or variable at fault.

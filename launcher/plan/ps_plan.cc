@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "launcher/plan/address.h"
 #include "launcher/plan/gpu_devices.h"
+#include "launcher/plan/heter_stages.h"
 #include "launcher/plan/plan_support.h"
 
 namespace paddle::launcher {
@@ -24,7 +25,23 @@ class FixedPortsOnly : public PortSource {
 struct PsJob {
   std::string server_list, worker_list, http_endpoint, with_gloo;
   int worker_count = 0;
+  HeterStages heter;  // no stages: not a ps-heter job
 };
+
+void append(EnvList& env, const EnvList& more) { env.insert(env.end(), more.begin(), more.end()); }
+
+// A ps-heter job's stage variables for a worker (stage 1), in the order Paddle 2.6 sets them
+// (fleet/launch_utils.py, ParameterServerLauncher.start_pod_worker).
+EnvList worker_stage_env(const PsJob& job) {
+  const StageVariables v = stage_variables(job.heter, 1, job.worker_count, job.worker_list);
+  return {{"PADDLE_STAGE_TRAINERS_NUM", v.stage_trainers},
+          {"STAGE_ID", v.stage_id},
+          {"STAGE_NUM", v.stage_num},
+          {"PADDLE_PREVIOUS_HETER_TRAINER_IP_PORT_LIST", v.previous},
+          {"PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST", v.next},
+          {"PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST", v.all},
+          {"HETER_DEVICE_TYPE", v.device}};
+}
 
 // The Gloo variables every PS process ends its environment with.
 void add_ps_gloo_env(EnvList& env, const PsJob& job) {
@@ -42,12 +59,13 @@ void add_ps_servers(LaunchPlan& plan, const PsJob& job, const std::vector<Endpoi
     p.rank = static_cast<int>(i);
     p.local_index = local++;
     p.endpoint = servers[i].str();
-    p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list},
-             {"PADDLE_TRAINER_ENDPOINTS", job.worker_list},
-             {"PADDLE_PORT", std::to_string(*servers[i].port)},
-             {"TRAINING_ROLE", "PSERVER"},
-             {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
-             {"POD_IP", servers[i].ip}};
+    p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list}, {"PADDLE_TRAINER_ENDPOINTS", job.worker_list}};
+    if (!job.heter.stages.empty())
+      p.env.emplace_back("PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST", stage_variables(job.heter, 1, job.worker_count, "").all);
+    append(p.env, {{"PADDLE_PORT", std::to_string(*servers[i].port)},
+                   {"TRAINING_ROLE", "PSERVER"},
+                   {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
+                   {"POD_IP", servers[i].ip}});
     add_ps_gloo_env(p.env, job);
     if (fixed_ports) plan.fixed_local_ports.push_back(*servers[i].port);
     plan.processes.push_back(std::move(p));
@@ -82,11 +100,12 @@ void add_ps_workers(LaunchPlan& plan, const PsJob& job, const std::vector<Endpoi
     p.endpoint = workers[i].str();
     p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list},
              {"PADDLE_TRAINER_ENDPOINTS", job.worker_list},
-             {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
-             {"TRAINING_ROLE", "TRAINER"},
-             {"POD_IP", workers[i].ip},
-             {"PADDLE_PORT", std::to_string(*workers[i].port)},
-             {"PADDLE_TRAINER_ID", std::to_string(i)}};
+             {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)}};
+    if (!job.heter.stages.empty()) append(p.env, worker_stage_env(job));
+    append(p.env, {{"TRAINING_ROLE", "TRAINER"},
+                   {"POD_IP", workers[i].ip},
+                   {"PADDLE_PORT", std::to_string(*workers[i].port)},
+                   {"PADDLE_TRAINER_ID", std::to_string(i)}});
     add_ps_gloo_env(p.env, job);
     if (!gpus.empty()) {
       p.env.emplace_back("FLAGS_selected_gpus", "0");
@@ -95,6 +114,47 @@ void add_ps_workers(LaunchPlan& plan, const PsJob& job, const std::vector<Endpoi
     add_torch_env(p.env, p.rank, job.worker_count, p.local_index, static_cast<int>(local.size()), plan.trainer_endpoints.front());
     if (fixed_ports) plan.fixed_local_ports.push_back(*workers[i].port);
     plan.processes.push_back(std::move(p));
+  }
+}
+
+// This node's heter workers, ranked by their place in PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST (as
+// Paddle's role maker numbers them), with Paddle 2.6's variables in its order
+// (ParameterServerLauncher.start_pod_heter_worker); GPUs round robin, as for the workers.
+void add_heter_workers(LaunchPlan& plan, const PsJob& job, const std::vector<std::string>& gpus, bool fixed_ports) {
+  int rank = 0, local = 0;
+  for (const HeterStage& stage : job.heter.stages) {
+    const StageVariables v = stage_variables(job.heter, stage.id, job.worker_count, job.worker_list);
+    for (const Endpoint& e : stage.endpoints) {
+      if (e.ip != plan.node_ip) {
+        ++rank;
+        continue;
+      }
+      ProcessSpec p;
+      p.role = Role::kHeterWorker;
+      p.rank = rank++;
+      p.local_index = local++;
+      p.endpoint = e.str();
+      p.env = {{"PADDLE_PSERVERS_IP_PORT_LIST", job.server_list},
+               {"PADDLE_TRAINER_ENDPOINTS", job.worker_list},
+               {"PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST", v.next},
+               {"PADDLE_PREVIOUS_HETER_TRAINER_IP_PORT_LIST", v.previous},
+               {"PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST", v.all},
+               {"HETER_DEVICE_TYPE", v.device},
+               {"STAGE_ID", v.stage_id},
+               {"STAGE_NUM", v.stage_num},
+               {"PADDLE_PORT", std::to_string(*e.port)},
+               {"TRAINING_ROLE", "HETER_TRAINER"},
+               {"PADDLE_TRAINERS_NUM", std::to_string(job.worker_count)},
+               {"PADDLE_STAGE_TRAINERS_NUM", v.stage_trainers},
+               {"POD_IP", e.ip}};
+      add_ps_gloo_env(p.env, job);
+      if (!gpus.empty()) {
+        p.env.emplace_back("FLAGS_selected_gpus", "0");
+        p.env.emplace_back("CUDA_VISIBLE_DEVICES", gpus[static_cast<size_t>(p.local_index) % gpus.size()]);
+      }
+      if (fixed_ports) plan.fixed_local_ports.push_back(*e.port);
+      plan.processes.push_back(std::move(p));
+    }
   }
 }
 
@@ -149,38 +209,52 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   for (const auto& w : workers)
     if (std::find(servers.begin(), servers.end(), w) != servers.end())
       throw common::UsageError(fmt::format("--workers: endpoint {} is also a server in --servers", w.str()));
+  HeterStages heter = plan_heter_stages(o, server_count, worker_count, start, port_source);
+  std::vector<Endpoint> heter_workers = heter.endpoints();
+  for (const auto& h : heter_workers)
+    if (std::ranges::count(servers, h) + std::ranges::count(workers, h) > 0)
+      throw common::UsageError(fmt::format("--heter_workers: endpoint {} is also a server's or a worker's", h.str()));
 
   std::vector<std::string> node_ips;
-  for (const auto* list : {&servers, &workers})
+  for (const auto* list : {&servers, &workers, &heter_workers})
     for (const auto& e : *list)
       if (std::find(node_ips.begin(), node_ips.end(), e.ip) == node_ips.end()) node_ips.push_back(e.ip);
+  if (node_ips.size() > 1 && o.heter_worker_num && !o.heter_workers)
+    throw common::UsageError(fmt::format("--heter_worker_num={} runs heter workers on 127.0.0.1, but this job spans the "
+                                         "nodes {}; list them with --heter_workers=IP:PORT,...;...",
+                                         *o.heter_worker_num, join(node_ips)));
   // Every node must name the same store: on several nodes its port cannot be a free one.
   if (node_ips.size() > 1 && !start) start = kDefaultPsPort;
   const auto listed = [&](int port) {
     const Endpoint store{servers.front().ip, port};
-    return std::find(servers.begin(), servers.end(), store) != servers.end() ||
-           std::find(workers.begin(), workers.end(), store) != workers.end();
+    return std::ranges::count(servers, store) + std::ranges::count(workers, store) +
+               std::ranges::count(heter_workers, store) > 0;
   };
-  int http_port = o.http_port ? *o.http_port : allocate_ports(start, server_count + worker_count, 1, port_source).front();
+  const int listed_count = server_count + worker_count + heter.count();
+  int http_port = o.http_port ? *o.http_port : allocate_ports(start, listed_count, 1, port_source).front();
   if (o.http_port && listed(http_port))
     throw common::UsageError(fmt::format("--http_port={}: {}:{} is also a server's or worker's endpoint", http_port,
                                          servers.front().ip, http_port));
   while (start && listed(http_port)) ++http_port;  // the same on every node: the lists decide
-  plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, "--servers/--workers", o, host);
+  const char* lists = heter.stages.empty() ? "--servers/--workers" : "--servers/--workers/--heter_workers";
+  plan.node_ip = node_ips.size() == 1 ? node_ips.front() : find_this_node(node_ips, lists, o, host);
   plan.node_ips = node_ips;
   plan.node_count = static_cast<int>(node_ips.size());
   plan.node_rank = static_cast<int>(std::find(node_ips.begin(), node_ips.end(), plan.node_ip) - node_ips.begin());
 
   for (const auto& s : servers) plan.server_endpoints.push_back(s.str());
   for (const auto& w : workers) plan.trainer_endpoints.push_back(w.str());
+  for (const auto& h : heter_workers) plan.heter_endpoints.push_back(h.str());
   plan.ps_store_endpoint = fmt::format("{}:{}", servers.front().ip, http_port);
   const PsJob job{join(plan.server_endpoints), join(plan.trainer_endpoints), plan.ps_store_endpoint,
-                  get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count};
+                  get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count, std::move(heter)};
+  const std::vector<std::string> gpus = ps_worker_gpus(o, host);
   add_ps_servers(plan, job, servers, o.servers || start);
-  add_ps_workers(plan, job, workers, ps_worker_gpus(o, host), o.workers || start);
+  add_ps_workers(plan, job, workers, gpus, o.workers || start);
+  add_heter_workers(plan, job, gpus, o.heter_workers || start);
   if (plan.processes.empty())
-    throw common::UsageError(fmt::format("this node ({}) has no server or worker in --servers/--workers", plan.node_ip));
-  if (!o.servers && !o.workers) return plan;  // local counts: one node, on 127.0.0.1
+    throw common::UsageError(fmt::format("this node ({}) has no process in {}", plan.node_ip, lists));
+  if (plan.node_count == 1 && !o.servers && !o.workers) return plan;  // local counts: one node, on 127.0.0.1
   const EnvList socket = socket_interface_env(o, host, plan.node_ip, plan.node_count);
   for (auto& p : plan.processes) p.env.insert(p.env.end(), socket.begin(), socket.end());
   return plan;
@@ -193,6 +267,10 @@ NodeRegistration register_ps_node(const LaunchOptions& o, const HostFacts& host,
                              "--worker_num; give those instead");
   if (o.nproc_per_node)
     throw common::UsageError("--nproc_per_node applies to collective mode; in PS mode use --worker_num");
+  if (wants_heter(o))
+    throw common::UsageError(fmt::format("{}: a --master PS job has no heter workers; give every node's with "
+                                         "--servers, --workers and --heter_workers instead of --master",
+                                         heter_flag_given(o).value_or("--run_mode=ps-heter")));
   const int servers = o.server_num.value_or(1), workers = o.worker_num.value_or(1);
   if (servers + workers == 0)
     throw common::UsageError("--server_num=0 with --worker_num=0: this node would run nothing; give it a server or a worker");

@@ -28,7 +28,7 @@ std::string indent(const std::string& text) {
 // "trainer 0", "trainers 0, 2 and 3", "server 1 and workers 0 and 2".
 std::string name_processes(const std::vector<const ProcessSpec*>& processes) {
   std::vector<std::string> groups;
-  for (Role role : {Role::kServer, Role::kTrainer, Role::kWorker}) {
+  for (Role role : {Role::kServer, Role::kTrainer, Role::kWorker, Role::kHeterWorker}) {
     std::vector<std::string> ranks;
     for (const ProcessSpec* p : processes)
       if (p->role == role) ranks.push_back(std::to_string(p->rank));

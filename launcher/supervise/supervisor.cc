@@ -102,7 +102,7 @@ class Job {
     root_.reset();
     exits_ = 0;
     stopping_ = false;
-    servers_finishing_ = false;
+    finishing_.reset();
     std::fflush(stdout);  // the launcher's own lines before the processes'
     echo_ = std::make_unique<ConsoleEcho>(*plan_, options_.echo, options_.console);
     job_state_.emplace(*plan_, ::getpid());
@@ -136,7 +136,9 @@ class Job {
       watch_peers();
       if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
         // Only a node of a multi-node job: a one-node plan always has workers.
-        log_.info("this node holds only servers: they serve until every worker of the job has exited 0");
+        log_.info(count_local(Role::kHeterWorker) == 0
+                      ? "this node holds only servers: they serve until every worker of the job has exited 0"
+                      : "this node holds no workers: its processes serve until every worker of the job has exited 0");
         peers_.workers_done(attempt);
         finish_servers_when_job_workers_done();
       }
@@ -168,14 +170,17 @@ class Job {
                                                                               : "failed";
     state.ended = describe_wait_status(status);
     job_state_->save();
-    if (!stopping_ && !servers_finishing_ && !succeeded(status)) {
+    if (!stopping_ && !finishing_ && !succeeded(status)) {
       on_failure(index);
-    } else if (!stopping_ && !servers_finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
+    } else if (!stopping_ && !finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
       peers_.workers_done(attempt_);
       finish_servers_when_job_workers_done();
+    } else if (!stopping_ && finishing_ == Role::kHeterWorker && count_running(Role::kHeterWorker) == 0) {
+      log_.info("all heter_worker are killed");
+      finish_next_role();
     }
     if (all_exited()) {
-      if (servers_finishing_ && !stopping_ && count_local(Role::kServer) > 0) log_.info("all parameter server are killed");
+      if (finishing_ && !stopping_ && count_local(Role::kServer) > 0) log_.info("all parameter server are killed");
       io_.stop();
     }
   }
@@ -210,13 +215,14 @@ class Job {
     return f;
   }
 
-  // PS: the servers serve until every worker of the job, on every node, has exited 0.
+  // PS: the servers (and a ps-heter job's heter workers) serve until every worker of the job, on
+  // every node, has exited 0.
   void finish_servers_when_job_workers_done() {
-    if (stopping_ || servers_finishing_) return;
+    if (stopping_ || finishing_) return;
     if (peers_.job_workers_done(attempt_)) {
-      servers_finishing_ = true;
-      log_.info("all workers exit, going to finish parameter server");
-      stop(Role::kServer);
+      log_.info(plan_->heter_endpoints.empty() ? "all workers exit, going to finish parameter server"
+                                               : "all workers exit, going to finish parameter server and heter_worker.");
+      finish_next_role();
       return;
     }
     workers_timer_.expires_after(std::chrono::milliseconds(250));
@@ -225,12 +231,24 @@ class Job {
     });
   }
 
+  // After the workers, Paddle's order: the heter workers, then the servers, which a heter worker may
+  // still be talking to; each role is stopped once the one before it has exited.
+  void finish_next_role() {
+    if (!finishing_ && count_running(Role::kHeterWorker) > 0) {
+      finishing_ = Role::kHeterWorker;
+      stop(Role::kHeterWorker);
+      return;
+    }
+    finishing_ = Role::kServer;
+    stop(Role::kServer);
+  }
+
   // A failure on another node stops this node's processes too.
   void watch_peers() {
     peer_timer_.expires_after(std::chrono::milliseconds(250));
     peer_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      if (!stopping_ && !servers_finishing_) {
+      if (!stopping_ && !finishing_) {
         if (auto failure = peers_.failure_elsewhere()) {
           root_ = failure;
           log_.error(fmt::format("the job failed on another node: {}; stopping this node's processes", failure->describe()));
@@ -256,19 +274,26 @@ class Job {
     log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL",
                           fmt::join(names, ", "), options_.grace_period.count() / 1000.0));
     grace_timer_.expires_after(options_.grace_period);
-    grace_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) kill_remaining("did not exit within the grace period");
+    grace_timer_.async_wait([this, role](const boost::system::error_code& ec) {
+      if (!ec) kill_remaining(role, "did not exit within the grace period");
     });
   }
 
-  void kill_remaining(std::string_view why) {
+  // SIGKILL to every running process (of `role`, if given); the orphan guard's escapees, which
+  // belong to no process, too once no process of another role runs.
+  void kill_remaining(std::optional<Role> role, std::string_view why) {
+    bool others_run = false;
     for (auto& s : slots_) {
       if (!s.child || s.child->exited()) continue;
+      if (role && s.spec->role != *role) {
+        others_run = true;
+        continue;
+      }
       log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
       s.child->signal_group(SIGKILL);
       s.signal_sent = SIGKILL;
     }
-    if (options_.orphan_guard) options_.orphan_guard->signal_all(SIGKILL);
+    if (options_.orphan_guard && !others_run) options_.orphan_guard->signal_all(SIGKILL);
   }
 
   void wait_for_signal() {
@@ -284,7 +309,7 @@ class Job {
         failure.cause = JobFailure::Cause::kLauncherSignalled;
         if (plan_ != nullptr) peers_.report(attempt_, failure);
       } else {
-        kill_remaining("second signal");
+        kill_remaining(std::nullopt, "second signal");
       }
       wait_for_signal();
     });
@@ -316,9 +341,16 @@ class Job {
     return n;
   }
 
+  int count_running(Role role) const {
+    int n = 0;
+    for (const auto& s : slots_) n += s.spec->role == role && s.child && !s.status;
+    return n;
+  }
+
   int count_role(Role role) const {
-    if (role != Role::kServer) return plan_->world_size();
-    return static_cast<int>(plan_->server_endpoints.size());
+    if (role == Role::kServer) return static_cast<int>(plan_->server_endpoints.size());
+    if (role == Role::kHeterWorker) return static_cast<int>(plan_->heter_endpoints.size());
+    return plan_->world_size();
   }
 
   JobPeers& peers_;
@@ -340,7 +372,9 @@ class Job {
   int exits_ = 0;  // processes ended so far this attempt, for their exit_order
   int interrupted_by_ = 0;
   bool stopping_ = false;
-  bool servers_finishing_ = false;
+  // Where the stop at the job's end is, once every worker of the job has exited 0: the heter
+  // workers, then the servers (finish_next_role).
+  std::optional<Role> finishing_;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "launcher/console/launch_log.h"
 #include "launcher/plan/environment.h"
 #include "launcher/plan/launch_plan.h"
+#include "launcher/supervise/control_plane_figures.h"
 #include "launcher/supervise/job_failure.h"
 
 namespace paddle::launcher {
@@ -64,6 +65,8 @@ class JobPeers {
   // Why the job goes on to its next generation without counting a restart (an elastic job's
   // nodes changed), or nothing.
   virtual std::optional<std::string> membership_change(const JobFailure&) { return std::nullopt; }
+  // The control plane's figures now, for the job page; asked from the page's thread.
+  virtual ControlPlaneFigures figures() { return {}; }
 };
 
 class SingleNode : public JobPeers {

@@ -50,6 +50,11 @@ std::vector<std::string> split(const std::string& text) {
 ProcessRole parse_role(const std::string& value, const std::string& name) {
   if (value == "PSERVER") return ProcessRole::kServer;
   if (value == "TRAINER") return ProcessRole::kTrainer;
+  if (value == "HETER_TRAINER")
+    throw TopologyError(fmt::format("{}=HETER_TRAINER: train does not run the heter stages of a ps-heter job; start "
+                                    "a Paddle program as the heter workers, or launch train without "
+                                    "--heter_worker_num/--heter_workers",
+                                    name));
   throw TopologyError(fmt::format("{}='{}' must be PSERVER or TRAINER", name, value));
 }
 

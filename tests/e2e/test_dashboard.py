@@ -7,13 +7,16 @@ import os
 import re
 import shutil
 import subprocess
+import signal
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, assert_sessions_gone, check, child_env, main, scratch, wait_for  # noqa: E402
+from harness import Skip, assert_sessions_gone, check, child_env, free_ports, main, scratch, wait_for  # noqa: E402
 from test_status import WRITER  # noqa: E402
+from test_train import TRAIN, need  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 ARTIFACTS = os.path.join(os.getcwd(), "artifacts")
@@ -110,6 +113,83 @@ def test_the_json_endpoint_and_the_page_lingering_after_the_job():
         open(stop, "w").close()
         if proc.poll() is None:
             proc.kill()
+
+
+# What the README gives for scraping a job's page; honor_labels keeps the page's own job label.
+SCRAPE_CONFIG = """global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: paddle-launch
+    honor_labels: true
+    static_configs:
+      - targets: ['{target}']
+"""
+
+
+def prometheus_query(api, query):
+    with urllib.request.urlopen(f"{api}/api/v1/query?" + urllib.parse.urlencode({"query": query}), timeout=5) as r:
+        answer = json.load(r)
+    check(answer["status"] == "success", f"Prometheus answers {query}: {answer}")
+    return answer["data"]["result"]
+
+
+def test_a_real_prometheus_scrapes_every_ranks_samples_per_second_and_the_servers_table_rows():
+    prometheus = shutil.which("prometheus")
+    if not prometheus:
+        raise Skip("Prometheus is not installed (Debian's package prometheus)")
+    movielens = os.path.join(os.environ.get("SHARED_DATA", ""), "ml-100k")
+    need(movielens)
+    workdir = scratch()
+    config = os.path.join(os.path.dirname(__file__), "../../configs/recommender_ps.json")
+    job = subprocess.Popen([LAUNCH, "--server_num=1", "--worker_num=2", "--dashboard", "--job_id=ctr-7", TRAIN,
+                            "--config", config, "--set", f"data_dir={movielens}", "--set", "epochs=1000",
+                            "--set", "log_every=10", "--set", "checkpoint=false"],
+                           cwd=workdir, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    scraper = None
+    try:
+        launch_log = os.path.join(workdir, "log", "launch.log")
+        url = wait_for(lambda: os.path.exists(launch_log) and re.findall(
+            r"dashboard: http://(127\.0\.0\.1:\d+)/", open(launch_log).read()), 20, "the dashboard's URL")[0]
+        with urllib.request.urlopen(f"http://{url}/metrics", timeout=5) as r:
+            check(r.headers["Content-Type"].startswith("text/plain; version=0.0.4"), f"the exposition format: {r.headers}")
+        conf = os.path.join(workdir, "prometheus.yml")
+        with open(conf, "w") as f:
+            f.write(SCRAPE_CONFIG.format(target=url))
+        port = free_ports(1)[0]
+        scraper = subprocess.Popen([prometheus, f"--config.file={conf}", f"--storage.tsdb.path={workdir}/tsdb",
+                                    f"--web.listen-address=127.0.0.1:{port}"], cwd=workdir,
+                                   stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "prometheus.log"), "w"),
+                                   start_new_session=True)
+        api = f"http://127.0.0.1:{port}"
+
+        def scraped_twice():
+            try:
+                return prometheus_query(api, 'count_over_time(up{job="paddle-launch"}[1m]) >= 2')
+            except OSError:
+                return []
+        wait_for(scraped_twice, 60, "Prometheus to scrape the page twice")
+
+        def every_rank():
+            rates = prometheus_query(api, 'paddle_samples_per_second{job="ctr-7"}')
+            return sorted((r["metric"]["role"], r["metric"]["rank"]) for r in rates if float(r["value"][1]) > 0)
+        ranks = wait_for(lambda: every_rank() == [("worker", "0"), ("worker", "1")] and every_rank(), 60,
+                         "both workers' samples/s in Prometheus")
+        check(ranks == [("worker", "0"), ("worker", "1")], f"both workers: {ranks}")
+        rows = wait_for(lambda: prometheus_query(api, 'paddle_server_table_rows{job="ctr-7",role="server"} > 0'), 60,
+                        "the server's table rows in Prometheus")
+        check(all(r["metric"]["node"] == "0" and r["metric"]["table"] for r in rows), f"labelled tables: {rows}")
+        state = prometheus_query(api, 'paddle_process_state{job="ctr-7",state="running"} == 1')
+        check(len(state) == 3, f"3 processes running: {state}")
+    finally:
+        for p in (scraper, job):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in (scraper, job):
+            if p is not None:
+                p.wait(timeout=30)
+    assert_sessions_gone([job.pid] + ([scraper.pid] if scraper else []))
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ TEST_CASE("--log_output picks processes by rank and server index, and names itse
   CHECK(pick("3,server0") == std::vector<std::string>{"serverlog.0", "workerlog.1"});
   CHECK(pick("0").empty());  // rank 0 runs on another node
   CHECK_THROWS_WITH_AS(EchoSelection::parse("1,x", "auto"),
-                       "--log_output=1,x: 'x' is not a rank, serverN or all (for example --log_output=0,3,server0)",
+                       "--log_output=1,x: 'x' is not a rank, serverN, heterN or all (for example --log_output=0,3,server0)",
                        paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(EchoSelection::parse("1,", "auto"), doctest::Contains("--log_output"),
                        paddle::common::UsageError);
@@ -81,6 +81,26 @@ TEST_CASE("--log_output picks processes by rank and server index, and names itse
                        paddle::common::UsageError);
   CHECK_THROWS_WITH_AS(EchoSelection::parse(std::nullopt, "yes"), doctest::Contains("--log_output_prefix=yes"),
                        paddle::common::UsageError);
+}
+
+TEST_CASE("a ps-heter job's heter workers are picked as heterN, never by a worker's rank") {
+  const auto dir = scratch("echo-heter");
+  LaunchPlan plan = plan_in(dir);
+  ProcessSpec heter;
+  heter.role = Role::kHeterWorker;
+  heter.rank = 0;
+  heter.log_file = (dir / "heterlog.0").string();
+  plan.processes.push_back(heter);
+  plan.processes[1].rank = 0;  // worker 0 here, beside heter worker 0
+  const auto pick = [&](const std::string& flag) {
+    std::vector<std::string> logs;
+    for (const ProcessSpec* p : EchoSelection::parse(flag, "auto").pick(plan))
+      logs.push_back(std::filesystem::path(p->log_file).filename());
+    return logs;
+  };
+  CHECK(pick("0") == std::vector<std::string>{"workerlog.0"});
+  CHECK(pick("heter0") == std::vector<std::string>{"heterlog.0"});
+  CHECK(pick("0,heter0") == std::vector<std::string>{"workerlog.0", "heterlog.0"});
 }
 
 TEST_CASE("labels name the process, and the node in a multi-node job; auto labels only several") {
