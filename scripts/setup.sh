@@ -2,7 +2,8 @@
 # Installs every Debian package that building, testing, packaging and running paddle-launch needs
 # (clang 16, lld, libFuzzer and llvm-symbolizer for scripts/sanitize.sh and scripts/fuzz.sh; file,
 # which cpack's dpkg-shlibdeps runs, pip and venv for scripts/package.sh, and ccache, which the
-# build scripts compile through when it is there).
+# build scripts compile through when it is there; protobuf for train's TensorBoard event files,
+# help2man for the man pages, and Prometheus for the test that scrapes a job's page).
 # Nothing may rely on a package that another only recommends: installs use --no-install-recommends,
 # as on a fresh machine (libdnnl-dev's CMake package needs ocl-icd-opencl-dev, which it only
 # recommends). Idempotent and non-interactive: packages already present are left alone, and
@@ -18,6 +19,7 @@ packages=(
   etcd-server openssh-server openssh-client rsync
   binutils python3-torch chromium curl gnuplot-nox
   file python3-pip python3-venv ccache
+  libprotobuf-dev protobuf-compiler help2man man-db prometheus
   clang-16 lld-16 llvm-16 libclang-rt-16-dev
 )
 

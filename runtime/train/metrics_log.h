@@ -21,18 +21,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/environment.h"
+#include "runtime/train/progress_log.h"
 
 namespace paddle::runtime {
 
-struct MetricsLine {
-  int64_t step = 0, epoch = 0;
-  double loss = 0;
-  std::optional<double> lr;
-  double samples_per_sec = 0;
-  double comm_seconds_per_step = 0;
-};
-
-class MetricsLog {
+class MetricsLog : public ProgressLog {
  public:
   // Appends to `path`; common::DataError naming it when it cannot be opened.
   explicit MetricsLog(const std::string& path);
@@ -49,6 +42,9 @@ class MetricsLog {
   // "index_bytes"}, ...], after `step` requests served; a table with a disk tier adds "tier":
   // {"memory_rows", "disk_rows", "disk_bytes", "hit_rate", "disk_reads_per_s", "evictions_per_s"}.
   void write_tables(int64_t step, const nlohmann::json& tables);
+
+  void step(const MetricsLine& line) override { write(line); }
+  void tables(int64_t step, const nlohmann::json& tables) override { write_tables(step, tables); }
 
  private:
   void append(const nlohmann::json& line);

@@ -57,7 +57,7 @@ void shrink(Fleet& fleet, const std::string& why) {
 }  // namespace
 
 nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload,
-                                   Clock::time_point started, MetricsLog* metrics) {
+                                   Clock::time_point started, ProgressLog* metrics) {
   const OnlineConfig& online = config.ps.online;
   const std::string& save_dir = config.ps.save_dir;
   const bool leader = fleet.is_first_worker();
@@ -99,7 +99,7 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
       if (step % config.log_every == 0) {
         fmt::print("TRAIN ---> day: {} pass: {} loss: {:.6f}\n", pass.day, pass.pass, loss);
         std::fflush(stdout);
-        if (metrics) metrics->write({step, static_cast<int64_t>(pass.index), loss, std::nullopt, 0.0, 0.0});
+        if (metrics) metrics->step({step, static_cast<int64_t>(pass.index), loss, std::nullopt, 0.0, 0.0});
       }
     }
     workload.end_epoch();
@@ -116,6 +116,7 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
                                                                     static_cast<double>(workload.global_batch()) / seconds
                                                               : 0.0}};
     figures.update(evaluation_figures(evaluation));
+    if (metrics && leader) metrics->epoch(pass.index, figures);
     run.history.push_back(figures);
     run.train_loss = loss;
     if (leader) {

@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/train/ctr_workload.h"
-#include "runtime/train/metrics_log.h"
+#include "runtime/train/progress_log.h"
 #include "runtime/train/train_config.h"
 
 namespace paddle::runtime {
@@ -30,6 +30,6 @@ namespace paddle::runtime {
 // Trains `workload` (after fleet.init_worker(workload.tables())) through config.ps.online;
 // returns the report worker 0 wrote, or an empty object on the other workers.
 nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload,
-                                   std::chrono::steady_clock::time_point started, MetricsLog* metrics = nullptr);
+                                   std::chrono::steady_clock::time_point started, ProgressLog* metrics = nullptr);
 
 }  // namespace paddle::runtime

@@ -355,6 +355,7 @@ TrainConfig parse_train_config(const json& merged) {
   c.output_dir = r.text("output_dir");
   c.resume = r.boolean("resume");
   c.checkpoint = r.boolean("checkpoint");
+  c.tensorboard = r.boolean("tensorboard");
   c.log_every = r.integer("log_every", 1);
   c.bucket_mb = r.positive("bucket_mb");
   c.device = parse_device(r.text("device"));

@@ -115,6 +115,7 @@ struct TrainConfig {
   std::string output_dir = "output";
   bool resume = false;
   bool checkpoint = true;
+  bool tensorboard = true;  // event files under output_dir/tensorboard/ (the leader's, and each server's)
   int64_t log_every = 100;
   double bucket_mb = 25;
   DevicePreference device = DevicePreference::kAuto;

@@ -139,6 +139,7 @@ json default_train_config() {
       {"output_dir", "output"},
       {"resume", false},
       {"checkpoint", true},
+      {"tensorboard", true},
       {"log_every", 100},
       {"bucket_mb", 25},
       {"prefetch", 2},

@@ -24,7 +24,9 @@
 #include "runtime/train/collective_workload.h"
 #include "runtime/train/ctr_workload.h"
 #include "runtime/train/layer_ps_workload.h"
+#include "runtime/train/metrics_log.h"
 #include "runtime/train/online_training.h"
+#include "runtime/train/tensorboard/tensorboard_progress.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/training_loop.h"
 
@@ -33,6 +35,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Where this process's figures go: the launcher's metrics log (PADDLE_METRICS_FILE), and
+// TensorBoard's files in output_dir/tensorboard/RUN when `run` names one and the config keeps
+// tensorboard on. Not movable: `all` points into it.
+struct ProgressSinks {
+  std::unique_ptr<MetricsLog> metrics;
+  std::unique_ptr<tensorboard::TensorBoardProgress> tensorboard;
+  ProgressLogs all;
+
+  ProgressSinks(const TrainConfig& config, const common::Environment& env, const std::string& run)
+      : metrics(MetricsLog::from_environment(env)) {
+    if (config.tensorboard && !run.empty())
+      tensorboard = std::make_unique<tensorboard::TensorBoardProgress>(config.output_dir + "/tensorboard/" + run);
+    all.add(metrics.get());
+    all.add(tensorboard.get());
+  }
+  ProgressSinks(const ProgressSinks&) = delete;
+  ProgressSinks& operator=(const ProgressSinks&) = delete;
+  ProgressLog* get() { return all.empty() ? nullptr : &all; }
+};
+
 // A worker of a PS job, or a lone process with local tables.
 void train_against_tables(const TrainConfig& config, const common::Environment& env, Fleet& fleet,
                           PsWorkload& workload, RunOrigin origin, Clock::time_point started) {
@@ -40,12 +62,12 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
-  const auto metrics = MetricsLog::from_environment(env);
+  ProgressSinks progress(config, env, fleet.is_first_worker() ? "worker0" : "");
   if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {
-    run_online_training(config, fleet, *ctr, started, metrics.get());
+    run_online_training(config, fleet, *ctr, started, progress.get());
   } else {
     workload.begin();
-    run_training(config, workload, origin, started, metrics.get());
+    run_training(config, workload, origin, started, progress.get());
   }
   // An online run saved its deltas and bases already.
   if (fleet.is_first_worker() && !config.ps.save_dir.empty() && !config.ps.online.enabled())
@@ -70,7 +92,7 @@ nlohmann::json tables_json(const ps::ServerMemory& memory) {
 // log, a line of its tables' memory goes there after every save and shrink and every
 // kTablesEvery, for the job page (the launcher may stop a server as soon as the workers are
 // done, so the lines must not wait for the end).
-void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) {
+void serve_tables(const TrainConfig& config, Fleet& fleet, ProgressLog* metrics) {
   constexpr auto kTablesEvery = std::chrono::seconds(5);
   const ps::TableSpecs tables = config.model.kind == ModelKind::kWideDeep ? wide_deep_tables(config)
                                                                           : LayerPsWorkload(config, fleet).tables();
@@ -78,7 +100,7 @@ void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) 
   int64_t reports = 0;
   const auto report = [&](const ps::ServerMemory& memory) {
     std::lock_guard lock(mutex);
-    metrics->write_tables(++reports, tables_json(memory));
+    metrics->tables(++reports, tables_json(memory));
   };
   fleet.init_server(tables, config.ps.init_dir, metrics ? std::function<void(const ps::ServerMemory&)>(report) : nullptr);
   if (!metrics) return fleet.run_server();
@@ -109,7 +131,10 @@ void serve_tables(const TrainConfig& config, Fleet& fleet, MetricsLog* metrics) 
 
 void run_parameter_server_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {
   auto fleet = Fleet::init(/*is_collective=*/false, config.strategy(), env);
-  if (fleet->is_server()) return serve_tables(config, *fleet, MetricsLog::from_environment(env).get());
+  if (fleet->is_server()) {
+    ProgressSinks progress(config, env, fmt::format("server{}", fleet->topology().server_index));
+    return serve_tables(config, *fleet, progress.get());
+  }
   std::unique_ptr<PsWorkload> workload;
   if (config.model.kind == ModelKind::kWideDeep) workload = std::make_unique<CtrWorkload>(config, *fleet);
   else workload = std::make_unique<LayerPsWorkload>(config, *fleet);
@@ -121,7 +146,8 @@ void run_trainer_role(const TrainConfig& config, const common::Environment& env,
   const RunOrigin origin = run_origin(env, config.resume);
   fmt::print("train: rank {} of {} ({})\n", fleet->worker_index(), fleet->worker_num(), fleet->topology().style);
   CollectiveWorkload workload(config, *fleet, origin.resuming);
-  run_training(config, workload, origin, started, MetricsLog::from_environment(env).get());
+  ProgressSinks progress(config, env, fleet->worker_index() == 0 ? "trainer0" : "");
+  run_training(config, workload, origin, started, progress.get());
 }
 
 // Parses the command line into the options `app` binds; false when it asked for --help, which

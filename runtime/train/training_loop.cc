@@ -62,7 +62,7 @@ void log_evaluation(LogStyle style, int64_t epoch, const Evaluation& e) {
 }  // namespace
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin,
-                            Clock::time_point started, MetricsLog* metrics) {
+                            Clock::time_point started, ProgressLog* metrics) {
   const bool leader = workload.worker_index() == 0;
   const LogStyle style = workload.log_style();
   CheckpointPosition position = workload.start();
@@ -98,7 +98,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       if (metrics && at.step % config.log_every == 0) {
         const double seconds = seconds_since(line_time), comm = workload.communication_seconds();
         const auto steps = static_cast<double>(at.step - line_step);
-        metrics->write({at.step, epoch, run.train_loss, workload.learning_rate(at.step - 1),
+        metrics->step({at.step, epoch, run.train_loss, workload.learning_rate(at.step - 1),
                         seconds > 0 ? steps * local_batch / seconds : 0.0, steps > 0 ? (comm - line_comm) / steps : 0.0});
         line_time = Clock::now();
         line_step = at.step;
@@ -131,6 +131,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       figures.update(evaluation_figures(evaluation));
       if (!stop && config.checkpoint) workload.save_checkpoint(position);
     }
+    if (metrics) metrics->epoch(epoch, figures);
     run.history.push_back(std::move(figures));
     workload.barrier();
   }

@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 #include "runtime/train/generations.h"
-#include "runtime/train/metrics_log.h"
+#include "runtime/train/progress_log.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/workload.h"
 
@@ -32,9 +32,10 @@ class NanLossError : public common::Error {
 // wrote, or an empty object on the other workers. `origin` says which generation of the run
 // this is and whether it resumes (its history then continues). The report's wall time counts
 // from `started` (before the workload loaded its data).
-// Every log_every steps a line goes to `metrics` too, when there is one (metrics_log.h).
+// Every log_every steps a line goes to `metrics` too, and each epoch's figures, when there is one
+// (progress_log.h).
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin = {},
                             std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(),
-                            MetricsLog* metrics = nullptr);
+                            ProgressLog* metrics = nullptr);
 
 }  // namespace paddle::runtime
