@@ -1,7 +1,9 @@
 # The Debian package: `cpack` in a build directory writes paddle-launch_VERSION_ARCH.deb there.
 # One package holds every install component (cmake/install.cmake): paddle-launch and train in
-# /usr/bin, train's sample configs in /usr/share/paddle-launch/configs, and the runtime's static
-# libraries, headers and CMake package under /usr.
+# /usr/bin with their man pages (gzip'd, /usr/share/man/man1) and bash completions
+# (/usr/share/bash-completion/completions; cmake/from_help.cmake), train's sample configs in
+# /usr/share/paddle-launch/configs, and the runtime's static libraries, headers and CMake package
+# under /usr.
 #
 # The package users install comes from a portable, CPU-only build (scripts/package.sh):
 # -DPADDLE_LAUNCH_PORTABLE=ON runs on any x86-64, and -DPADDLE_LAUNCH_WITH_CUDA=OFF because CUDA's

@@ -2,12 +2,15 @@
 # Builds the two packages users install, both portable (any x86-64) and CPU-only, into dist/:
 #   dist/paddle-launch_VERSION_ARCH.deb      cpack (cmake/packaging.cmake); build tree build-package/
 #   dist/paddle_launch-VERSION-py3-none-*.whl scikit-build-core (pyproject.toml); build tree build-wheel/
+# Both hold the programs with their man pages and bash completions (cmake/from_help.cmake).
 # Extra arguments go to the .deb's cmake configure. ccache is used when installed. The wheel's
 # build backend comes from PyPI through pip (PYTHON, default python3, must have pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
-for tool in file:file dpkg-shlibdeps:dpkg-dev; do  # cpack's Depends come from dpkg-shlibdeps, which needs file
+# cpack's Depends come from dpkg-shlibdeps, which needs file; the man pages both packages carry
+# come from help2man (a build without it leaves them out, cmake/from_help.cmake).
+for tool in file:file dpkg-shlibdeps:dpkg-dev help2man:help2man; do
   command -v "${tool%%:*}" >/dev/null ||
     { echo "package.sh: ${tool%%:*} is not installed; install the Debian package ${tool#*:}" >&2; exit 1; }
 done

@@ -3,7 +3,8 @@
 under test (no second compile), the .deb is unpacked into a throwaway root with dpkg -x (a test
 cannot apt-install), and its paddle-launch runs a 2-process job of its own train. The package's
 Depends must name installed packages that provide every library the programs load, and
-find_package(PaddleLaunch) must configure against the unpacked root.
+find_package(PaddleLaunch) must configure against the unpacked root. The programs' man pages
+render with man, and their bash completions offer every flag of --help (cmake/from_help.cmake).
 
 Needs BUILD_DIR (the build tree) and CPACK besides the harness's variables."""
 
@@ -36,16 +37,39 @@ def ok(cmd, what, timeout=60, **kw):
     return r.stdout
 
 
+def project_version():
+    return re.search(r"project\(paddle_launch VERSION ([0-9.]+)", open(os.path.join(SOURCE, "CMakeLists.txt")).read()).group(1)
+
+
 def make_deb(out_dir):
     """cpack on the build tree; returns the one .deb it wrote."""
     ok([CPACK, "--config", os.path.join(BUILD_DIR, "CPackConfig.cmake"), "-B", out_dir], "cpack", timeout=240,
        cwd=out_dir)
     debs = glob.glob(os.path.join(out_dir, "*.deb"))
     arch = ok(["dpkg", "--print-architecture"], "architecture").strip()
-    version = re.search(r"project\(paddle_launch VERSION ([0-9.]+)", open(os.path.join(SOURCE, "CMakeLists.txt")).read())
-    expected = f"paddle-launch_{version.group(1)}_{arch}.deb"
+    expected = f"paddle-launch_{project_version()}_{arch}.deb"
     check([os.path.basename(d) for d in debs] == [expected], f"cpack wrote {expected} alone: {debs}")
     return debs[0]
+
+
+def unpacked_deb():
+    """cpack's .deb of the build tree, unpacked into a throwaway root: (scratch dir, .deb, root)."""
+    if not os.path.exists(os.path.join(BUILD_DIR, "CPackConfig.cmake")):
+        raise Skip(f"no CPackConfig.cmake in BUILD_DIR={BUILD_DIR!r}")
+    work = scratch()
+    os.makedirs(os.path.join(work, "package"))
+    deb = make_deb(os.path.join(work, "package"))
+    root = os.path.join(work, "root")
+    ok(["dpkg-deb", "-x", deb, root], "dpkg-deb -x")
+    return work, deb, root
+
+
+def help_flags(program):
+    """Every flag name PROGRAM --help lists (CLI11: "  -h,--help", "  --dry_run{table} ...")."""
+    out = ok([program, "--help"], f"{program} --help")
+    flags = [f for names in re.findall(r"^  (-[^\s{]+)", out, re.M) for f in names.split(",")]
+    check(len(flags) >= 3, f"{program} --help lists flags: {out}")
+    return flags
 
 
 def relations(field):
@@ -151,15 +175,9 @@ def test_the_deb_installs_and_runs_a_two_process_job():
             raise Skip(f"{tool} is not installed (not a Debian system?)")
     check(shutil.which("file") is not None,
           "cpack's Depends come from dpkg-shlibdeps, which needs `file`: install the Debian package file")
-    if not os.path.exists(os.path.join(BUILD_DIR, "CPackConfig.cmake")):
-        raise Skip(f"no CPackConfig.cmake in BUILD_DIR={BUILD_DIR!r}")
     if not os.path.exists(HOUSING):
         raise Skip(f"no data at {HOUSING}")
-    work = scratch()
-    os.makedirs(os.path.join(work, "package"))
-    deb = make_deb(os.path.join(work, "package"))
-    root = os.path.join(work, "root")
-    ok(["dpkg", "-x", deb, root], "dpkg -x")
+    work, deb, root = unpacked_deb()
     check_contents(deb)
     check_depends(deb, root)
 
@@ -199,6 +217,93 @@ def test_the_deb_installs_and_runs_a_two_process_job():
     out = ok(["cmake", "-S", user, "-B", os.path.join(user, "build"), f"-DCMAKE_PREFIX_PATH={root}/usr"],
              "find_package(PaddleLaunch) configures against the package", timeout=120)
     check(f"found {root}/usr/lib" in out, f"the package's PaddleLaunchConfig.cmake was the one found:\n{out}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_debs_man_pages_render_every_flag():
+    for tool in ("dpkg-deb", "man", "help2man"):
+        if shutil.which(tool) is None:
+            raise Skip(f"{tool} is not installed (Debian: apt install dpkg man-db help2man)")
+    work, deb, root = unpacked_deb()
+    for program, summary in (("paddle-launch", "start and supervise"), ("train", "trainer")):
+        page = os.path.join(root, "usr", "share", "man", "man1", f"{program}.1.gz")
+        check(os.path.isfile(page), f"the package holds /usr/share/man/man1/{program}.1.gz")
+        check(open(page, "rb").read(2) == b"\x1f\x8b", f"{page} is gzip'd")
+        env = child_env({"MANPAGER": "cat", "MANWIDTH": "200", "LC_ALL": "C.UTF-8"})
+        text = re.sub(".\b", "", ok(["man", "-l", "-P", "cat", page], f"man renders {program}.1.gz", env=env))
+        check(re.search(rf"^NAME\n\s+{re.escape(program)} - .*{summary}", text, re.M) is not None,
+              f"{program}(1) has a NAME section with its summary:\n{text[:600]}")
+        for section in ("SYNOPSIS", "OPTIONS", "SEE ALSO"):
+            check(re.search(rf"^{section}$", text, re.M) is not None, f"{program}(1) has {section}:\n{text[:600]}")
+        check(f"{program} {project_version()}" in text, f"{program}(1) names version {project_version()}")
+        flags = help_flags(os.path.join(root, "usr", "bin", program))
+        missing = [f for f in flags if re.search(rf"(^|[\s,]){re.escape(f)}\b", text, re.M) is None]
+        check(not missing, f"{program}(1) documents every flag of --help: missing {missing}")
+        if program == "train":
+            check("--nproc_per_node" not in text, "train(1) is train's page, not the launcher's")
+        print(f"{program}(1): {len(flags)} flags, {len(text.splitlines())} lines")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+class Completion:
+    """A program's bash completion from the unpacked package, sourced into a fresh bash (no
+    bash-completion package needed) and asked as bash asks: COMP_WORDS and COMP_CWORD."""
+
+    def __init__(self, root, program, cwd):
+        self.file = os.path.join(root, "usr", "share", "bash-completion", "completions", program)
+        check(os.path.isfile(self.file), f"the package holds /usr/share/bash-completion/completions/{program}")
+        self.env = child_env({"PATH": f"{os.path.join(root, 'usr', 'bin')}:/usr/bin:/bin"})
+        self.cwd = cwd
+        spec = self.bash(f'complete -p {program}').strip()
+        m = re.fullmatch(rf"complete -F (\S+) {re.escape(program)}", spec)
+        check(m is not None, f"sourcing {self.file} registers a completion function for {program}: {spec!r}")
+        self.function = m.group(1)
+
+    def bash(self, script, *args):
+        return ok(["bash", "--norc", "--noprofile", "-c", f'source "$0" && {script}', self.file, *args],
+                  f"bash with {self.file}", timeout=30, cwd=self.cwd, env=self.env)
+
+    def __call__(self, *words):
+        """The replies to the last of WORDS (as split by bash, '=' a word of its own)."""
+        out = self.bash(f'COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); {self.function}; '
+                        'for r in "${COMPREPLY[@]}"; do echo "[$r]"; done', *words)
+        return sorted(re.findall(r"^\[(.*)\]$", out, re.M))
+
+
+def test_the_debs_bash_completion_completes_every_flag():
+    for tool in ("dpkg-deb", "bash"):
+        if shutil.which(tool) is None:
+            raise Skip(f"{tool} is not installed (not a Debian system?)")
+    work, deb, root = unpacked_deb()
+    files = os.path.join(work, "files")
+    os.makedirs(os.path.join(files, "logs"))
+    for name in ("job.json", "hosts"):
+        open(os.path.join(files, name), "w").close()
+    launch = Completion(root, "paddle-launch", files)
+    train = Completion(root, "train", files)
+    for complete, program in ((launch, "paddle-launch"), (train, "train")):
+        flags = help_flags(os.path.join(root, "usr", "bin", program))
+        offered = complete(program, "-")
+        check(offered == sorted(flags), f"{program} -<TAB> offers every flag of --help: "
+              f"missing {sorted(set(flags) - set(offered))}, extra {sorted(set(offered) - set(flags))}")
+    cases = [
+        (launch, ("paddle-launch", "--npr"), ["--nproc_per_node"]),
+        (launch, ("paddle-launch", "--run_mode", "c"), ["collective"]),  # a flag's {choices}
+        (launch, ("paddle-launch", "--run_mode", "="), ["collective", "ps", "ps-heter"]),  # --run_mode=<TAB>
+        (launch, ("paddle-launch", "--dry_run", "=", "j"), ["json"]),  # --dry_run=j<TAB>
+        (launch, ("paddle-launch", "--hostfile", "ho"), ["hosts"]),  # files
+        (launch, ("paddle-launch", "--log_dir", ""), ["logs"]),  # directories only
+        (launch, ("paddle-launch", "--nproc_per_node", ""), []),  # a number: nothing to offer
+        (launch, ("paddle-launch", "--nproc_per_node", "=", "2", "trai"), ["train"]),  # the program: commands
+        (launch, ("paddle-launch", "--nproc_per_node=2", "train", "jo"), ["job.json"]),  # its arguments: files
+        (launch, ("paddle-launch", "train", "--npr"), []),  # flags after the program are the program's
+        (train, ("train", "--config", "j"), ["job.json"]),
+        (train, ("train", "--co"), ["--config"]),
+    ]
+    for complete, words, expected in cases:
+        got = complete(*words)
+        check(got == expected, f"completing {' '.join(words)!r}: {expected}, got {got}")
+    print(f"{len(cases)} completions as expected; {launch.function}, {train.function}")
     shutil.rmtree(work, ignore_errors=True)
 
 

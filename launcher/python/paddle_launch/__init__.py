@@ -3,7 +3,9 @@
 `pip install .` (pyproject.toml at the repository root) builds the native programs paddle-launch
 and train and puts them in the environment's scripts directory, which is on PATH once the
 environment is active. `python -m paddle_launch ARGS` runs `paddle-launch ARGS` (see
-__main__.py), so it can stand where `python -m paddle.distributed.launch` stands.
+__main__.py), so it can stand where `python -m paddle.distributed.launch` stands. Their man pages
+and bash completions go to the environment's share/man/man1 and share/bash-completion/completions
+(the wheel's data files): `man paddle-launch` finds them while the environment's bin is on PATH.
 
 This module only finds the programs; it has no launcher logic of its own.
 """
@@ -28,18 +30,19 @@ def program(name="paddle-launch"):
 
     pip records every file of a wheel (RECORD), the programs in the scripts directory included,
     relative to the package's site directory. Reading the record finds them wherever the
-    install went (a venv, --user, --prefix) without guessing install schemes."""
+    install went (a venv, --user, --prefix) without guessing install schemes. The program's bash
+    completion has its name too: the program is the recorded file that is executable."""
     try:
         files = importlib.metadata.distribution(DISTRIBUTION).files or []
     except importlib.metadata.PackageNotFoundError:
         raise NotInstalled(f"no '{DISTRIBUTION}' distribution is installed beside this module; "
                            "install it with `pip install .` from the paddle-launch source tree") from None
-    for record in files:
-        if record.name == name:
-            path = os.path.abspath(str(record.locate()))
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path
-            raise NotInstalled(f"{path}: recorded by the '{DISTRIBUTION}' distribution but not an executable "
-                               "file; reinstall it (pip install --force-reinstall .)")
+    recorded = [os.path.abspath(str(record.locate())) for record in files if record.name == name]
+    for path in recorded:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    if recorded:
+        raise NotInstalled(f"{', '.join(recorded)}: recorded by the '{DISTRIBUTION}' distribution but none is an "
+                           "executable file; reinstall it (pip install --force-reinstall .)")
     raise NotInstalled(f"the '{DISTRIBUTION}' distribution installed no program '{name}'; "
                        "reinstall it with `pip install .` from the paddle-launch source tree")

@@ -3,7 +3,8 @@
 distribution installed and becomes it (exec: same pid, argv and exit status passed through,
 signals delivered to the program). Each test builds a throwaway site directory holding what pip
 leaves: a paddle_launch-VERSION.dist-info whose RECORD names ../bin/paddle-launch, and that
-program (a shell script here, or the real launcher when PADDLE_LAUNCH is set).
+program (a shell script here, or the real launcher when PADDLE_LAUNCH is set), after its bash
+completion, a file of the same name that is not a program.
 
 Run one test: paddle_launch_test.py TEST_NAME (CTest runs each; exit 77 means skipped)."""
 
@@ -45,6 +46,10 @@ class Site:
         os.makedirs(self.site)
         os.makedirs(self.bin)
         self.program = os.path.join(self.bin, "paddle-launch")
+        completions = os.path.join(self.root, "share", "bash-completion", "completions")
+        os.makedirs(completions)
+        with open(os.path.join(completions, "paddle-launch"), "w") as f:
+            f.write("complete -F _paddle_launch_completion paddle-launch\n")
         if program_path:
             os.symlink(program_path, self.program)
         elif program_text is not None:
@@ -57,7 +62,8 @@ class Site:
             with open(os.path.join(info, "METADATA"), "w") as f:
                 f.write("Metadata-Version: 2.1\nName: paddle-launch\nVersion: 0.1.0\n")
             with open(os.path.join(info, "RECORD"), "w") as f:
-                f.write("../../bin/paddle-launch,,\nuntouched/paddle-launch.txt,,\n"
+                f.write("../../share/bash-completion/completions/paddle-launch,,\n"
+                        "../../bin/paddle-launch,,\nuntouched/paddle-launch.txt,,\n"
                         "paddle_launch-0.1.0.dist-info/RECORD,,\n")
 
     def env(self, **extra):
