@@ -210,7 +210,8 @@ ClusterSettings ps_lists_cluster_settings(const LaunchOptions& o, const LaunchPl
   const int first_server_port = common::parse_endpoint<common::UsageError>(plan.server_endpoints.front(), "--servers").port;
   const auto taken = [&](int port) {
     const std::string endpoint = fmt::format("{}:{}", node0, port);
-    return std::ranges::count(plan.server_endpoints, endpoint) + std::ranges::count(plan.trainer_endpoints, endpoint) > 0 ||
+    return std::ranges::count(plan.server_endpoints, endpoint) + std::ranges::count(plan.trainer_endpoints, endpoint) +
+                   std::ranges::count(plan.heter_endpoints, endpoint) > 0 ||
            plan.ps_store_endpoint == endpoint;
   };
   int port = first_server_port - 1;
@@ -249,10 +250,15 @@ NodeRegistration ClusterPeers::registration() {
     me.ip = s.node_ip;
     me.hostname = host_name();
     me.max_restarts = options_.max_restarts;
+    // Heter workers hold no rank: the lists below name them, and every node must agree on those.
     for (const auto& p : fixed_plan_->processes)
-      (p.role == Role::kServer ? me.server_endpoints : me.endpoints).push_back(p.endpoint);
-    me.job_lists = fmt::format("--servers={} --workers={} (Gloo store {})", fmt::join(fixed_plan_->server_endpoints, ","),
-                               fmt::join(fixed_plan_->trainer_endpoints, ","), fixed_plan_->ps_store_endpoint);
+      if (p.role != Role::kHeterWorker) (p.role == Role::kServer ? me.server_endpoints : me.endpoints).push_back(p.endpoint);
+    me.job_lists = fmt::format("--servers={} --workers={}{} (Gloo store {})", fmt::join(fixed_plan_->server_endpoints, ","),
+                               fmt::join(fixed_plan_->trainer_endpoints, ","),
+                               fixed_plan_->heter_endpoints.empty()
+                                   ? ""
+                                   : fmt::format(" --heter_workers={}", fmt::join(fixed_plan_->heter_endpoints, ",")),
+                               fixed_plan_->ps_store_endpoint);
     return me;
   }
   if (is_ps_job(options_)) return register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_);

@@ -13,7 +13,9 @@ import sys
 from datetime import datetime
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, assert_all_gone, check, child_env, launch, main, scratch  # noqa: E402
+from harness import (LAUNCH, PROBE, Skip, assert_all_gone, check, child_env, launch, main, port_run,  # noqa: E402
+                     scratch)
+from netns_hosts import LoopbackHosts  # noqa: E402
 
 TRAIN = os.environ.get("TRAIN", "train")
 SHARED = os.environ.get("SHARED_DATA", "")
@@ -166,6 +168,43 @@ def test_servers_are_stopped_only_once_heter_workers_ignoring_sigterm_are_killed
     kills = [m for _, m in _log_lines(r) if "sending SIGKILL" in m]
     check(not any(m.startswith("server") for m in kills[:2]), f"the heter workers' SIGKILL spares the server: {kills}")
     check(len(dumps) == 5, f"all 5 processes ran: {len(dumps)}")
+
+
+def test_two_nodes_given_lists_run_a_heter_job_whose_heter_workers_hold_no_rank():
+    """--servers/--workers/--heter_workers across two loopback nodes: the heter worker runs on its
+    node only, and the rank map counts workers alone."""
+    hosts = LoopbackHosts(2)
+    port = port_run(5)
+    a, b = hosts.ips
+    lists = [f"--servers={a}:{port}", f"--workers={a}:{port + 1},{b}:{port + 2}", f"--heter_workers={b}:{port + 3}",
+             "--heter_devices=cpu"]
+    nodes = []
+    for i in (1, 0):
+        workdir = scratch()
+        cmd = [LAUNCH, *hosts.host_args(i), *lists, PROBE, "--dump", os.path.join(workdir, "dumps"), "--sleep", "0.5"]
+        nodes.append((i, workdir, hosts.popen(i, cmd, cwd=workdir, env=child_env())))
+    results = {}
+    for i, workdir, proc in nodes:
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            for _, _, p in nodes:
+                p.kill()
+            raise
+        results[i] = (workdir, proc.returncode, err)
+    for i, (workdir, code, err) in sorted(results.items()):
+        check(code == 0, f"node {i} exits 0\n{err[-3000:]}")
+    logs = {i: sorted(os.listdir(os.path.join(results[i][0], "log"))) for i in results}
+    check("heterlog.0" in logs[1] and not any(n.startswith("heterlog") for n in logs[0]),
+          f"the heter worker runs on node 1 only: {logs}")
+    with open(os.path.join(results[0][0], "log", "endpoints.log")) as f:
+        rank_map = f.read()
+    check(re.search(r"^node 1 .* 1 process\(es\)  ranks 1-1 ", rank_map, re.M),
+          f"node 1's heter worker is not a rank:\n{rank_map}")
+    dumps = [json.load(open(os.path.join(results[1][0], "dumps", n))) for n in os.listdir(os.path.join(results[1][0], "dumps"))]
+    heter = [d for d in dumps if d["env"].get("TRAINING_ROLE") == "HETER_TRAINER"]
+    check(len(heter) == 1 and heter[0]["env"]["PADDLE_PREVIOUS_HETER_TRAINER_IP_PORT_LIST"] == f"{a}:{port + 1},{b}:{port + 2}",
+          f"the heter worker's previous stage is both workers: {[d['env'] for d in heter]}")
 
 
 def test_train_refuses_the_heter_trainer_role():
