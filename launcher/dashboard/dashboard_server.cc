@@ -22,44 +22,41 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 constexpr size_t kCurvePoints = 400;
-constexpr long kMetricsWindow = 256 * 1024;  // the newest part of a metrics log read for its curve
+constexpr long kMetricsWindow = 256 * 1024;  // the newest part of a metrics log read
 
-// The last kCurvePoints lines of a metrics log that parse, as curve points.
-nlohmann::json curve(const std::string& path) {
+// The lines of the newest kMetricsWindow of a metrics log that parse and have a step, oldest first.
+std::vector<nlohmann::json> newest_lines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
   std::ifstream in(path, std::ios::ate);
-  nlohmann::json points = nlohmann::json::array();
-  if (!in) return points;
+  if (!in) return lines;
   const long size = static_cast<long>(in.tellg());
   in.seekg(std::max(0L, size - kMetricsWindow));
   std::string line;
   if (size > kMetricsWindow) std::getline(in, line);  // a line cut by the window
-  std::vector<nlohmann::json> all;
   while (std::getline(in, line)) {
     nlohmann::json m = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!m.is_object() || !m.contains("step")) continue;
-    nlohmann::json point = {{"step", m["step"]}};
-    for (const char* key : {"loss", "samples_per_sec", "time", "tables"})
-      if (m.contains(key)) point[key] = m[key];
-    all.push_back(std::move(point));
+    if (m.is_object() && m.contains("step")) lines.push_back(std::move(m));
   }
-  const size_t first = all.size() > kCurvePoints ? all.size() - kCurvePoints : 0;
-  for (size_t i = first; i < all.size(); ++i) points.push_back(std::move(all[i]));
+  return lines;
+}
+
+// The last kCurvePoints lines of a metrics log, as curve points.
+nlohmann::json curve(const std::string& path) {
+  const std::vector<nlohmann::json> lines = newest_lines(path);
+  nlohmann::json points = nlohmann::json::array();
+  for (size_t i = lines.size() > kCurvePoints ? lines.size() - kCurvePoints : 0; i < lines.size(); ++i) {
+    nlohmann::json point = {{"step", lines[i]["step"]}};
+    for (const char* key : {"loss", "samples_per_sec", "time", "tables"})
+      if (lines[i].contains(key)) point[key] = lines[i][key];
+    points.push_back(std::move(point));
+  }
   return points;
 }
 
-// The newest line of a metrics log that parses: a process's last step, or a server's tables.
+// The newest line of a metrics log: a process's last step, or a server's tables; null when none.
 nlohmann::json last_line(const std::string& path) {
-  constexpr long kWindow = 64 * 1024;  // far more than a line, a server's many tables included
-  std::ifstream in(path, std::ios::ate);
-  if (!in) return nullptr;
-  const long size = static_cast<long>(in.tellg());
-  in.seekg(std::max(0L, size - kWindow));
-  nlohmann::json last;
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json m = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (m.is_object() && m.contains("step")) last = std::move(m);
-  }
-  return last;
+  std::vector<nlohmann::json> lines = newest_lines(path);
+  return lines.empty() ? nlohmann::json() : std::move(lines.back());
 }
 
 class Session : public std::enable_shared_from_this<Session> {

@@ -1,7 +1,5 @@
 #include "launcher/dashboard/job_metrics.h"
 
-#include <fmt/format.h>
-
 #include <functional>
 
 #include "launcher/dashboard/prometheus_text.h"

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "launcher/plan/launch_options.h"
 #include "launcher/plan/launch_plan.h"
 #include "launcher/plan/port_reservation.h"
@@ -43,6 +44,24 @@ inline bool has_env(const ProcessSpec& p, const std::string& name) { return env_
 inline LaunchPlan plan_for(std::vector<std::string> args, HostFacts host = {}) {
   CountingPorts ports;
   return make_launch_plan(parse(std::move(args)), {"/bin/true"}, host, ports);
+}
+
+// A CPU machine with `cores` cores, at `ip` and on loopback.
+inline HostFacts cpu_host(const std::string& ip = "192.0.2.7", unsigned cores = 8) {
+  HostFacts h;
+  h.local_addresses = {"127.0.0.1", ip};
+  h.cpu_cores = cores;
+  return h;
+}
+
+// The one line planning `args` on `host` refuses with, or "no error".
+inline std::string plan_error(std::vector<std::string> args, HostFacts host = cpu_host()) {
+  try {
+    plan_for(std::move(args), host);
+  } catch (const common::UsageError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace paddle::launcher::testing

@@ -22,14 +22,8 @@ namespace paddle::launcher {
 namespace {
 
 using testing::env_value;
+using testing::cpu_host;
 using testing::parse;
-
-HostFacts cpu_host(std::string ip) {
-  HostFacts h;
-  h.local_addresses = {"127.0.0.1", ip};
-  h.cpu_cores = 8;
-  return h;
-}
 
 // Node `rank` of two, as the rendezvous ranks them: 2 trainers each, node 0's TCPStore port 40000.
 std::vector<RankedNode> two_nodes(const std::vector<std::string>& endpoints_a, const std::vector<std::string>& endpoints_b) {

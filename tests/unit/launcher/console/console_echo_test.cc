@@ -49,6 +49,13 @@ LaunchPlan plan_in(const std::filesystem::path& dir, int node_count = 1) {
   return plan;
 }
 
+// `count` lines "TEXT, number I".
+std::string numbered_lines(int count, const std::string& text) {
+  std::string lines;
+  for (int i = 0; i < count; ++i) lines += text + ", number " + std::to_string(i) + "\n";
+  return lines;
+}
+
 std::string read_all(int fd) {
   std::string out;
   char buffer[65536];
@@ -168,8 +175,7 @@ TEST_CASE("the echo labels every line of every chosen log and ends with what is 
 TEST_CASE("a console nobody reads loses lines, counted, instead of stalling the echo") {
   const auto dir = scratch("echo-stuck");
   const LaunchPlan plan = plan_in(dir);
-  std::string lines;
-  for (int i = 0; i < 20000; ++i) lines += "a line of a busy worker, number " + std::to_string(i) + "\n";
+  const std::string lines = numbered_lines(20000, "a line of a busy worker");
   append(dir / "workerlog.0", lines);  // ~700 KB, ten times what a pipe holds
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
@@ -195,8 +201,7 @@ TEST_CASE("finish waits one write timeout in all for a console nobody reads, how
   // wait a write timeout per log, per line begun and for the note of lost lines.
   const auto dir = scratch("echo-finish");
   const LaunchPlan plan = plan_in(dir);
-  std::string lines;
-  for (int i = 0; i < 5000; ++i) lines += "a line of a busy process, number " + std::to_string(i) + "\n";
+  const std::string lines = numbered_lines(5000, "a line of a busy process");
   for (const char* log : {"serverlog.0", "workerlog.0", "workerlog.1"}) append(dir / log, lines);
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);

@@ -22,13 +22,6 @@ using namespace paddle::launcher::testing;
 
 namespace {
 
-HostFacts cpu_host(const std::string& ip = "192.0.2.7") {
-  HostFacts h;
-  h.local_addresses = {"127.0.0.1", ip};
-  h.cpu_cores = 8;
-  return h;
-}
-
 void check_pinned(const ProcessSpec& p, const std::map<std::string, std::string>& paddle) {
   for (const auto& [name, value] : paddle) {
     INFO(name);
@@ -44,14 +37,6 @@ void check_not_set(const ProcessSpec& p) {
   }
 }
 
-std::string plan_error(std::vector<std::string> args, HostFacts host = cpu_host()) {
-  try {
-    plan_for(std::move(args), host);
-  } catch (const paddle::common::UsageError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 

@@ -6,26 +6,6 @@
 using namespace paddle::launcher;
 using namespace paddle::launcher::testing;
 
-namespace {
-
-HostFacts cpu_host(unsigned cores = 8) {
-  HostFacts h;
-  h.local_addresses = {"127.0.0.1", "192.0.2.7"};
-  h.cpu_cores = cores;
-  return h;
-}
-
-std::string plan_error(std::vector<std::string> args, HostFacts host = cpu_host()) {
-  try {
-    plan_for(std::move(args), host);
-  } catch (const paddle::common::UsageError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-}  // namespace
-
 TEST_CASE("one node, CPU: free ports, gloo, ranks in order, full environment") {
   CountingPorts ports;
   LaunchPlan plan = make_launch_plan(parse({"--nproc_per_node=2", "train"}), {"/bin/train"}, cpu_host(), ports);
@@ -56,7 +36,7 @@ TEST_CASE("one node, CPU: free ports, gloo, ranks in order, full environment") {
 }
 
 TEST_CASE("OMP_NUM_THREADS is left alone when the user set it, and is at least 1") {
-  HostFacts h = cpu_host(2);
+  HostFacts h = cpu_host("192.0.2.7", 2);
   CHECK(env_value(plan_for({"--nproc_per_node=4", "t"}, h).processes[0], "OMP_NUM_THREADS") == "1");
   h.env["OMP_NUM_THREADS"] = "3";
   CHECK_FALSE(has_env(plan_for({"--nproc_per_node=4", "t"}, h).processes[0], "OMP_NUM_THREADS"));
