@@ -180,8 +180,11 @@ std::optional<KvStoreHandler::Response> KvStoreHandler::blocking(const Request& 
   p.version = request.version();
   p.keep_alive = request.keep_alive();
   p.presence = connection.presence;
-  const std::optional<std::string> now = p.kind == Parked::Kind::kWait ? wait_answer(p) : watch_answer(p);
-  if (now) return parked_response(p, 200, *now);
+  if (p.kind == Parked::Kind::kWait) {
+    if (const std::string* value = wait_answer(p)) return parked_response(p, 200, *value);
+  } else if (auto changes = watch_answer(p)) {
+    return parked_response(p, 200, std::move(*changes));
+  }
   if (!later || timeout.count() == 0)
     return parked_response(p, p.kind == Parked::Kind::kWait ? 408 : 200,
                            p.kind == Parked::Kind::kWait ? "" : nlohmann::json{{"revision", revision_}, {"entries", nlohmann::json::array()}}.dump());
@@ -228,14 +231,14 @@ KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int st
   return response;
 }
 
-std::optional<std::string> KvStoreHandler::wait_answer(const Parked& p) const {
+const std::string* KvStoreHandler::wait_answer(const Parked& p) const {
   auto it = values_.find(p.key);
-  if (it == values_.end()) return std::nullopt;
+  if (it == values_.end()) return nullptr;
   if (p.at_least) {
     const auto value = common::to_int(it->second.value);
-    if (!value || *value < *p.at_least) return std::nullopt;
+    if (!value || *value < *p.at_least) return nullptr;
   }
-  return it->second.value;
+  return &it->second.value;
 }
 
 std::optional<std::string> KvStoreHandler::watch_answer(const Parked& p, std::optional<int64_t> only_revision) const {
@@ -303,8 +306,8 @@ void KvStoreHandler::write(const std::string& key, std::string value, Ready& rea
   met.erase(std::unique(met.begin(), met.end()), met.end());
   for (uint64_t id : met) {
     Parked p = unpark(id);
-    auto body = p.kind == Parked::Kind::kWait ? wait_answer(p) : watch_answer(p, stored.revision);
-    ready.emplace_back(std::move(p.later), parked_response(p, 200, std::move(*body)));
+    std::string body = p.kind == Parked::Kind::kWait ? *wait_answer(p) : *watch_answer(p, stored.revision);
+    ready.emplace_back(std::move(p.later), parked_response(p, 200, std::move(body)));
   }
 }
 

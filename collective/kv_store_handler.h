@@ -101,8 +101,9 @@ class KvStoreHandler {
   void announce(KvConnection& connection, const std::string& name);
   // Stores KEY and answers the parked requests the write meets, into `ready`; under the lock.
   void write(const std::string& key, std::string value, Ready& ready);
-  // The answer of a wait or watch now; nothing when it must wait. Under the lock.
-  std::optional<std::string> wait_answer(const Parked& p) const;
+  // The answer of a wait or watch now; nothing when it must wait. Under the lock. A wait's is
+  // the stored value itself, so that a value many wait for is copied once per answer only.
+  const std::string* wait_answer(const Parked& p) const;
   std::optional<std::string> watch_answer(const Parked& p, std::optional<int64_t> only_revision = std::nullopt) const;
   Response parked_response(const Parked& p, int status, std::string body) const;
   // Removes parked request `id` from the indexes; under the lock.

@@ -50,10 +50,11 @@ std::string ClusterSettings::master_name() const {
   return etcd.empty() ? "the master " + master_url() : "etcd " + master_url().substr(std::string("etcd://").size());
 }
 
-ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log)
+ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::shared_ptr<MemberLists> member_lists)
     : settings_(std::move(settings)),
       log_(log),
       store_(open_store(settings_)),
+      member_lists_(std::move(member_lists)),
       judge_(*store_, {settings_.job_id, settings_.node_ip, settings_.nnodes, settings_.elastic(),
                        settings_.heartbeat_interval, settings_.dead_after, settings_.settle_time}) {
   if (store_->hosted_here())

@@ -6,8 +6,8 @@
 // Keys, under JOB (the --job_id) and G (the generation: 0, then one more per restart):
 //   JOB.gG.node.IP     a node's registration (rank_map.h), written when it joins generation G
 //   JOB.gG.members     the members of G, published once by the judge when every node (elastic:
-//                      enough, below) has registered; one registration's JSON per line. Every
-//                      other node waits on this one key.
+//                      enough, below) has registered: the registrations in rank order,
+//                      deflated (member_list.h). Every other node waits on this one key.
 //   JOB.generation     an elastic job's newest generation with members: where newcomers join
 //   JOB.gG.report.IP   why G ended on that node (job_failure.h); the first report anywhere
 //                      makes every node stop its processes
@@ -54,6 +54,7 @@
 #include "common/job_token.h"
 #include "launcher/cluster/control_store.h"
 #include "launcher/cluster/judge.h"
+#include "launcher/cluster/member_list.h"
 #include "launcher/console/launch_log.h"
 #include "launcher/plan/rank_map.h"
 #include "launcher/supervise/control_plane_figures.h"
@@ -99,7 +100,7 @@ struct ClusterSettings {
 struct JoinedGeneration {
   int generation = 0;     // a node joining a running elastic job starts at the job's
   int restarts_used = 0;  // of --max_restarts, job-wide
-  std::vector<RankedNode> nodes;
+  std::shared_ptr<const std::vector<RankedNode>> nodes;  // the rank map, shared with the link's watch
 };
 
 class ClusterLink {
@@ -107,7 +108,10 @@ class ClusterLink {
   // Hosts the store when settings.host_master; starts heartbeats. Throws common::UsageError
   // when this node should host the master but cannot bind its address, common::PeerError when
   // etcd cannot be reached.
-  ClusterLink(ClusterSettings settings, LaunchLog& log);
+  // `member_lists` decodes the member lists this link reads (member_list.h); links in one
+  // process may share one.
+  ClusterLink(ClusterSettings settings, LaunchLog& log,
+              std::shared_ptr<MemberLists> member_lists = std::make_shared<MemberLists>());
   ~ClusterLink();
   ClusterLink(const ClusterLink&) = delete;
   ClusterLink& operator=(const ClusterLink&) = delete;
@@ -150,6 +154,8 @@ class ClusterLink {
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
   std::optional<JobFailure> failure();
+  // The same, waiting up to `wait` for one.
+  std::optional<JobFailure> wait_for_failure(std::chrono::milliseconds wait);
 
  private:
   // The rendezvous (rendezvous.cc).
@@ -160,9 +166,10 @@ class ClusterLink {
                  std::optional<std::chrono::steady_clock::time_point> enough_since);
   // Fixes an elastic generation's members: earlier members first, then in rank order, at most nnodes.
   void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
-  // The rank map of `nodes`, now the joined generation.
-  JoinedGeneration complete(int generation, std::vector<NodeRegistration> nodes, const std::vector<std::string>& have);
-  void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::string& status);
+  // The rank map of the member list `members`, now the joined generation.
+  JoinedGeneration complete(int generation, const std::string& members);
+  // Throws RendezvousTimeout with `status()` once rendezvous_timeout has passed since `started`.
+  void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::function<std::string()>& status);
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
   // How long a node that does not judge waits for the member list before it looks again.
   std::chrono::milliseconds member_wait() const;
@@ -194,6 +201,7 @@ class ClusterLink {
   ClusterSettings settings_;
   LaunchLog& log_;
   std::unique_ptr<ControlStore> store_;
+  std::shared_ptr<MemberLists> member_lists_;
 
   // Held by the watcher through one round of judging (not its watch), and by stop_judging: once stop_judging
   // returns no judge is halfway through a round, so the last node's removal of the job's keys
@@ -201,7 +209,7 @@ class ClusterLink {
   std::mutex judging_mutex_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;          // the watch: stop, or a generation joined
-  std::condition_variable verdict_wake_;  // verdict(): the watch saw the verdict, or lost the store
+  std::condition_variable verdict_wake_;  // a failure known, the verdict seen, or the store lost
   bool stop_ = false;
   int generation_ = -1;  // joined; -1 before the first join
   // The joined generation's rank map; shared, so that the watch's snapshot each round costs no copy.

@@ -253,19 +253,18 @@ NodeRegistration ClusterPeers::registration() {
     // Heter workers hold no rank: the lists below name them, and every node must agree on those.
     for (const auto& p : fixed_plan_->processes)
       if (p.role != Role::kHeterWorker) (p.role == Role::kServer ? me.server_endpoints : me.endpoints).push_back(p.endpoint);
-    me.job_lists = fmt::format("--servers={} --workers={}{} (Gloo store {})", fmt::join(fixed_plan_->server_endpoints, ","),
-                               fmt::join(fixed_plan_->trainer_endpoints, ","),
-                               fixed_plan_->heter_endpoints.empty()
-                                   ? ""
-                                   : fmt::format(" --heter_workers={}", fmt::join(fixed_plan_->heter_endpoints, ",")),
-                               fixed_plan_->ps_store_endpoint);
+    me.job_lists = job_lists_summary(fmt::format(
+        "--servers={} --workers={}{} (Gloo store {})", fmt::join(fixed_plan_->server_endpoints, ","),
+        fmt::join(fixed_plan_->trainer_endpoints, ","),
+        fixed_plan_->heter_endpoints.empty() ? "" : fmt::format(" --heter_workers={}", fmt::join(fixed_plan_->heter_endpoints, ",")),
+        fixed_plan_->ps_store_endpoint));
     return me;
   }
   if (is_ps_job(options_)) return register_ps_node(options_, host_, s.node_ip, host_name(), s.node_rank, ports_);
   NodeRegistration me = register_node(options_, host_, s.node_ip, host_name(), s.node_rank,
                                       fixed_endpoints_.empty() ? cluster_endpoints(options_, host_, s.node_ip, ports_)
                                                                : fixed_endpoints_);
-  if (!fixed_endpoints_.empty()) me.job_lists = fmt::format("--ips={}", fmt::join(s.ips_order, ","));
+  if (!fixed_endpoints_.empty()) me.job_lists = job_lists_summary(fmt::format("--ips={}", fmt::join(s.ips_order, ",")));
   return me;
 }
 
@@ -293,7 +292,7 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   log_.info(fmt::format("joining generation {} of job {} at {} as {} ({} nodes{})", generation, s.job_id, s.master_name(),
                         s.node_ip, nodes_wanted, s.source.empty() ? "" : "; from " + s.source));
   const JoinedGeneration joined = link_.join(generation, me);
-  const std::vector<RankedNode>& nodes = joined.nodes;
+  const std::vector<RankedNode>& nodes = *joined.nodes;
   const auto mine = std::find_if(nodes.begin(), nodes.end(), [&](const RankedNode& n) { return n.node.ip == s.node_ip; });
   const EnvList job_env = cluster_job_env(nodes, s.job_id);
   if (fixed_plan_) {

@@ -56,8 +56,11 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
     if (Clock::now() >= give_up) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::lock_guard lock(mutex_);
-  if (!failure_) failure_ = failure;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = failure;
+  }
+  verdict_wake_.notify_all();
   return failure;
 }
 

@@ -49,9 +49,14 @@ ControlStore::Changes MasterStore::watch(const std::vector<std::string>& prefixe
 }
 
 void MasterStore::heartbeat() {
-  if (!announced_) {
-    put(heartbeat_prefix() + node_ip_, "1");
-    announced_ = true;
+  // The watch's thread and join() both say so first: one of them writes it.
+  if (!announced_.exchange(true)) {
+    try {
+      put(heartbeat_prefix() + node_ip_, "1");
+    } catch (...) {
+      announced_ = false;
+      throw;
+    }
     return;
   }
   // Any request renews the presence: a launcher whose watch asked lately needs no other.

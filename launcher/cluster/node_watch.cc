@@ -26,6 +26,12 @@ std::optional<JobFailure> ClusterLink::failure() {
   return failure_;
 }
 
+std::optional<JobFailure> ClusterLink::wait_for_failure(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  verdict_wake_.wait_for(lock, wait, [&] { return failure_.has_value() || stop_; });
+  return failure_;
+}
+
 ControlPlaneFigures ClusterLink::figures() {
   ControlPlaneFigures figures;
   {
@@ -125,7 +131,7 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
       verdict_seen_ = is_verdict;
     }
   }
-  if (is_verdict) verdict_wake_.notify_all();
+  if (seen) verdict_wake_.notify_all();
   return changes.revision;
 }
 

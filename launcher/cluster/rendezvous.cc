@@ -13,6 +13,7 @@
 
 #include "common/parse.h"
 #include "launcher/cluster/cluster_link_detail.h"
+#include "launcher/cluster/member_list.h"
 
 namespace paddle::launcher {
 
@@ -26,20 +27,9 @@ constexpr auto kElasticRound = std::chrono::milliseconds(100);
 constexpr auto kElasticTurn = std::chrono::milliseconds(1000);
 // How long the judge's watch of the registrations waits for the next.
 constexpr auto kJudgeRound = std::chrono::milliseconds(250);
-
-// A generation's member list (JOB.gG.members): one registration's JSON per line, so that a node
-// parses one small document at a time, never the whole list as one.
-std::vector<NodeRegistration> parse_members(const std::string& text) {
-  std::vector<NodeRegistration> nodes;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) nodes.push_back(NodeRegistration::from_json(text.substr(start, end - start)));
-    start = end + 1;
-  }
-  return nodes;
-}
+// The judge's pause after a watch that brought registrations, so that those arriving at once
+// come in a few answers rather than one round trip each.
+constexpr auto kJudgeGather = std::chrono::milliseconds(10);
 
 }  // namespace
 
@@ -53,10 +43,10 @@ JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
   return settings_.elastic() ? join_elastic(generation, me) : join_fixed(generation, me);
 }
 
-void ClusterLink::check_rendezvous_time(Clock::time_point started, const std::string& status) {
+void ClusterLink::check_rendezvous_time(Clock::time_point started, const std::function<std::string()>& status) {
   if (Clock::now() - started >= settings_.rendezvous_timeout)
     throw RendezvousTimeout(fmt::format("rendezvous of job {} at {} timed out after {}: {}", settings_.job_id,
-                                        store_->describe(), seconds(settings_.rendezvous_timeout), status));
+                                        store_->describe(), seconds(settings_.rendezvous_timeout), status()));
 }
 
 JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration& me) {
@@ -71,6 +61,12 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
   std::map<std::string, std::string> seen;
   int64_t after = 0;
   std::string status = "waiting for the member list";
+  // The judge's status line, O(nodes): written only when it is shown.
+  auto judge_status = [&] {
+    std::vector<std::string> have;
+    for (const auto& [ip, registration] : seen) have.push_back(ip);
+    return rendezvous_status(have, "");
+  };
   while (true) {
     std::string unreachable;
     std::optional<std::string> members;
@@ -83,18 +79,22 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
         const ControlStore::Changes changes = store_->watch({prefix}, after, kJudgeRound);
         after = changes.revision;
         for (const auto& e : changes.entries) seen[e.key.substr(prefix.size())] = e.value;
-        std::vector<std::string> have;
-        for (const auto& [ip, registration] : seen) have.push_back(ip);
-        if (static_cast<int>(have.size()) > settings_.nnodes)
+        if (static_cast<int>(seen.size()) > settings_.nnodes) {
+          std::vector<std::string> have;
+          for (const auto& [ip, registration] : seen) have.push_back(ip);
           throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with {}: {}", settings_.nnodes,
                                                have.size(), store_->describe(), fmt::join(have, ", ")));
-        status = rendezvous_status(have, "");
-        if (static_cast<int>(have.size()) == settings_.nnodes) {
-          std::vector<std::string> lines;
-          for (const auto& [ip, registration] : seen) lines.push_back(registration);
-          members = store_->add_if_absent(members_key, fmt::format("{}", fmt::join(lines, "\n")));
-        } else if (Clock::now() - last_report >= settings_.report_interval) {
-          store_->put(status_key, status);
+        }
+        if (static_cast<int>(seen.size()) == settings_.nnodes) {
+          std::vector<NodeRegistration> nodes;
+          for (const auto& [ip, registration] : seen) nodes.push_back(NodeRegistration::from_json(registration));
+          members = store_->add_if_absent(members_key, encode_member_list(nodes));
+        } else {
+          if (Clock::now() - last_report >= settings_.report_interval) {
+            status = judge_status();
+            store_->put(status_key, status);
+          }
+          if (!changes.entries.empty()) std::this_thread::sleep_for(kJudgeGather);
         }
       } else {
         // Every node but the judge waits on the one key, and hears of the others only in the
@@ -112,14 +112,9 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       throw common::PeerError(fmt::format("{} went away during the rendezvous of job {} (its launcher exited or was "
                                           "killed: see its log)",
                                           store_->describe(), settings_.job_id));
-    if (members) {
-      std::vector<NodeRegistration> nodes = parse_members(*members);
-      std::vector<std::string> ips;
-      for (const auto& n : nodes) ips.push_back(n.ip);
-      return complete(generation, std::move(nodes), ips);
-    }
+    if (members) return complete(generation, *members);
     if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
-    check_rendezvous_time(started, status);
+    check_rendezvous_time(started, [&] { return seen.empty() || !unreachable.empty() ? status : judge_status(); });
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(status);
       last_report = Clock::now();
@@ -149,13 +144,12 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         target = std::max(target, static_cast<int>(common::to_int(*newest).value_or(0)));
       const std::string prefix = generation_key(target, "node.");
       if (auto members = store_->get(generation_key(target, "members"))) {
-        std::vector<NodeRegistration> nodes = parse_members(*members);
-        std::vector<std::string> ips;
-        for (const auto& n : nodes) ips.push_back(n.ip);
-        if (contains(ips, me.ip)) return complete(target, std::move(nodes), ips);
+        const std::vector<NodeRegistration> nodes = decode_member_list(*members);
+        if (std::any_of(nodes.begin(), nodes.end(), [&](const NodeRegistration& n) { return n.ip == me.ip; }))
+          return complete(target, *members);
         if (announced_wait != target) {
           log_.info(fmt::format("generation {} of job {} runs with {} node(s) without this one; this node joins generation {}",
-                                target, settings_.job_id, ips.size(), target + 1));
+                                target, settings_.job_id, nodes.size(), target + 1));
           announced_wait = target;
         }
         ++target;
@@ -186,7 +180,7 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
       unreachable = e.what();
     }
     const std::string status = rendezvous_status(have, unreachable);
-    check_rendezvous_time(started, status);
+    check_rendezvous_time(started, [&] { return status; });
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("generation {}: {}", target, status));
       last_report = Clock::now();
@@ -211,31 +205,32 @@ void ClusterLink::close_generation(int generation, const std::vector<ControlStor
   for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
   std::vector<std::string> earlier;
   if (auto members = store_->get(generation_key(generation - 1, "members")))
-    for (const auto& n : parse_members(*members)) earlier.push_back(n.ip);
+    for (const auto& n : decode_member_list(*members)) earlier.push_back(n.ip);
   std::vector<RankedNode> ranked = rank_nodes(std::move(nodes), settings_.ips_order);
   std::stable_partition(ranked.begin(), ranked.end(), [&](const RankedNode& n) { return contains(earlier, n.node.ip); });
   if (static_cast<int>(ranked.size()) > settings_.nnodes) ranked.resize(settings_.nnodes);
-  std::vector<std::string> lines;
-  for (const auto& n : ranked) lines.push_back(n.node.to_json().dump());
-  store_->add_if_absent(generation_key(generation, "members"), fmt::format("{}", fmt::join(lines, "\n")));
+  std::vector<NodeRegistration> members;
+  for (auto& n : ranked) members.push_back(std::move(n.node));
+  store_->add_if_absent(generation_key(generation, "members"), encode_member_list(members));
   store_->put(key("generation"), std::to_string(generation));
 }
 
-JoinedGeneration ClusterLink::complete(int generation, std::vector<NodeRegistration> nodes,
-                                       const std::vector<std::string>& have) {
-  int restarts_used = 0;
-  for (const auto& n : nodes) restarts_used = std::max(restarts_used, n.restarts_used);
-  std::vector<RankedNode> ranked;
+JoinedGeneration ClusterLink::complete(int generation, const std::string& members) {
+  MemberLists::Ranked ranked;
   try {
-    ranked = rank_nodes(std::move(nodes), settings_.ips_order);
+    ranked = member_lists_->ranked(members, settings_.ips_order);
   } catch (const common::UsageError&) {
     // Every node finds the same contradiction; the master's store stays up until they have.
-    refuse(generation, have);
+    std::vector<std::string> ips;
+    for (const auto& n : decode_member_list(members)) ips.push_back(n.ip);
+    refuse(generation, ips);
     throw;
   }
+  int restarts_used = 0;
+  for (const auto& n : *ranked) restarts_used = std::max(restarts_used, n.node.restarts_used);
   std::lock_guard lock(mutex_);
   generation_ = generation;
-  members_ = std::make_shared<const std::vector<RankedNode>>(ranked);
+  members_ = ranked;
   failure_.reset();
   verdict_seen_ = false;
   wake_.notify_all();

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
+#include "common/checksum.h"
 #include "common/error.h"
 
 namespace paddle::launcher {
@@ -66,6 +68,12 @@ NodeRegistration NodeRegistration::from_parsed(const nlohmann::json& j) {
   }
 }
 
+std::string job_lists_summary(const std::string& lists) {
+  constexpr size_t kWhole = 160;
+  if (lists.size() <= kWhole) return lists;
+  return fmt::format("{}... ({} characters, CRC-32 {:08x})", lists.substr(0, 100), lists.size(), common::crc32(lists));
+}
+
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order) {
   const int count = static_cast<int>(nodes.size());
   std::map<int, const NodeRegistration*> claimed;
@@ -86,21 +94,23 @@ std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const st
       throw common::UsageError(fmt::format("--rank: nodes {} and {} both claim rank {}", describe(*it->second),
                                            describe(n), *n.requested_rank));
   }
-  auto listed_at = [&](const NodeRegistration& n) {
-    return static_cast<size_t>(std::find(ips_order.begin(), ips_order.end(), n.ip) - ips_order.begin());
-  };
-  std::vector<const NodeRegistration*> unranked;
+  // Each node's sort key, once: --ips has one entry per node, so looking a node up in it per
+  // comparison would cost O(N^2 log N).
+  std::unordered_map<std::string, size_t> listed_at;
+  for (size_t i = 0; i < ips_order.size(); ++i) listed_at.emplace(ips_order[i], i);
+  std::vector<std::pair<std::pair<size_t, std::vector<int>>, const NodeRegistration*>> unranked;
   for (const auto& n : nodes)
-    if (!n.requested_rank) unranked.push_back(&n);
-  std::sort(unranked.begin(), unranked.end(), [&](const NodeRegistration* a, const NodeRegistration* b) {
-    return std::pair(listed_at(*a), address_key(a->ip)) < std::pair(listed_at(*b), address_key(b->ip));
-  });
+    if (!n.requested_rank) {
+      const auto listed = listed_at.find(n.ip);
+      unranked.push_back({{listed == listed_at.end() ? ips_order.size() : listed->second, address_key(n.ip)}, &n});
+    }
+  std::sort(unranked.begin(), unranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<RankedNode> ranked;
   auto next_unranked = unranked.begin();
   int global = 0;
   for (int rank = 0; rank < count; ++rank) {
     auto it = claimed.find(rank);
-    const NodeRegistration& n = it != claimed.end() ? *it->second : **next_unranked++;
+    const NodeRegistration& n = it != claimed.end() ? *it->second : *(next_unranked++)->second;
     ranked.push_back({rank, global, n});
     global += static_cast<int>(n.endpoints.size());
   }

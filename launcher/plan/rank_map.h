@@ -40,6 +40,11 @@ struct NodeRegistration {
   static NodeRegistration from_parsed(const nlohmann::json& j);  // the same, from parsed JSON
 };
 
+// What a registration's job_lists holds for the lists `lists`: the text itself up to 160
+// characters; past that, its start, its length and its CRC-32, so that a registration stays
+// small at thousands of nodes (--ips names every node) and two nodes' lists still compare.
+std::string job_lists_summary(const std::string& lists);
+
 struct RankedNode {
   int node_rank = 0;
   int first_global_rank = 0;

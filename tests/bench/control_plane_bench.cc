@@ -3,19 +3,23 @@
 //   control_plane_bench nodes K   K node agents, each the real ClusterLink code (launcher/cluster/)
 //                                 on its own loopback address 127.100.X.Y: node 0, which hosts
 //                                 the master store and judges, in a child process of its own;
-//                                 the other K-1 on threads of this one. Prints, on one line:
-//                                 the rendezvous (start to every agent joined), the master's CPU
-//                                 seconds per second and requests per second over 3 s of steady
-//                                 state, a failure reported by the last node to every agent
-//                                 holding the verdict (settle_time included), and a restart
-//                                 generation (the verdict to every agent joined again).
+//                                 the other K-1 on threads of child processes of 1,024 agents.
+//                                 Prints, on one line: the rendezvous (start to every agent
+//                                 joined), the member list's size, the master's CPU seconds per
+//                                 second and requests per second over 3 s of steady state, a
+//                                 failure reported by the last node to every agent holding the
+//                                 verdict (settle_time included), and a restart generation (the
+//                                 verdict to every agent joined again). Each agent receives the
+//                                 whole member list; a process's agents share its decoding, as
+//                                 K machines would each decode their own at the same time.
 //   control_plane_bench ranks K   the workers' store (collective/kv_store_server.h, in a child
 //                                 process, as rank 0 hosts it) with K simulated ranks, each
 //                                 setting its address and reading its ring neighbour's (Gloo's
 //                                 set and get), over 64 shared connections.
 //
-// Each agent holds one connection to the master and two threads (its watch and its caller), so
-// K nodes need K open files and 2K threads here: scripts/bench_control_plane.sh raises what it can.
+// Each agent holds one connection to the master (two while it reports), its own event loop's
+// descriptors and two threads (its watch and its caller), so K nodes need 2K threads here:
+// scripts/bench_control_plane.sh raises what it can.
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,6 +34,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -107,7 +112,8 @@ Times live(launcher::ClusterLink& link, int i, int k, const std::function<void()
     link.report(0, failure_of(i));
   }
   // As the supervisor does: it asks for the verdict once it knows of a failure.
-  while (!link.failure()) std::this_thread::sleep_for(milliseconds(50));
+  while (!link.wait_for_failure(milliseconds(60000))) {
+  }
   const auto root = link.verdict(0, failure_of(i), [] { return false; });
   if (root.node_rank != k - 1) fmt::print(stderr, "agent {}: the verdict is not the failure: {}\n", i, root.describe());
   t.verdict = Clock::now();
@@ -174,6 +180,98 @@ int master(int port, int k) {
   return 0;
 }
 
+// A process of agents first..end-1 (the agents' processes: each agent needs about five open
+// files, so one process cannot hold thousands under the open-file limit). It says on stdout
+// "joined T" when all of them have joined (T: the last one's steady-clock nanoseconds), waits
+// for a line on stdin before the last node of the job reports its failure, and says
+// "done V R" when all of them have held the verdict (V) and joined the restart (R).
+int agents(int port, int k, int first, int end) {
+  raise_open_files();
+  launcher::LaunchLog log(std::fopen("/dev/null", "w"));
+  // K machines would each decode the member list at the same time, on a CPU of their own; here
+  // a process's agents share one decoding (member_list.h). Each still receives the whole list.
+  const auto member_lists = std::make_shared<launcher::MemberLists>();
+  const int count = end - first;
+  std::vector<std::unique_ptr<launcher::ClusterLink>> links(count);
+  std::vector<Times> times(count);
+  std::mutex mutex;
+  std::condition_variable all_joined;
+  int joined = 0;
+  Clock::time_point last_joined{};
+  std::atomic<bool> fail_now = false;
+  std::vector<std::thread> threads;
+  threads.reserve(count);
+  for (int i = first; i < end; ++i)
+    threads.emplace_back([&, i] {
+      links[i - first] = std::make_unique<launcher::ClusterLink>(settings_of(i, port, k), log, member_lists);
+      times[i - first] = live(*links[i - first], i, k, [&] {
+        std::lock_guard lock(mutex);
+        last_joined = Clock::now();
+        if (++joined == count) all_joined.notify_all();
+      }, fail_now);
+    });
+  {
+    std::unique_lock lock(mutex);
+    all_joined.wait(lock, [&] { return joined == count; });
+    fmt::print("joined {}\n", last_joined.time_since_epoch().count());
+  }
+  std::fflush(stdout);
+  auto latest = [&](Clock::time_point Times::*field) {
+    Clock::time_point t{};
+    for (const auto& x : times) t = std::max(t, x.*field);
+    return t.time_since_epoch().count();
+  };
+  char line[16];
+  if (!std::fgets(line, sizeof(line), stdin)) return 1;
+  fail_now = true;
+  for (auto& t : threads) t.join();
+  fmt::print("done {} {}\n", latest(&Times::verdict), latest(&Times::rejoined));
+  std::fflush(stdout);
+  return 0;
+}
+
+// A child of this program (`args`) whose stdin and stdout are pipes to this process.
+struct Child {
+  pid_t pid = -1;
+  FILE* to = nullptr;
+  FILE* from = nullptr;
+};
+
+Child spawn_piped(const char* self, std::vector<std::string> args) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
+  Child c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+    std::vector<char*> argv{const_cast<char*>(self)};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  close(in[0]), close(out[1]);
+  c.to = fdopen(in[1], "w");
+  c.from = fdopen(out[0], "r");
+  return c;
+}
+
+// Reads "WORD A [B]" from `c`: the steady-clock times it gives.
+std::vector<Clock::time_point> read_times(Child& c, const char* word) {
+  char line[128];
+  if (!std::fgets(line, sizeof(line), c.from) || !std::string_view(line).starts_with(word))
+    throw std::runtime_error(fmt::format("an agents' process (pid {}) ended before it said '{}'", c.pid, word));
+  std::vector<Clock::time_point> t;
+  char* p = line + std::strlen(word);
+  while (*p && *p != '\n') t.push_back(Clock::time_point(Clock::duration(std::strtoll(p, &p, 10))));
+  return t;
+}
+
+constexpr int kAgentsPerProcess = 256;
+
 int nodes(const char* self, int k) {
   raise_open_files();
   const int port = free_port(agent_ip(0));
@@ -182,13 +280,16 @@ int nodes(const char* self, int k) {
   // When the master published each generation's member list: the control plane's own part of
   // the rendezvous, before every agent has read it.
   Clock::time_point published[2];
+  size_t list_bytes = 0;
+  std::vector<Child> groups;
   std::thread publish_watch([&] {
     collective::HttpStore store(agent_ip(0), port, milliseconds(600000), milliseconds(10000), common::JobToken(kToken));
     for (int g = 0; g < 2; ++g)
       while (true) {
         try {
-          if (store.wait_value(fmt::format("bench.g{}.members", g), milliseconds(1000))) {
+          if (auto value = store.wait_value(fmt::format("bench.g{}.members", g), milliseconds(1000))) {
             published[g] = Clock::now();
+            list_bytes = value->size();
             break;
           }
         } catch (const common::PeerError&) {
@@ -196,28 +297,12 @@ int nodes(const char* self, int k) {
         }
       }
   });
-  launcher::LaunchLog log(std::fopen("/dev/null", "w"));
-  std::vector<std::unique_ptr<launcher::ClusterLink>> links(k);
-  std::vector<Times> times(k);
-  std::mutex mutex;
-  std::condition_variable all_joined;
-  int joined = 0;
-  std::atomic<bool> fail_now = false;
-  std::vector<std::thread> agents;
-  agents.reserve(k);
-  for (int i = 1; i < k; ++i)
-    agents.emplace_back([&, i] {
-      links[i] = std::make_unique<launcher::ClusterLink>(settings_of(i, port, k), log);
-      times[i] = live(*links[i], i, k, [&] {
-        std::lock_guard lock(mutex);
-        if (++joined == k - 1) all_joined.notify_all();
-      }, fail_now);
-    });
-  {
-    std::unique_lock lock(mutex);
-    all_joined.wait(lock, [&] { return joined == k - 1; });
-  }
-  const double rendezvous = seconds_since(started);
+  for (int first = 1; first < k; first += kAgentsPerProcess)
+    groups.push_back(spawn_piped(self, {"agents", std::to_string(port), std::to_string(k), std::to_string(first),
+                                        std::to_string(std::min(first + kAgentsPerProcess, k))}));
+  Clock::time_point last_joined = started;
+  for (auto& g : groups) last_joined = std::max(last_joined, read_times(g, "joined ").at(0));
+  const double rendezvous = std::chrono::duration<double>(last_joined - started).count();
   // Steady state: every node waits in its watch; the master answers each once per heartbeat.
   std::this_thread::sleep_for(milliseconds(1000));
   collective::HttpStore stats(agent_ip(0), port, milliseconds(10000), milliseconds(10000), common::JobToken(kToken));
@@ -229,24 +314,34 @@ int nodes(const char* self, int k) {
   const double cpu = (cpu_seconds(master_pid) - cpu_before) / window;
   const double requests = (nlohmann::json::parse(stats.stats())["requests"].get<double>() - requests_before - 1) / window;
   const auto failed_at = Clock::now();
-  fail_now = true;
-  for (auto& a : agents) a.join();
+  for (auto& g : groups) {
+    std::fputs("fail\n", g.to);
+    std::fflush(g.to);
+  }
+  Clock::time_point last_verdict = failed_at, last_rejoin = failed_at;
+  for (auto& g : groups) {
+    const auto t = read_times(g, "done ");
+    last_verdict = std::max(last_verdict, t.at(0));
+    last_rejoin = std::max(last_rejoin, t.at(1));
+  }
   publish_watch.join();
+  int failed_groups = 0;
+  for (auto& g : groups) {
+    int status = 0;
+    waitpid(g.pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed_groups;
+  }
   int status = 0;
   waitpid(master_pid, &status, 0);
-  Clock::time_point last_verdict = failed_at, last_rejoin = failed_at;
-  for (int i = 1; i < k; ++i) {
-    last_verdict = std::max(last_verdict, times[i].verdict);
-    last_rejoin = std::max(last_rejoin, times[i].rejoined);
-  }
   auto since = [](Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); };
-  fmt::print("{} nodes: rendezvous {:.2f} s (member list published at {:.2f} s), master CPU {:.1f}% of a core and "
-             "{:.0f} requests/s in steady state, failure to every agent holding the verdict {:.2f} s (settle_time "
-             "1.5 s included), restart generation {:.2f} s (member list published at {:.2f} s), master exit {}\n",
-             k, rendezvous, since(started, published[0]), cpu * 100, requests, since(failed_at, last_verdict),
-             since(last_verdict, last_rejoin), since(last_verdict, published[1]),
-             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return 0;
+  fmt::print("{} nodes: rendezvous {:.2f} s (member list of {} KB published at {:.2f} s), master CPU {:.1f}% of a core "
+             "and {:.0f} requests/s in steady state, failure to every agent holding the verdict {:.2f} s (settle_time "
+             "1.5 s included), restart generation {:.2f} s (member list published at {:.2f} s); {} agents' process(es), "
+             "{} failed; master exit {}\n",
+             k, rendezvous, list_bytes / 1024, since(started, published[0]), cpu * 100, requests,
+             since(failed_at, last_verdict), since(last_verdict, last_rejoin), since(last_verdict, published[1]),
+             groups.size(), failed_groups, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return failed_groups == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
 int store(int port) {
@@ -308,6 +403,8 @@ int main(int argc, char** argv) {
     if (mode == "nodes" && argc == 3) return nodes(argv[0], std::stoi(argv[2]));
     if (mode == "ranks" && argc == 3) return ranks(argv[0], std::stoi(argv[2]));
     if (mode == "master" && argc == 4) return master(std::stoi(argv[2]), std::stoi(argv[3]));
+    if (mode == "agents" && argc == 6)
+      return agents(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]));
     if (mode == "store" && argc == 3) return store(std::stoi(argv[2]));
   } catch (const std::exception& e) {
     fmt::print(stderr, "control_plane_bench {}: {}\n", mode, e.what());

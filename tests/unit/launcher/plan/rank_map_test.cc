@@ -90,3 +90,39 @@ TEST_CASE("the console's rank map of many nodes shows the first four, this node 
   nodes.resize(kRankMapConsoleNodes);
   CHECK(rank_map_text(nodes, 3) == rank_map_text(nodes));  // a small map is shown whole
 }
+
+TEST_CASE("--ips of thousands of nodes orders them, and unlisted nodes come after in address order") {
+  std::vector<std::string> ips_order;
+  std::vector<NodeRegistration> nodes;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string ip = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+    ips_order.insert(ips_order.begin(), ip);  // --ips lists them backwards
+    nodes.push_back(node(ip, 1));
+  }
+  nodes.push_back(node("10.9.0.2", 1));
+  nodes.push_back(node("10.9.0.10", 1));
+  const auto ranked = rank_nodes(nodes, ips_order);
+  REQUIRE(ranked.size() == 3002);
+  for (size_t i = 0; i < ips_order.size(); ++i) CHECK(ranked[i].node.ip == ips_order[i]);
+  CHECK(ranked[3000].node.ip == "10.9.0.2");
+  CHECK(ranked[3001].node.ip == "10.9.0.10");
+  CHECK(ranked[3001].first_global_rank == 3001);
+}
+
+TEST_CASE("a registration's job lists stay short at thousands of nodes, and different lists stay different") {
+  CHECK(job_lists_summary("--ips=10.0.0.1,10.0.0.2") == "--ips=10.0.0.1,10.0.0.2");
+  std::string many = "--ips=";
+  for (int i = 0; i < 4096; ++i) many += "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) + ",";
+  std::string other = many;
+  other[other.size() - 2] = '7';  // the last address differs, far past the part the summary shows
+  const std::string summary = job_lists_summary(many);
+  CHECK(summary.size() < 160);
+  CHECK(summary.starts_with("--ips=10.0.0.1,10.0.0.2,"));
+  CHECK(summary.find(std::to_string(many.size()) + " characters") != std::string::npos);
+  CHECK(summary == job_lists_summary(many));
+  CHECK(summary != job_lists_summary(other));
+  NodeRegistration a = node("10.0.0.1", 1), b = node("10.0.0.2", 1);
+  a.job_lists = summary;
+  b.job_lists = job_lists_summary(other);
+  CHECK_THROWS_WITH_AS(rank_nodes({a, b}, {}), doctest::Contains("the nodes were given different lists"), UsageError);
+}

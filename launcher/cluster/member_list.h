@@ -1,0 +1,45 @@
+#pragma once
+// A generation's member list (JOB.gG.members, cluster_link.h) as it travels in the store, and
+// its decoding into the rank map.
+//
+// The value: "zlib:" and then, base64-encoded, the zlib stream (RFC 1950) of the registrations'
+// JSON (NodeRegistration::to_json), one per line, in the order the judge fixed. Every node reads
+// the whole list, so the master sends it N times: at 4,096 nodes the plain lines are 940 KB
+// (3.8 GB for the job), deflated about 45 times less. It also keeps the list under etcd's
+// 1.5 MiB request limit well past 4,096 nodes. Base64, so that a JSON answer (/range, etcd's
+// gateway) can carry it.
+//
+// MemberLists decodes the values a launcher reads and ranks them (rank_nodes), keeping the
+// last, shared: a launcher that reads the same list again (each round of an elastic wait, a
+// restart's) pays for it once. One launcher has one; control_plane_bench's K agents, which
+// stand for K machines that would each decode their own list at the same time, share one.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "launcher/plan/rank_map.h"
+
+namespace paddle::launcher {
+
+std::string encode_member_list(const std::vector<NodeRegistration>& nodes);
+// Throws common::PeerError naming what is malformed.
+std::vector<NodeRegistration> decode_member_list(const std::string& value);
+
+class MemberLists {
+ public:
+  using Ranked = std::shared_ptr<const std::vector<RankedNode>>;
+
+  // The rank map of the list `value` (rank_nodes with `ips_order`). Throws common::PeerError for
+  // a malformed list and common::UsageError for registrations that contradict each other.
+  Ranked ranked(const std::string& value, const std::vector<std::string>& ips_order);
+
+ private:
+  std::mutex mutex_;  // held while decoding, so that agents sharing it decode each list once
+  std::string last_value_;
+  std::vector<std::string> last_order_;
+  Ranked last_;
+};
+
+}  // namespace paddle::launcher
