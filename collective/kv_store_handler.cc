@@ -181,7 +181,7 @@ std::optional<KvStoreHandler::Response> KvStoreHandler::blocking(const Request& 
   p.keep_alive = request.keep_alive();
   p.presence = connection.presence;
   if (p.kind == Parked::Kind::kWait) {
-    if (const std::string* value = wait_answer(p)) return parked_response(p, 200, *value);
+    if (const SharedText* value = wait_answer(p)) return parked_response(p, 200, *value);
   } else if (auto changes = watch_answer(p)) {
     return parked_response(p, 200, std::move(*changes));
   }
@@ -221,7 +221,7 @@ std::string KvStoreHandler::silent_answer(milliseconds over) const {
   return silent.dump();
 }
 
-KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int status, std::string body) const {
+KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int status, SharedText body) const {
   Response response;
   response.version(p.version);
   response.keep_alive(p.keep_alive);
@@ -231,7 +231,7 @@ KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int st
   return response;
 }
 
-const std::string* KvStoreHandler::wait_answer(const Parked& p) const {
+const SharedText* KvStoreHandler::wait_answer(const Parked& p) const {
   auto it = values_.find(p.key);
   if (it == values_.end()) return nullptr;
   if (p.at_least) {
@@ -244,7 +244,7 @@ const std::string* KvStoreHandler::wait_answer(const Parked& p) const {
 std::optional<std::string> KvStoreHandler::watch_answer(const Parked& p, std::optional<int64_t> only_revision) const {
   nlohmann::json entries = nlohmann::json::array();
   auto add = [&](const std::string& key, const StoredValue& v) {
-    entries.push_back({{"key", key}, {"value", v.value}, {"revision", v.revision}});
+    entries.push_back({{"key", key}, {"value", v.value.str()}, {"revision", v.revision}});
   };
   if (only_revision) {
     auto it = by_revision_.find(*only_revision);
@@ -306,7 +306,7 @@ void KvStoreHandler::write(const std::string& key, std::string value, Ready& rea
   met.erase(std::unique(met.begin(), met.end()), met.end());
   for (uint64_t id : met) {
     Parked p = unpark(id);
-    std::string body = p.kind == Parked::Kind::kWait ? *wait_answer(p) : *watch_answer(p, stored.revision);
+    SharedText body = p.kind == Parked::Kind::kWait ? *wait_answer(p) : SharedText(*watch_answer(p, stored.revision));
     ready.emplace_back(std::move(p.later), parked_response(p, 200, std::move(body)));
   }
 }

@@ -23,12 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "collective/shared_text.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {
 
 struct StoredValue {
-  std::string value;
+  SharedText value;  // shared with the answers that carry it
   std::chrono::steady_clock::time_point written;
   int64_t revision = 0;
 };
@@ -45,7 +46,7 @@ struct KvConnection {
 class KvStoreHandler {
  public:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
-  using Response = boost::beast::http::response<boost::beast::http::string_body>;
+  using Response = boost::beast::http::response<SharedTextBody>;
   using Clock = std::chrono::steady_clock;
   // Receives a parked request's answer, once; called without the handler's lock held.
   using Later = std::function<void(Response)>;
@@ -103,9 +104,9 @@ class KvStoreHandler {
   void write(const std::string& key, std::string value, Ready& ready);
   // The answer of a wait or watch now; nothing when it must wait. Under the lock. A wait's is
   // the stored value itself, so that a value many wait for is copied once per answer only.
-  const std::string* wait_answer(const Parked& p) const;
+  const SharedText* wait_answer(const Parked& p) const;
   std::optional<std::string> watch_answer(const Parked& p, std::optional<int64_t> only_revision = std::nullopt) const;
-  Response parked_response(const Parked& p, int status, std::string body) const;
+  Response parked_response(const Parked& p, int status, SharedText body) const;
   // Removes parked request `id` from the indexes; under the lock.
   Parked unpark(uint64_t id);
   std::optional<Response> blocking(const Request& request, KvConnection& connection, Parked p, Later later);

@@ -99,7 +99,9 @@ KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<comm
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  // As long a queue as the kernel allows (net.core.somaxconn caps it): thousands of nodes may
+  // connect at once.
+  if (!ec) acceptor_.listen(65535, ec);
   if (!ec) acceptor_.non_blocking(true, ec);
   if (ec) throw std::runtime_error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
   port_ = acceptor_.local_endpoint().port();

@@ -36,6 +36,7 @@ void StoreConnection::run() {
 }
 
 void StoreConnection::interrupt() {
+  interrupted_ = true;
   const int fd = socket_.load();
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
@@ -124,7 +125,7 @@ std::optional<HttpAnswer> StoreConnection::exchange(http::verb verb, const std::
   };
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool kept = open_;
-    if (!open_ && !open(left())) return std::nullopt;
+    if (!open_ && !open(left())) break;
     HttpAnswer answer;
     if (send(verb, target, body, left(), answer)) {
       if (answer.status == 401) {
@@ -132,12 +133,14 @@ std::optional<HttpAnswer> StoreConnection::exchange(http::verb verb, const std::
         throw StoreRefused(fmt::format("key-value store {}:{} refused this process: {} (PADDLE_JOB_TOKEN)", ip_, port_,
                                        token_ ? "its job token is not the job's" : "it has no job token"));
       }
+      interrupted_ = false;
       return answer;
     }
     close();
     // Only a kept connection is tried again: the server may have closed it while it was idle.
-    if (!kept || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    if (!kept || interrupted_.exchange(false) || std::chrono::steady_clock::now() >= deadline) break;
   }
+  interrupted_ = false;
   return std::nullopt;
 }
 

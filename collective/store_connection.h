@@ -40,8 +40,8 @@ class StoreConnection {
   bool is_open() const { return open_; }
   void close();
   // From another thread: ends the exchange in flight (the socket is shut down, so the server
-  // sees the connection close). Safe while exchange() runs; the connection is then reopened by
-  // the next exchange.
+  // sees the connection close), which then fails without trying a new connection. Safe while
+  // exchange() runs; the connection is reopened by the next exchange.
   void interrupt();
 
  private:
@@ -63,6 +63,9 @@ class StoreConnection {
   std::string proof_;  // for the next request, after a challenge
   bool open_ = false;
   std::atomic<int> socket_ = -1;  // the open socket's descriptor, for interrupt()
+  // interrupt() was called during the exchange in flight: a leaving launcher's thousands of
+  // watches must not each reconnect once as they end.
+  std::atomic<bool> interrupted_ = false;
 };
 
 }  // namespace paddle::collective

@@ -8,8 +8,7 @@
 #     requests per second in steady state, a failure to every agent holding the verdict, a restart;
 #  3. control_plane_bench ranks K for each K of RANKS: the workers' store with K simulated ranks
 #     each setting its address and reading its ring neighbour's.
-# One line per size, starting with the size. K agents need 2K threads: where kernel.pid_max is
-# below that and this runs as root, it is raised for the run and put back after.
+# One line per size, starting with the size.
 #   scripts/bench_control_plane.sh
 #   NODES="64 256" AGENTS="1024" RANKS="16384" scripts/bench_control_plane.sh
 set -euo pipefail
@@ -23,23 +22,34 @@ if [ -n "$nodes" ]; then
   python3 tests/bench/launchers_bench.py "$launcher" "$(realpath "$build_dir/tests/probe")" "$work" "$cpu" $nodes
 fi
 bench="$build_dir/tests/control_plane_bench"
-pid_max=$(cat /proc/sys/kernel/pid_max)
-for k in $agents; do
-  need=$((2 * k + 8192))
-  if [ "$pid_max" -lt "$need" ]; then
-    if [ "$(id -u)" = 0 ]; then
-      echo "kernel.pid_max $pid_max is below the $need threads $k agents need: raised for this run"
-      echo "$need" >/proc/sys/kernel/pid_max
-      trap 'echo '"$pid_max"' >/proc/sys/kernel/pid_max; rm -rf "$work"' EXIT
-    else
-      echo "$k nodes: skipped: kernel.pid_max $pid_max is below the $need threads they need (run as root)"
-      continue
-    fi
+# K agents need 2K threads (kernel.pid_max), and K connections arriving at once need a listen
+# queue that long (net.core.somaxconn, net.ipv4.tcp_max_syn_backlog; the master says so too).
+# As root these are raised for the run and put back after; otherwise a size that needs more is
+# skipped, saying which.
+declare -A saved=()
+restore() {
+  for key in "${!saved[@]}"; do sysctl -qw "$key=${saved[$key]}"; done
+  rm -rf "$work"
+}
+trap restore EXIT
+raise() {  # raise KEY NEEDED K: the setting at least NEEDED, or why K is skipped
+  local now
+  now=$(sysctl -n "$1")
+  [ "$now" -ge "$2" ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "$3 nodes: skipped: $1 = $now is below the $2 they need (run as root)"
+    return 1
   fi
+  [ -n "${saved[$1]:-}" ] || saved[$1]=$now
+  echo "$1 = $now is below the $2 that $3 agents need: raised for this run"
+  sysctl -qw "$1=$2"
+}
+for k in $agents; do
+  raise kernel.pid_max $((2 * k + 8192)) "$k" && raise net.core.somaxconn "$k" "$k" &&
+    raise net.ipv4.tcp_max_syn_backlog "$k" "$k" || continue
   # Small thread stacks: 2K threads of 8 MiB each would reserve more address space than needed.
   status=0
   (ulimit -s 256 && "$bench" nodes "$k") || status=$?
-  # Each agent holds the K-node member list it read: K agents on one machine need about K^2 x 1 kB.
-  [ "$status" = 0 ] || echo "$k nodes: the agents' process failed (exit $status$([ "$status" = 137 ] && echo ', killed: out of memory?'))"
+  [ "$status" = 0 ] || echo "$k nodes: failed (exit $status$([ "$status" = 137 ] && echo ', killed: out of memory?'))"
 done
 for k in $ranks; do "$bench" ranks "$k" || echo "$k ranks: failed (exit $?)"; done

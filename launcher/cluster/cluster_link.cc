@@ -57,9 +57,11 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::shared_p
       member_lists_(std::move(member_lists)),
       judge_(*store_, {settings_.job_id, settings_.node_ip, settings_.nnodes, settings_.elastic(),
                        settings_.heartbeat_interval, settings_.dead_after, settings_.settle_time}) {
-  if (store_->hosted_here())
+  if (store_->hosted_here()) {
     log_.info(fmt::format("hosting the job's master store on {}:{} (job {})", settings_.master_ip, settings_.master_port,
                           settings_.job_id));
+    if (auto warning = listen_queue_warning(settings_.nnodes)) log_.warning(*warning);
+  }
   if (!settings_.etcd.empty()) clear_stale_state();
   thread_ = std::thread([this] { watch(); });
 }

@@ -85,3 +85,24 @@ TEST_CASE("a store with the job's token serves only peers that prove it") {
   CHECK_THROWS_AS(Liveness("127.0.0.1", server.port()).announce("1"), paddle::common::PeerError);
   CHECK(member.try_get("k") == "v");  // nothing the strangers sent reached the store
 }
+
+TEST_CASE("a wait ended by stop_waiting returns at once and does not come back on a new connection") {
+  KvStoreServer server("127.0.0.1", 0);
+  HttpStore store("127.0.0.1", server.port(), 5s);
+  store.try_put("k", "v");  // the kept connection is open
+  std::optional<std::string> value = "not yet";
+  std::thread waiter([&] {
+    try {
+      value = store.wait_value("never", 5000ms);
+    } catch (const paddle::common::PeerError&) {
+      value = std::nullopt;
+    }
+  });
+  std::this_thread::sleep_for(200ms);  // the wait is parked at the server
+  const auto started = std::chrono::steady_clock::now();
+  store.stop_waiting();
+  waiter.join();
+  // A wait that reconnected to ask again would have waited its 5 s on the new connection.
+  CHECK(std::chrono::steady_clock::now() - started < 1s);
+  CHECK(value == std::nullopt);
+}

@@ -73,7 +73,7 @@ TEST_CASE("a watch answers the changes after its revision under its prefixes, at
   handler.respond(put("/kv/job.other", "2"), c);
   auto now = handler.respond(get("/watch?after=0&timeout_ms=1000&prefix=job.report.&prefix=job.failed"), c);
   REQUIRE(now);
-  auto json = nlohmann::json::parse(now->body());
+  auto json = nlohmann::json::parse(now->body().str());
   CHECK(json["revision"] == 2);
   REQUIRE(json["entries"].size() == 1);
   CHECK(json["entries"][0]["key"] == "job.report.a");
@@ -86,7 +86,7 @@ TEST_CASE("a watch answers the changes after its revision under its prefixes, at
   CHECK_FALSE(later);
   handler.respond(put("/kv/job.failed", "root"), d);
   REQUIRE(later);
-  json = nlohmann::json::parse(later->body());
+  json = nlohmann::json::parse(later->body().str());
   CHECK(json["revision"] == 4);
   CHECK(json["entries"][0]["value"] == "root");
 
@@ -95,8 +95,8 @@ TEST_CASE("a watch answers the changes after its revision under its prefixes, at
   CHECK_FALSE(handler.respond(get("/watch?after=4&timeout_ms=10&prefix=job.failed"), waiting, [](auto) {}));
   auto expired = handler.expire(waiting.parked);
   REQUIRE(expired);
-  CHECK(nlohmann::json::parse(expired->body())["entries"].empty());
-  CHECK(nlohmann::json::parse(expired->body())["revision"] == 4);
+  CHECK(nlohmann::json::parse(expired->body().str())["entries"].empty());
+  CHECK(nlohmann::json::parse(expired->body().str())["revision"] == 4);
 }
 
 TEST_CASE("a presence rides on requests: lost when its connection closes or it falls silent; back when announced again") {
@@ -108,21 +108,21 @@ TEST_CASE("a presence rides on requests: lost when its connection closes or it f
   auto other = handler.connect("127.0.0.1:3");
   CHECK(handler.respond(get("/lost?prefix=job.hb."), other)->body() == "{}");
   handler.closed(a);
-  auto lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  auto lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body().str());
   CHECK(lost == nlohmann::json{{"job.hb.a", "its connection closed"}});
   CHECK(handler.respond(get("/lost"), other)->body() == "job.hb.a");
 
   std::this_thread::sleep_for(30ms);
-  CHECK(nlohmann::json::parse(handler.respond(get("/silent?over_ms=20"), other)->body()) == nlohmann::json{"job.hb.b"});
+  CHECK(nlohmann::json::parse(handler.respond(get("/silent?over_ms=20"), other)->body().str()) == nlohmann::json{"job.hb.b"});
   CHECK(handler.sweep(20ms) == 1);
   CHECK(handler.sweep(20ms) == 0);  // marked once
-  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body().str());
   CHECK(lost.size() == 2);
   CHECK(lost["job.hb.b"].get<std::string>().starts_with("nothing heard from it for"));
 
   auto again = handler.connect("127.0.0.1:4");
   handler.respond(get("/kv/x", "job.hb.a"), again);
-  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body());
+  lost = nlohmann::json::parse(handler.respond(get("/lost?prefix=job.hb."), other)->body().str());
   CHECK(lost.size() == 1);
   CHECK(lost.contains("job.hb.b"));
 }
