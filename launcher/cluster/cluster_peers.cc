@@ -10,6 +10,7 @@
 #include "common/parse.h"
 #include "launcher/console/plan_report.h"
 #include "launcher/plan/address.h"
+#include "launcher/plan/exec_limits.h"
 #include "launcher/plan/ps_plan.h"
 #include "launcher/plan/scheduler_env.h"
 
@@ -308,6 +309,7 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   }
   plan_.generation = joined.generation;
   plan_.restarts_used = joined.restarts_used;
+  check_exec_limits(plan_);
   log_.info(fmt::format("rank map of generation {} (this node is node {}):\n{}", joined.generation, mine->node_rank,
                         rank_map_text(nodes, mine->node_rank)));
   write_endpoints_log(plan_, rank_map_text(nodes));
