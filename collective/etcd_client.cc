@@ -1,31 +1,18 @@
 #include "collective/etcd_client.h"
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "collective/http_exchange.h"
+#include "common/base64.h"
 #include "common/error.h"
 
 namespace paddle::collective {
 namespace {
 
-namespace base64 = boost::beast::detail::base64;
 namespace http = boost::beast::http;
 using nlohmann::json;
-
-std::string encode(const std::string& text) {
-  std::string out(base64::encoded_size(text.size()), '\0');
-  out.resize(base64::encode(out.data(), text.data(), text.size()));
-  return out;
-}
-
-std::string decode(const std::string& text) {
-  std::string out(base64::decoded_size(text.size()), '\0');
-  out.resize(base64::decode(out.data(), text.data(), text.size()).first);
-  return out;
-}
 
 // The first key after every key that starts with `prefix`: etcd's range end for a prefix.
 std::string prefix_end(std::string prefix) {
@@ -43,12 +30,12 @@ int64_t int_field(const json& object, const char* name) {
 }
 
 EtcdKeyValue key_value(const json& kv) {
-  return {decode(kv.value("key", "")), decode(kv.value("value", "")), int_field(kv, "mod_revision"),
-          int_field(kv, "lease")};
+  return {common::from_base64(kv.value("key", "")).bytes, common::from_base64(kv.value("value", "")).bytes,
+          int_field(kv, "mod_revision"), int_field(kv, "lease")};
 }
 
 json put_request(const std::string& key, const std::string& value, int64_t lease) {
-  json put = {{"key", encode(key)}, {"value", encode(value)}};
+  json put = {{"key", common::to_base64(key)}, {"value", common::to_base64(value)}};
   if (lease != 0) put["lease"] = std::to_string(lease);
   return put;
 }
@@ -106,7 +93,7 @@ void EtcdClient::put(const std::string& key, const std::string& value, int64_t l
 }
 
 std::optional<std::string> EtcdClient::get(const std::string& key) {
-  const json answer = json::parse(call("/v3/kv/range", json{{"key", encode(key)}}.dump()));
+  const json answer = json::parse(call("/v3/kv/range", json{{"key", common::to_base64(key)}}.dump()));
   const auto kvs = answer.find("kvs");
   if (kvs == answer.end() || kvs->empty()) return std::nullopt;
   return key_value(kvs->front()).value;
@@ -114,9 +101,9 @@ std::optional<std::string> EtcdClient::get(const std::string& key) {
 
 std::string EtcdClient::create(const std::string& key, const std::string& value, int64_t lease) {
   const json txn = {
-      {"compare", json::array({{{"key", encode(key)}, {"result", "EQUAL"}, {"target", "CREATE"}, {"create_revision", "0"}}})},
+      {"compare", json::array({{{"key", common::to_base64(key)}, {"result", "EQUAL"}, {"target", "CREATE"}, {"create_revision", "0"}}})},
       {"success", json::array({{{"request_put", put_request(key, value, lease)}}})},
-      {"failure", json::array({{{"request_range", {{"key", encode(key)}}}}})}};
+      {"failure", json::array({{{"request_range", {{"key", common::to_base64(key)}}}}})}};
   const json answer = json::parse(call("/v3/kv/txn", txn.dump()));
   if (answer.value("succeeded", false)) return value;
   for (const auto& response : answer.value("responses", json::array()))
@@ -128,14 +115,14 @@ std::string EtcdClient::create(const std::string& key, const std::string& value,
 
 std::vector<EtcdKeyValue> EtcdClient::range(const std::string& prefix) {
   const json answer =
-      json::parse(call("/v3/kv/range", json{{"key", encode(prefix)}, {"range_end", encode(prefix_end(prefix))}}.dump()));
+      json::parse(call("/v3/kv/range", json{{"key", common::to_base64(prefix)}, {"range_end", common::to_base64(prefix_end(prefix))}}.dump()));
   std::vector<EtcdKeyValue> out;
   for (const auto& kv : answer.value("kvs", json::array())) out.push_back(key_value(kv));
   return out;
 }
 
 void EtcdClient::delete_prefix(const std::string& prefix) {
-  call("/v3/kv/deleterange", json{{"key", encode(prefix)}, {"range_end", encode(prefix_end(prefix))}}.dump());
+  call("/v3/kv/deleterange", json{{"key", common::to_base64(prefix)}, {"range_end", common::to_base64(prefix_end(prefix))}}.dump());
 }
 
 }  // namespace paddle::collective

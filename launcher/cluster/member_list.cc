@@ -1,15 +1,13 @@
 #include "launcher/cluster/member_list.h"
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include "common/base64.h"
 #include "common/error.h"
 
 namespace paddle::launcher {
 namespace {
-
-namespace base64 = boost::beast::detail::base64;
 
 constexpr std::string_view kTag = "zlib:";
 // A list that inflates past this is not one a judge wrote (1 GiB holds some 4 million nodes).
@@ -56,26 +54,17 @@ std::string encode_member_list(const std::vector<NodeRegistration>& nodes) {
     if (!lines.empty()) lines += '\n';
     lines += n.to_json().dump();
   }
-  const std::string packed = deflate_bytes(lines);
-  std::string value(kTag.size() + base64::encoded_size(packed.size()), '\0');
-  std::copy(kTag.begin(), kTag.end(), value.begin());
-  value.resize(kTag.size() + base64::encode(value.data() + kTag.size(), packed.data(), packed.size()));
-  return value;
+  return std::string(kTag) + common::to_base64(deflate_bytes(lines));
 }
 
 std::vector<NodeRegistration> decode_member_list(const std::string& value) {
   if (!value.starts_with(kTag))
     throw common::PeerError(fmt::format("the member list at the store is malformed: it starts '{}', not '{}'",
                                         value.substr(0, 16), kTag));
-  std::string_view text64(value);
-  text64.remove_prefix(kTag.size());
-  while (text64.ends_with('=')) text64.remove_suffix(1);
-  std::string packed(base64::decoded_size(text64.size()) + 2, '\0');
-  const auto [written, read] = base64::decode(packed.data(), text64.data(), text64.size());
-  if (read != text64.size())
-    throw common::PeerError(fmt::format("the member list at the store is malformed: not base64 at byte {}", kTag.size() + read));
-  packed.resize(written);
-  const std::string text = inflate_bytes(packed);
+  const common::Base64Decoded packed = common::from_base64(std::string_view(value).substr(kTag.size()));
+  if (packed.read != packed.length)
+    throw common::PeerError(fmt::format("the member list at the store is malformed: not base64 at byte {}", kTag.size() + packed.read));
+  const std::string text = inflate_bytes(packed.bytes);
   std::vector<NodeRegistration> nodes;
   size_t start = 0;
   while (start < text.size()) {
