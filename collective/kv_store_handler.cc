@@ -304,10 +304,16 @@ void KvStoreHandler::write(const std::string& key, std::string value, Ready& rea
     if (key.starts_with(prefix)) met.insert(met.end(), ids.begin(), ids.end());
   std::sort(met.begin(), met.end());
   met.erase(std::unique(met.begin(), met.end()), met.end());
+  // Every watch this write meets gets the same answer, this one entry: built once, shared by all.
+  std::optional<SharedText> watch_body;
   for (uint64_t id : met) {
     Parked p = unpark(id);
-    SharedText body = p.kind == Parked::Kind::kWait ? *wait_answer(p) : SharedText(*watch_answer(p, stored.revision));
-    ready.emplace_back(std::move(p.later), parked_response(p, 200, std::move(body)));
+    if (p.kind == Parked::Kind::kWait) {
+      ready.emplace_back(std::move(p.later), parked_response(p, 200, *wait_answer(p)));
+      continue;
+    }
+    if (!watch_body) watch_body = SharedText(*watch_answer(p, stored.revision));
+    ready.emplace_back(std::move(p.later), parked_response(p, 200, *watch_body));
   }
 }
 

@@ -29,8 +29,4 @@ inline std::vector<std::string> node_ips(const std::vector<ControlStore::Entry>&
   return ips;
 }
 
-inline bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
-
 }  // namespace paddle::launcher::cluster_link_detail

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <unordered_set>
 
 #include "common/error.h"
 
@@ -86,10 +87,11 @@ std::vector<std::string> EtcdStore::silent(std::chrono::milliseconds over) {
 }
 
 std::map<std::string, std::string> EtcdStore::gone(const std::vector<std::string>& ips) {
-  const std::vector<std::string> alive = alive_nodes();
+  const std::vector<std::string> listed = alive_nodes();
+  const std::unordered_set<std::string> alive(listed.begin(), listed.end());
   std::map<std::string, std::string> gone;
   for (const auto& ip : ips)
-    if (ip != node_ip_ && std::find(alive.begin(), alive.end(), ip) == alive.end())
+    if (ip != node_ip_ && !alive.count(ip))
       gone[ip] = fmt::format("its lease at {} ended: no keep-alive for {:.3g} s (its launcher was killed, or it is cut "
                              "off from the network)",
                              describe(), dead_after_.count() / 1000.0);

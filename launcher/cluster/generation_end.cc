@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <unordered_set>
 #include <thread>
 
 #include "launcher/cluster/cluster_link_detail.h"
@@ -129,17 +130,23 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
     return std::nullopt;
   }
   auto last_report = Clock::now();
-  std::vector<std::string> done;
+  std::unordered_set<std::string> done;
   int64_t after = 0;
+  // Who is still awaited, named only when shown: O(nodes) per report interval, not per answer.
+  auto waiting = [&] {
+    std::vector<std::string> names;
+    std::lock_guard lock(mutex_);
+    for (const auto& m : *members_)
+      if (!done.count(m.node.ip)) names.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
+    return names;
+  };
+  auto all_done = [&] {
+    std::lock_guard lock(mutex_);
+    return std::all_of(members_->begin(), members_->end(), [&](const RankedNode& m) { return done.count(m.node.ip) > 0; });
+  };
   while (true) {
     if (auto f = failure()) return f;
-    std::vector<std::string> waiting;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& m : *members_)
-        if (!contains(done, m.node.ip)) waiting.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
-    }
-    if (waiting.empty()) {
+    if (all_done()) {
       stop_judging();
       return std::nullopt;
     }
@@ -147,12 +154,14 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       // The done keys arrive through the watch, each once: O(nodes) in all, not per round.
       const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
       after = changes.revision;
-      for (const auto& ip : node_ips(changes.entries, prefix)) done.push_back(ip);
+      for (auto& ip : node_ips(changes.entries, prefix)) done.insert(std::move(ip));
     } catch (const common::PeerError&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // our own store: asked again
     }
     if (Clock::now() - last_report >= settings_.report_interval) {
-      log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(waiting, ", ")));
+      const std::vector<std::string> names = waiting();
+      if (!names.empty())
+        log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(names, ", ")));
       last_report = Clock::now();
     }
   }
@@ -161,10 +170,11 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
 void ClusterLink::forget_job_if_all_done(const std::string& done_prefix) {
   // The last node done forgets the job where the store outlives it (etcd).
   try {
-    const std::vector<std::string> done = node_ips(store_->range(done_prefix), done_prefix);
+    const std::vector<std::string> listed = node_ips(store_->range(done_prefix), done_prefix);
+    const std::unordered_set<std::string> done(listed.begin(), listed.end());
     std::lock_guard lock(mutex_);
     for (const auto& m : *members_)
-      if (!contains(done, m.node.ip)) return;
+      if (!done.count(m.node.ip)) return;
   } catch (const common::PeerError&) {
     return;
   }
@@ -185,10 +195,11 @@ void ClusterLink::workers_done(int generation) {
 bool ClusterLink::job_workers_done(int generation) {
   const std::string prefix = generation_key(generation, "workers_done.");
   try {
-    const std::vector<std::string> done = node_ips(store_->range(prefix), prefix);
+    const std::vector<std::string> listed = node_ips(store_->range(prefix), prefix);
+    const std::unordered_set<std::string> done(listed.begin(), listed.end());
     std::lock_guard lock(mutex_);
     return std::all_of(members_->begin(), members_->end(),
-                       [&](const RankedNode& m) { return m.node.endpoints.empty() || contains(done, m.node.ip); });
+                       [&](const RankedNode& m) { return m.node.endpoints.empty() || done.count(m.node.ip); });
   } catch (const common::PeerError&) {
     return false;
   }

@@ -26,6 +26,7 @@ void Judge::begin(int generation) {
   generation_ = generation;
   reports_.clear();
   first_report_.reset();
+  done_.clear();
 }
 
 void Judge::heard(const ControlStore::Entry& report) {
@@ -43,19 +44,35 @@ void Judge::round(int generation, const std::vector<RankedNode>& members) {
 
 bool Judge::liveness(int generation, const std::vector<RankedNode>& members) {
   std::vector<std::string> ips;
+  std::unordered_set<std::string> others;
   for (const auto& m : members)
-    if (m.node.ip != settings_.node_ip) ips.push_back(m.node.ip);
+    if (m.node.ip != settings_.node_ip) {
+      ips.push_back(m.node.ip);
+      others.insert(m.node.ip);
+    }
+  auto done = [&](const std::string& ip) {
+    if (done_.count(ip)) return true;
+    if (!store_.get(key(generation, "done." + ip))) return false;
+    done_.insert(ip);
+    return true;
+  };
   // Whether one may be gone before the store says so. Asked every round, and before gone(): a
   // node that is silent now and gone a moment later is caught by one of the two. Etcd's store
-  // measures silence from one look to the next; the master's answers from memory.
+  // measures silence from one look to the next; the master's answers from memory. One silent
+  // node that has not finished is enough: under load thousands may be silent at once, and a
+  // question each would make the round O(nodes).
   bool someone_silent = false;
   for (const auto& ip : store_.silent(2 * settings_.heartbeat_interval))
-    if (contains(ips, ip) && !store_.get(key(generation, "done." + ip))) someone_silent = true;
+    if (others.count(ip) && !done(ip)) {
+      someone_silent = true;
+      break;
+    }
   // One question for all: the store keeps who is gone, so a round costs the lost, not the nodes.
   for (const auto& [ip, why] : store_.gone(ips)) {
     // A node writes its done key before it exits and its connection closes: a finished node is
     // done, not lost (seen once: a node that finished first was named the job's root cause).
-    if (store_.get(key(generation, "done." + ip))) continue;
+    const std::string report_key = key(generation, "report." + ip);
+    if (reports_.count(report_key) || done(ip)) continue;  // reported already, or finished
     const auto m = std::find_if(members.begin(), members.end(), [&](const RankedNode& n) { return n.node.ip == ip; });
     JobFailure lost;
     lost.cause = JobFailure::Cause::kLauncherLost;
@@ -65,9 +82,8 @@ bool Judge::liveness(int generation, const std::vector<RankedNode>& members) {
     lost.what = why;
     // Written once: its revision orders it among the reports, when the watch brings it; the
     // verdict of this very round counts it already.
-    const std::string report_key = key(generation, "report." + ip);
     const std::string written = store_.add_if_absent(report_key, lost.to_json().dump());
-    if (!reports_.count(report_key)) heard({report_key, written, std::numeric_limits<int64_t>::max()});
+    heard({report_key, written, std::numeric_limits<int64_t>::max()});
   }
   return someone_silent;
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "launcher/cluster/control_store.h"
@@ -58,6 +59,9 @@ class Judge {
   int generation_ = -1;
   std::map<std::string, ControlStore::Entry> reports_;  // by key
   std::optional<Clock::time_point> first_report_;       // when this judge first had one
+  // Members whose done key this judge has read: once written it stays for the generation, so
+  // each is asked about at most once, however many rounds it stays silent after finishing.
+  std::unordered_set<std::string> done_;
 };
 
 }  // namespace paddle::launcher

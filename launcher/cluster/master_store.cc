@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "common/error.h"
 
@@ -66,9 +67,12 @@ void MasterStore::heartbeat() {
 
 std::map<std::string, std::string> MasterStore::gone(const std::vector<std::string>& ips) {
   std::map<std::string, std::string> gone;
-  for (const auto& [name, why] : client_.lost(heartbeat_prefix())) {
+  const std::map<std::string, std::string> lost = client_.lost(heartbeat_prefix());
+  if (lost.empty()) return gone;
+  const std::unordered_set<std::string> members(ips.begin(), ips.end());
+  for (const auto& [name, why] : lost) {
     const std::string ip = name.substr(heartbeat_prefix().size());
-    if (ip == node_ip_ || std::find(ips.begin(), ips.end(), ip) == ips.end()) continue;
+    if (ip == node_ip_ || !members.count(ip)) continue;
     gone[ip] = why == "its connection closed"
                    ? "its launcher is gone (its connection to the master closed)"
                    : fmt::format("its launcher is silent: {} (killed, stopped, or cut off from the network)", why);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 #include "collective/http_exchange.h"
 
@@ -197,17 +198,18 @@ bool ClusterLink::may_start(int generation, const std::vector<std::string>& have
   if (enough_since && Clock::now() - *enough_since >= settings_.elastic_timeout) return true;
   if (generation == 0) return false;  // the first generation gives latecomers elastic_timeout
   const std::vector<std::string> alive = store_->alive_nodes();
-  return std::all_of(alive.begin(), alive.end(), [&](const std::string& ip) { return contains(have, ip); });
+  const std::unordered_set<std::string> registered(have.begin(), have.end());
+  return std::all_of(alive.begin(), alive.end(), [&](const std::string& ip) { return registered.count(ip) > 0; });
 }
 
 void ClusterLink::close_generation(int generation, const std::vector<ControlStore::Entry>& registrations) {
   std::vector<NodeRegistration> nodes;
   for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
-  std::vector<std::string> earlier;
+  std::unordered_set<std::string> earlier;
   if (auto members = store_->get(generation_key(generation - 1, "members")))
-    for (const auto& n : decode_member_list(*members)) earlier.push_back(n.ip);
+    for (const auto& n : decode_member_list(*members)) earlier.insert(n.ip);
   std::vector<RankedNode> ranked = rank_nodes(std::move(nodes), settings_.ips_order);
-  std::stable_partition(ranked.begin(), ranked.end(), [&](const RankedNode& n) { return contains(earlier, n.node.ip); });
+  std::stable_partition(ranked.begin(), ranked.end(), [&](const RankedNode& n) { return earlier.count(n.node.ip) > 0; });
   if (static_cast<int>(ranked.size()) > settings_.nnodes) ranked.resize(settings_.nnodes);
   std::vector<NodeRegistration> members;
   for (auto& n : ranked) members.push_back(std::move(n.node));
@@ -239,9 +241,10 @@ JoinedGeneration ClusterLink::complete(int generation, const std::string& member
 
 std::string ClusterLink::rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const {
   const int waiting = std::max(settings_.min_nodes - static_cast<int>(have.size()), 0);
+  const std::unordered_set<std::string> present(have.begin(), have.end());
   std::vector<std::string> missing;
   for (const auto& ip : settings_.ips_order)
-    if (!contains(have, ip)) missing.push_back(ip);
+    if (!present.count(ip)) missing.push_back(ip);
   const std::string wanted = settings_.elastic() ? fmt::format("{} of {} to {} nodes", waiting, settings_.min_nodes, settings_.nnodes)
                                                  : fmt::format("{} of {} nodes", waiting, settings_.nnodes);
   return fmt::format("waiting for {}; have: {}; missing: {}{}", wanted,

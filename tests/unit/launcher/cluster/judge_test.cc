@@ -21,6 +21,7 @@ class FakeStore : public ControlStore {
   }
   void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
   std::optional<std::string> get(const std::string& key) override {
+    ++gets;
     auto it = values.find(key);
     if (it == values.end()) return std::nullopt;
     return it->second.value;
@@ -57,6 +58,7 @@ class FakeStore : public ControlStore {
   int64_t revision = 0;
   std::map<std::string, std::string> lost;  // ip -> why
   std::set<std::string> quiet;              // silent ips
+  int gets = 0;                             // questions asked with get()
 };
 
 RankedNode member(int rank, const std::string& ip) {
@@ -193,4 +195,28 @@ TEST_CASE("judge: a full elastic job admits nobody") {
   s.store.put("job.g1.node.10.0.0.4", newcomer.to_json().dump());
   s.round();
   CHECK_FALSE(s.store.get("job.g0.report.10.0.0.4"));
+}
+
+TEST_CASE("judge: thousands of silent nodes cost a round a few questions, not one each") {
+  Scene s;
+  s.members.clear();
+  for (int i = 0; i < 4096; ++i) s.members.push_back(member(i, "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250)));
+  // Under load many nodes are silent at once; the finished ones among them wrote their done key.
+  for (int i = 1; i < 4096; ++i) s.store.quiet.insert(s.members[i].node.ip);
+  for (int i = 1; i < 2048; ++i) s.store.put("job.g0.done." + s.members[i].node.ip, "1");
+  s.store.put("job.g0.report.10.1.0.1", process_failed(1, "10.1.0.1", 1).to_json().dump());
+  s.round();
+  const int first = s.store.gets;
+  CHECK(first <= 2048 + 4);  // each done node read once, then one silent node that is not done
+  s.store.gets = 0;
+  s.now += 1500ms;
+  s.round();
+  CHECK(s.store.gets <= 4);  // what it read stays known for the generation
+  CHECK_FALSE(s.verdict());  // a silent node that has not finished still holds the verdict
+  // Every silent node found gone at once is reported once, not once per round.
+  for (int i = 2048; i < 4096; ++i) s.store.lost[s.members[i].node.ip] = "its launcher is silent";
+  s.round();
+  const int64_t revision = s.store.revision;
+  s.round();
+  CHECK(s.store.revision == revision);
 }
