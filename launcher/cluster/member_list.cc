@@ -1,6 +1,7 @@
 #include "launcher/cluster/member_list.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include "common/base64.h"
@@ -9,7 +10,7 @@
 namespace paddle::launcher {
 namespace {
 
-constexpr std::string_view kTag = "zlib:";
+constexpr std::string_view kTag = "zcol:";
 // A list that inflates past this is not one a judge wrote (1 GiB holds some 4 million nodes).
 constexpr size_t kMaxInflated = size_t{1} << 30;
 
@@ -46,15 +47,45 @@ std::string inflate_bytes(const std::string& packed) {
   return out;
 }
 
+// A string of node `ip`'s registration as it is written in a column: "@" stands for the node's
+// own address before a ':' (its endpoints are mostly its own ip:port, and a column of ports
+// deflates to almost nothing where one of addresses does not); a leading '@' of its own is doubled.
+std::string relative_to(const std::string& ip, const std::string& text) {
+  if (text.starts_with('@')) return "@" + text;
+  if (text.size() > ip.size() && text.starts_with(ip) && text[ip.size()] == ':') return "@" + text.substr(ip.size());
+  return text;
+}
+
+std::string absolute_from(const std::string& ip, const std::string& text) {
+  if (!text.starts_with('@')) return text;
+  if (text.starts_with("@@")) return text.substr(1);
+  return ip + text.substr(1);
+}
+
+// Applies `f` to every string of `value`, itself or inside an array.
+template <class F>
+nlohmann::json map_strings(const nlohmann::json& value, F f) {
+  if (value.is_string()) return f(value.get_ref<const std::string&>());
+  if (!value.is_array()) return value;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : value) out.push_back(map_strings(item, f));
+  return out;
+}
+
 }  // namespace
 
 std::string encode_member_list(const std::vector<NodeRegistration>& nodes) {
-  std::string lines;
-  for (const auto& n : nodes) {
-    if (!lines.empty()) lines += '\n';
-    lines += n.to_json().dump();
+  nlohmann::json columns = nlohmann::json::object();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const nlohmann::json registration = nodes[i].to_json();
+    for (const auto& [field, value] : registration.items()) {
+      auto& column = columns[field];
+      if (column.is_null()) column = nlohmann::json::array();
+      column.push_back(map_strings(value, [&](const std::string& text) { return relative_to(nodes[i].ip, text); }));
+    }
   }
-  return std::string(kTag) + common::to_base64(deflate_bytes(lines));
+  const std::string text = nlohmann::json{{"nodes", nodes.size()}, {"columns", std::move(columns)}}.dump();
+  return std::string(kTag) + common::to_base64(deflate_bytes(text));
 }
 
 std::vector<NodeRegistration> decode_member_list(const std::string& value) {
@@ -64,14 +95,31 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
   const common::Base64Decoded packed = common::from_base64(std::string_view(value).substr(kTag.size()));
   if (packed.read != packed.length)
     throw common::PeerError(fmt::format("the member list at the store is malformed: not base64 at byte {}", kTag.size() + packed.read));
-  const std::string text = inflate_bytes(packed.bytes);
+  nlohmann::json list;
+  try {
+    list = nlohmann::json::parse(inflate_bytes(packed.bytes));
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("the member list at the store is malformed: {}", e.what()));
+  }
   std::vector<NodeRegistration> nodes;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) nodes.push_back(NodeRegistration::from_json(text.substr(start, end - start)));
-    start = end + 1;
+  try {
+    const size_t count = list.at("nodes").get<size_t>();
+    const auto& columns = list.at("columns");
+    const auto& ips = columns.at("ip");
+    for (const auto& [field, column] : columns.items())
+      if (!column.is_array() || column.size() != count)
+        throw common::PeerError(fmt::format("the member list at the store is malformed: its column '{}' does not hold "
+                                            "{} values", field, count));
+    nodes.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      const std::string& ip = ips[i].get_ref<const std::string&>();
+      nlohmann::json registration = nlohmann::json::object();
+      for (const auto& [field, column] : columns.items())
+        registration[field] = map_strings(column[i], [&](const std::string& text) { return absolute_from(ip, text); });
+      nodes.push_back(NodeRegistration::from_parsed(registration));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw common::PeerError(fmt::format("the member list at the store is malformed: {}", e.what()));
   }
   return nodes;
 }

@@ -105,6 +105,7 @@ launcher::JobFailure failure_of(int i) {
 struct Times {
   Clock::time_point joined, verdict, rejoined;
   bool verdict_right = false;  // the verdict named the failing node (not the provisional, its wait run out)
+  std::string verdict_what;    // what it named
 };
 
 Times live(launcher::ClusterLink& link, int i, int k, const std::function<void()>& joined, std::atomic<bool>& fail_now) {
@@ -122,6 +123,7 @@ Times live(launcher::ClusterLink& link, int i, int k, const std::function<void()
   const auto root = link.verdict(0, failure_of(i), [] { return false; });
   t.verdict = Clock::now();
   t.verdict_right = root.node_rank == k - 1 && root.exit_status == 3 && root.ip == agent_ip(k - 1);
+  t.verdict_what = fmt::format("node {} ({}): {}", root.node_rank, root.ip, root.what);
   link.join(1, registration_of(i));
   t.rejoined = Clock::now();
   link.finish(1);
@@ -231,7 +233,11 @@ int agents(int port, int k, int first, int end) {
   fail_now = true;
   for (auto& t : threads) t.join();
   const auto wrong = std::count_if(times.begin(), times.end(), [](const Times& t) { return !t.verdict_right; });
-  if (wrong) fmt::print(stderr, "agents {} to {}: {} of them had no verdict naming the failure in time\n", first, end - 1, wrong);
+  if (wrong) {
+    const auto example = std::find_if(times.begin(), times.end(), [](const Times& t) { return !t.verdict_right; });
+    fmt::print(stderr, "agents {} to {}: {} of them had no verdict naming the failure in time (agent {} had: {})\n", first,
+               end - 1, wrong, first + (example - times.begin()), example->verdict_what);
+  }
   fmt::print("done {} {}\n", latest(&Times::verdict), latest(&Times::rejoined));
   std::fflush(stdout);
   return wrong ? 1 : 0;
@@ -277,7 +283,7 @@ std::vector<Clock::time_point> read_times(Child& c, const char* word) {
   return t;
 }
 
-constexpr int kAgentsPerProcess = 256;
+constexpr int kAgentsPerProcess = 1024;
 
 int nodes(const char* self, int k) {
   raise_open_files();

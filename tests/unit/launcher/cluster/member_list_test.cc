@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <zlib.h>
+
+#include "common/base64.h"
 #include "common/error.h"
 #include "launcher/cluster/member_list.h"
 
@@ -28,15 +31,18 @@ std::vector<NodeRegistration> nodes(int count) {
 
 }  // namespace
 
-TEST_CASE("a member list travels deflated and base64-encoded, and comes back whole") {
+TEST_CASE("a member list travels in columns, deflated and base64-encoded, and comes back whole") {
   std::vector<NodeRegistration> list = nodes(3);
   list[1].requested_rank = 2;
   list[2].server_endpoints = {"10.0.0.3:6200"};
   list[2].ps_store_port = 6201;
   list[2].job_lists = "--ips=10.0.0.1,10.0.0.2,10.0.0.3";
   list[2].restarts_used = 1;
+  list[0].hostname = "@home";             // a string of its own that starts with '@'
+  list[0].tcp_store = "10.0.0.10:6172";    // another node's address, which starts with this one's
+  list[1].endpoints = {"10.0.0.2:6170", "10.0.0.20:6171"};
   const std::string value = encode_member_list(list);
-  CHECK(value.starts_with("zlib:"));
+  CHECK(value.starts_with("zcol:"));
   CHECK(value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", 5) == std::string::npos);
   const std::vector<NodeRegistration> back = decode_member_list(value);
   REQUIRE(back.size() == 3);
@@ -48,17 +54,32 @@ TEST_CASE("a 4,096-node member list is a small fraction of its registrations' JS
   size_t plain = 0;
   for (const auto& n : list) plain += n.to_json().dump().size() + 1;
   const std::string value = encode_member_list(list);
-  CHECK(value.size() * 10 < plain);
+  CHECK(value.size() * 20 < plain);
   CHECK(decode_member_list(value).size() == 4096);
 }
 
 TEST_CASE("a malformed member list is a peer error that says what is wrong") {
-  CHECK_THROWS_WITH_AS(decode_member_list(node(0).to_json().dump()), doctest::Contains("not 'zlib:'"), PeerError);
-  CHECK_THROWS_WITH_AS(decode_member_list("zlib:abc$def"), doctest::Contains("not base64 at byte 8"), PeerError);
+  CHECK_THROWS_WITH_AS(decode_member_list(node(0).to_json().dump()), doctest::Contains("not 'zcol:'"), PeerError);
+  CHECK_THROWS_WITH_AS(decode_member_list("zcol:abc$def"), doctest::Contains("not base64 at byte 8"), PeerError);
   std::string value = encode_member_list(nodes(50));
   value.resize(value.size() / 2 / 4 * 4);
   CHECK_THROWS_WITH_AS(decode_member_list(value), doctest::Contains("cut short or corrupt"), PeerError);
-  CHECK_THROWS_WITH_AS(decode_member_list("zlib:" + std::string(40, 'A')), doctest::Contains("zlib stream"), PeerError);
+  CHECK_THROWS_WITH_AS(decode_member_list("zcol:" + std::string(40, 'A')), doctest::Contains("zlib stream"), PeerError);
+}
+
+TEST_CASE("a member list whose text is not the column form is a peer error naming what is wrong") {
+  auto packed = [](const std::string& text) {
+    uLongf size = compressBound(static_cast<uLong>(text.size()));
+    std::string out(size, '\0');
+    compress(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(text.data()), text.size());
+    out.resize(size);
+    return "zcol:" + paddle::common::to_base64(out);
+  };
+  CHECK_THROWS_WITH_AS(decode_member_list(packed("not json")), doctest::Contains("malformed"), PeerError);
+  CHECK_THROWS_WITH_AS(decode_member_list(packed(R"({"nodes": 2, "columns": {"ip": ["10.0.0.1", "10.0.0.2"], "hostname": ["a"]}})")),
+                       doctest::Contains("its column 'hostname' does not hold 2 values"), PeerError);
+  CHECK_THROWS_WITH_AS(decode_member_list(packed(R"({"nodes": 1, "columns": {"ip": ["10.0.0.1"]}})")),
+                       doctest::Contains("registration at the master is malformed"), PeerError);
 }
 
 TEST_CASE("MemberLists decodes a list once for every reader, and a new list anew") {
