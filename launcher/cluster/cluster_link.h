@@ -192,7 +192,7 @@ class ClusterLink {
   // Removes the job's keys when every member has written its done key (etcd outlives the job).
   void forget_job_if_all_done(const std::string& done_prefix);
   // Waits until every node of `waiting` has written PREFIX+IP, `until` passes or `interrupted()`.
-  void wait_for_nodes(const std::string& prefix, std::vector<std::string> waiting,
+  void wait_for_nodes(const std::string& prefix, const std::vector<std::string>& waiting,
                       std::chrono::steady_clock::time_point until, const std::function<bool()>& interrupted);
   void clear_stale_state();
   std::string key(const std::string& suffix) const { return settings_.job_id + "." + suffix; }

@@ -50,15 +50,14 @@ ControlStore::Changes MasterStore::watch(const std::vector<std::string>& prefixe
 }
 
 void MasterStore::heartbeat() {
-  // The watch's thread and join() both say so first: one of them writes it.
-  if (!announced_.exchange(true)) {
-    try {
+  {
+    // The watch's thread and join() both say so first: one of them writes it, the other waits.
+    std::lock_guard lock(announce_mutex_);
+    if (!announced_) {
       put(heartbeat_prefix() + node_ip_, "1");
-    } catch (...) {
-      announced_ = false;
-      throw;
+      announced_ = true;
+      return;
     }
-    return;
   }
   // Any request renews the presence: a launcher whose watch asked lately needs no other.
   if (std::chrono::steady_clock::now() - client_.last_heard() < dead_after_ / 4) return;

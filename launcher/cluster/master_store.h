@@ -7,9 +7,9 @@
 // once) or the store has heard nothing from it for dead_after, which the store itself checks a
 // few times per dead_after: the judge asks only for the names it lost.
 
-#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
@@ -54,7 +54,11 @@ class MasterStore : public ControlStore {
   std::chrono::milliseconds dead_after_;
   std::unique_ptr<collective::KvStoreServer> server_;
   collective::HttpStore client_;
-  std::atomic<bool> announced_ = false;  // JOB.hb.IP written: alive_nodes() lists this node
+  // JOB.hb.IP written, so alive_nodes() lists this node. The watch's thread and join() both
+  // announce first; the second waits for the first's write rather than going on to a long poll
+  // under which the write would need a connection of its own (16,384 nodes have one each).
+  std::mutex announce_mutex_;
+  bool announced_ = false;
 };
 
 }  // namespace paddle::launcher

@@ -6,10 +6,11 @@
 //                                 the other K-1 on threads of child processes of 1,024 agents.
 //                                 Prints, on one line: the rendezvous (start to every agent
 //                                 joined), the member list's size, the master's CPU seconds per
-//                                 second and requests per second over 3 s of steady state, a
-//                                 failure reported by the last node to every agent holding the
-//                                 verdict (settle_time included), and a restart generation (the
-//                                 verdict to every agent joined again). Each agent receives the
+//                                 second and requests per second in steady state (3 s, and at
+//                                 least four heartbeats), a failure reported by the last node to
+//                                 every agent holding the verdict (settle_time included), and a
+//                                 restart generation (the verdict to every agent joined again),
+//                                 with the master's open connections. Each agent receives the
 //                                 whole member list; a process's agents share its decoding, as
 //                                 K machines would each decode their own at the same time.
 //   control_plane_bench ranks K   the workers' store (collective/kv_store_server.h, in a child
@@ -322,10 +323,13 @@ int nodes(const char* self, int k) {
   const auto requests_before = nlohmann::json::parse(stats.stats())["requests"].get<double>();
   const double cpu_before = cpu_seconds(master_pid);
   const auto window_start = Clock::now();
-  std::this_thread::sleep_for(milliseconds(3000));
+  // Each node's watch returns every two heartbeats, and the nodes joined at about the same time,
+  // so their requests come in bursts: the window holds two of them, and at least 3 s.
+  std::this_thread::sleep_for(std::max(milliseconds(3000), 4 * settings_of(1, port, k).heartbeat_interval));
   const double window = seconds_since(window_start);
   const double cpu = (cpu_seconds(master_pid) - cpu_before) / window;
-  const double requests = (nlohmann::json::parse(stats.stats())["requests"].get<double>() - requests_before - 1) / window;
+  const auto steady = nlohmann::json::parse(stats.stats());
+  const double requests = (steady["requests"].get<double>() - requests_before - 1) / window;
   const auto failed_at = Clock::now();
   for (auto& g : groups) {
     std::fputs("fail\n", g.to);
@@ -348,11 +352,12 @@ int nodes(const char* self, int k) {
   waitpid(master_pid, &status, 0);
   auto since = [](Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); };
   fmt::print("{} nodes: rendezvous {:.2f} s (member list of {} KB published at {:.2f} s), master CPU {:.1f}% of a core "
-             "and {:.0f} requests/s in steady state (heartbeat {:.1f} s), failure to every agent holding the verdict {:.2f} s (settle_time "
+             "and {:.0f} requests/s in steady state (heartbeat {:.1f} s; {} connections, {} requests parked), failure to every agent holding the verdict {:.2f} s (settle_time "
              "1.5 s included), restart generation {:.2f} s (member list published at {:.2f} s); {} agents' process(es), "
              "{} failed; master exit {}\n",
              k, rendezvous, list_bytes / 1024, since(started, published[0]), cpu * 100, requests,
-             settings_of(1, port, k).heartbeat_interval.count() / 1000.0,
+             settings_of(1, port, k).heartbeat_interval.count() / 1000.0, steady["connections"].get<int>(),
+             steady["parked"].get<int>(),
              since(failed_at, last_verdict), since(last_verdict, last_rejoin), since(last_verdict, published[1]),
              groups.size(), failed_groups, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   return failed_groups == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
