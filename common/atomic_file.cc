@@ -9,7 +9,7 @@
 #include <cstring>
 #include <streambuf>
 #include <string_view>
-#include <vector>
+#include <memory>
 
 #include "common/checksum.h"
 #include "common/error.h"
@@ -38,11 +38,12 @@ class AtomicFile::Buffer : public std::streambuf {
  public:
   static constexpr size_t kBytes = 1 << 20;
 
+  // Left uninitialised: a small file touches only its first page of the buffer.
   Buffer(const std::filesystem::path& target, std::string temporary)
-      : target_(target), temporary_(std::move(temporary)), bytes_(kBytes) {
+      : target_(target), temporary_(std::move(temporary)), bytes_(std::make_unique_for_overwrite<char[]>(kBytes)) {
     fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) fail(target_, "create its temporary file", errno);
-    setp(bytes_.data(), bytes_.data() + bytes_.size());
+    setp(bytes_.get(), bytes_.get() + kBytes);
   }
   ~Buffer() override {
     if (fd_ >= 0) ::close(fd_);
@@ -51,10 +52,10 @@ class AtomicFile::Buffer : public std::streambuf {
   uint32_t crc() const {
     return crc32(crc_, std::string_view(pbase(), static_cast<size_t>(pptr() - pbase())));
   }
-  // Writes what is buffered, syncs and closes the file.
-  void finish() {
+  // Writes what is buffered, syncs (when `sync`) and closes the file.
+  void finish(bool sync) {
     drain();
-    if (::fsync(fd_) != 0) fail(target_, "sync", errno);
+    if (sync && ::fsync(fd_) != 0) fail(target_, "sync", errno);
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail(target_, "close", errno);
@@ -88,7 +89,7 @@ class AtomicFile::Buffer : public std::streambuf {
  private:
   void drain() {
     write_out(std::string_view(pbase(), static_cast<size_t>(pptr() - pbase())));
-    setp(bytes_.data(), bytes_.data() + bytes_.size());
+    setp(bytes_.get(), bytes_.get() + kBytes);
   }
   void write_out(std::string_view bytes) {
     crc_ = crc32(crc_, bytes);
@@ -102,12 +103,13 @@ class AtomicFile::Buffer : public std::streambuf {
 
   std::filesystem::path target_;
   std::string temporary_;
-  std::vector<char> bytes_;
+  std::unique_ptr<char[]> bytes_;
   int fd_ = -1;
   uint32_t crc_ = crc32(std::string_view());
 };
 
-AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::filesystem::path path, Durability durability)
+    : path_(std::move(path)), durability_(durability) {
   std::error_code ec;
   if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ec);
   if (ec) fail(path_, "create its directory", ec.value());
@@ -137,10 +139,11 @@ void AtomicFile::append_checksum() {
 
 void AtomicFile::commit() {
   stream_->flush();
-  buffer_->finish();
+  const bool durable = durability_ == Durability::kSurvivesPowerLoss;
+  buffer_->finish(durable);
   if (::rename(buffer_->temporary().c_str(), path_.c_str()) != 0) fail(path_, "replace", errno);
   committed_ = true;
-  sync_directory(path_);
+  if (durable) sync_directory(path_);
 }
 
 }  // namespace paddle::common

@@ -2,7 +2,9 @@
 // AtomicFile: a file written as a stream that readers see whole or not at all, for files too big
 // to build in memory first (a parameter server's checkpoint of tens of millions of rows). The
 // bytes go through a buffer to TARGET.tmp, a running CRC-32 (common/checksum.h) taken as they
-// pass; commit() syncs the file, renames it over the target and syncs the directory. An
+// pass; commit() syncs the file, renames it over the target and syncs the directory (with
+// Durability::kReadersOnly it only renames: a status file rewritten at every change, which a
+// power loss may take back to an older whole version, need not wait for the disk). An
 // AtomicFile destroyed without commit() (an exception while writing) removes its temporary file.
 // A failed step throws DataError naming the target, the step and the system's reason, as
 // common/file.h's write_file_atomically, which is this class writing one string.
@@ -19,10 +21,14 @@
 
 namespace paddle::common {
 
+// What commit() promises: that the file survives a power loss, or only that readers see it
+// whole.
+enum class Durability { kSurvivesPowerLoss, kReadersOnly };
+
 class AtomicFile {
  public:
   // Creates the parent directories as needed and opens the temporary file.
-  explicit AtomicFile(std::filesystem::path path);
+  explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSurvivesPowerLoss);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -39,6 +45,7 @@ class AtomicFile {
   std::filesystem::path path_;
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;
+  Durability durability_;
   bool committed_ = false;
 };
 

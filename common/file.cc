@@ -8,8 +8,8 @@
 
 namespace paddle::common {
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-  AtomicFile file(path);
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents, Durability durability) {
+  AtomicFile file(path, durability);
   file.stream().write(contents.data(), static_cast<std::streamsize>(contents.size()));
   file.commit();
 }

@@ -13,10 +13,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/atomic_file.h"
+
 namespace paddle::common {
 
-// Creates the parent directories as needed.
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+// Creates the parent directories as needed. Durability::kReadersOnly skips the syncs: for a
+// status file rewritten at every change, which a power loss may take back to an older version.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents,
+                           Durability durability = Durability::kSurvivesPowerLoss);
 
 // The whole file, or nothing when it cannot be opened (absent, unreadable).
 std::optional<std::string> read_file(const std::filesystem::path& path);

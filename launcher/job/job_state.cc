@@ -64,7 +64,10 @@ nlohmann::json JobState::to_json() const {
 
 bool JobState::save() const {
   try {
-    common::write_file_atomically(std::filesystem::path(plan_.log_dir) / "job.json", to_json().dump(1) + "\n");
+    // Rewritten at every change and read only while the job runs: whole for its readers, and
+    // no wait for the disk (hundreds of launchers of one machine's job would queue on it).
+    common::write_file_atomically(std::filesystem::path(plan_.log_dir) / "job.json", to_json().dump(1) + "\n",
+                                  common::Durability::kReadersOnly);
     return true;
   } catch (const std::exception&) {
     return false;

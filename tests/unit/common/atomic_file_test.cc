@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
@@ -79,5 +80,18 @@ TEST_CASE("an empty streamed file, written from no data at all") {
   out.stream().write(nullptr, 0);
   out.commit();
   CHECK(fs::file_size(dir / "empty") == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a readers-only write replaces the target whole, without waiting for the disk") {
+  const fs::path dir = fs::temp_directory_path() / ("atomic-readers-" + std::to_string(::getpid()));
+  for (const std::string text : {"first version\n", "second\n"}) {
+    AtomicFile out(dir / "job.json", Durability::kReadersOnly);
+    out.stream() << text;
+    out.commit();
+    std::ifstream in(dir / "job.json");
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == text);
+  }
+  CHECK_FALSE(fs::exists(dir / "job.json.tmp"));
   fs::remove_all(dir);
 }
