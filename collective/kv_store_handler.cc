@@ -304,7 +304,8 @@ void KvStoreHandler::write(const std::string& key, std::string value, Ready& rea
     if (key.starts_with(prefix)) met.insert(met.end(), ids.begin(), ids.end());
   std::sort(met.begin(), met.end());
   met.erase(std::unique(met.begin(), met.end()), met.end());
-  // Every watch this write meets gets the same answer, this one entry: built once, shared by all.
+  // Every watch this write meets gets the same answer, this one entry (watch_answer with a
+  // revision looks at nothing of the watch): built once, shared by all.
   std::optional<SharedText> watch_body;
   for (uint64_t id : met) {
     Parked p = unpark(id);

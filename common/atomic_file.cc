@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <streambuf>
 #include <string_view>
-#include <memory>
 
 #include "common/checksum.h"
 #include "common/error.h"

@@ -3,8 +3,8 @@
 // to build in memory first (a parameter server's checkpoint of tens of millions of rows). The
 // bytes go through a buffer to TARGET.tmp, a running CRC-32 (common/checksum.h) taken as they
 // pass; commit() syncs the file, renames it over the target and syncs the directory (with
-// Durability::kReadersOnly it only renames: a status file rewritten at every change, which a
-// power loss may take back to an older whole version, need not wait for the disk). An
+// Durability::kReadersOnly it only renames: for a status file rewritten at every change, which
+// need not wait for the disk, and which a power loss may leave older, empty or missing). An
 // AtomicFile destroyed without commit() (an exception while writing) removes its temporary file.
 // A failed step throws DataError naming the target, the step and the system's reason, as
 // common/file.h's write_file_atomically, which is this class writing one string.

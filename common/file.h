@@ -18,7 +18,7 @@
 namespace paddle::common {
 
 // Creates the parent directories as needed. Durability::kReadersOnly skips the syncs: for a
-// status file rewritten at every change, which a power loss may take back to an older version.
+// status file rewritten at every change, which a power loss may leave older, empty or missing.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents,
                            Durability durability = Durability::kSurvivesPowerLoss);
 

@@ -7,8 +7,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <unordered_set>
 #include <thread>
+#include <unordered_set>
 
 #include "launcher/cluster/cluster_link_detail.h"
 
@@ -80,7 +80,7 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
     while (!root && Clock::now() < deadline && !interrupted()) {
       if (verdict_seen_ && failure_) root = failure_;
       else if (Clock::now() - store_answered_ > settings_.dead_after) break;  // the store is gone: no verdict comes
-      else verdict_wake_.wait_for(lock, kInterruptLook);
+      else verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
     }
   }
   if (!root) return provisional;
@@ -133,38 +133,38 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
     return std::nullopt;
   }
   auto last_report = Clock::now();
-  std::unordered_set<std::string> done;
+  // The members not yet done: each done key arrives once through the watch and leaves the set,
+  // so the wait is O(nodes) in all, and who is awaited is named only when shown.
+  std::shared_ptr<const std::vector<RankedNode>> members;
+  std::unordered_set<std::string> awaited;
   int64_t after = 0;
-  // Who is still awaited, named only when shown: O(nodes) per report interval, not per answer.
-  auto waiting = [&] {
-    std::vector<std::string> names;
-    std::lock_guard lock(mutex_);
-    for (const auto& m : *members_)
-      if (!done.count(m.node.ip)) names.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
-    return names;
-  };
-  auto all_done = [&] {
-    std::lock_guard lock(mutex_);
-    return std::all_of(members_->begin(), members_->end(), [&](const RankedNode& m) { return done.count(m.node.ip) > 0; });
-  };
   while (true) {
     if (auto f = failure()) return f;
-    if (all_done()) {
+    {
+      std::lock_guard lock(mutex_);
+      if (members != members_) {
+        members = members_;
+        awaited.clear();
+        for (const auto& m : *members) awaited.insert(m.node.ip);
+        after = 0;  // the done keys of the members anew
+      }
+    }
+    if (awaited.empty()) {
       stop_judging();
       return std::nullopt;
     }
     try {
-      // The done keys arrive through the watch, each once: O(nodes) in all, not per round.
       const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
       after = changes.revision;
-      for (auto& ip : node_ips(changes.entries, prefix)) done.insert(std::move(ip));
+      for (const auto& ip : node_ips(changes.entries, prefix)) awaited.erase(ip);
     } catch (const common::PeerError&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // our own store: asked again
     }
-    if (Clock::now() - last_report >= settings_.report_interval) {
-      const std::vector<std::string> names = waiting();
-      if (!names.empty())
-        log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(names, ", ")));
+    if (Clock::now() - last_report >= settings_.report_interval && !awaited.empty()) {
+      std::vector<std::string> names;
+      for (const auto& m : *members)
+        if (awaited.count(m.node.ip)) names.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
+      log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(names, ", ")));
       last_report = Clock::now();
     }
   }

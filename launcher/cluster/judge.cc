@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "launcher/cluster/cluster_link_detail.h"
@@ -44,11 +45,11 @@ void Judge::round(int generation, const std::vector<RankedNode>& members) {
 
 bool Judge::liveness(int generation, const std::vector<RankedNode>& members) {
   std::vector<std::string> ips;
-  std::unordered_set<std::string> others;
+  std::unordered_map<std::string, const RankedNode*> others;  // by ip
   for (const auto& m : members)
     if (m.node.ip != settings_.node_ip) {
       ips.push_back(m.node.ip);
-      others.insert(m.node.ip);
+      others.emplace(m.node.ip, &m);
     }
   auto done = [&](const std::string& ip) {
     if (done_.count(ip)) return true;
@@ -73,7 +74,9 @@ bool Judge::liveness(int generation, const std::vector<RankedNode>& members) {
     // done, not lost (seen once: a node that finished first was named the job's root cause).
     const std::string report_key = key(generation, "report." + ip);
     if (reports_.count(report_key) || done(ip)) continue;  // reported already, or finished
-    const auto m = std::find_if(members.begin(), members.end(), [&](const RankedNode& n) { return n.node.ip == ip; });
+    const auto it = others.find(ip);
+    if (it == others.end()) continue;  // gone() names only the ips it was given
+    const RankedNode* m = it->second;
     JobFailure lost;
     lost.cause = JobFailure::Cause::kLauncherLost;
     lost.node_rank = m->node_rank;

@@ -55,8 +55,9 @@ class MasterStore : public ControlStore {
   std::unique_ptr<collective::KvStoreServer> server_;
   collective::HttpStore client_;
   // JOB.hb.IP written, so alive_nodes() lists this node. The watch's thread and join() both
-  // announce first; the second waits for the first's write rather than going on to a long poll
-  // under which the write would need a connection of its own (16,384 nodes have one each).
+  // announce first; the second waits for the first's write (and tries again if it failed)
+  // rather than going on to a long poll, under which the write would need a second connection
+  // to the master: at 16,384 nodes, each holding one already, the master's open files run out.
   std::mutex announce_mutex_;
   bool announced_ = false;
 };

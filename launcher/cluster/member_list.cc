@@ -90,7 +90,8 @@ std::string encode_member_list(const std::vector<NodeRegistration>& nodes) {
 
 std::vector<NodeRegistration> decode_member_list(const std::string& value) {
   if (!value.starts_with(kTag))
-    throw common::PeerError(fmt::format("the member list at the store is malformed: it starts '{}', not '{}'",
+    throw common::PeerError(fmt::format("the member list at the store is malformed: it starts '{}', not '{}' (did a "
+                                        "paddle-launch of another version write it?)",
                                         value.substr(0, 16), kTag));
   const common::Base64Decoded packed = common::from_base64(std::string_view(value).substr(kTag.size()));
   if (packed.read != packed.length)
@@ -104,6 +105,7 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
   std::vector<NodeRegistration> nodes;
   try {
     const size_t count = list.at("nodes").get<size_t>();
+    if (count == 0) return nodes;
     const auto& columns = list.at("columns");
     const auto& ips = columns.at("ip");
     for (const auto& [field, column] : columns.items())
@@ -112,7 +114,8 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
                                             "{} values", field, count));
     nodes.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-      const std::string& ip = ips[i].get_ref<const std::string&>();
+      // The ip column is written like any other: its own '@' doubled, never "@:".
+      const std::string ip = absolute_from("", ips[i].get_ref<const std::string&>());
       nlohmann::json registration = nlohmann::json::object();
       for (const auto& [field, column] : columns.items())
         registration[field] = map_strings(column[i], [&](const std::string& text) { return absolute_from(ip, text); });

@@ -62,12 +62,10 @@ nlohmann::json JobState::to_json() const {
           {"processes", processes}};
 }
 
-bool JobState::save() const {
+bool JobState::save(common::Durability durability) const {
   try {
-    // Rewritten at every change and read only while the job runs: whole for its readers, and
-    // no wait for the disk (hundreds of launchers of one machine's job would queue on it).
     common::write_file_atomically(std::filesystem::path(plan_.log_dir) / "job.json", to_json().dump(1) + "\n",
-                                  common::Durability::kReadersOnly);
+                                  durability);
     return true;
   } catch (const std::exception&) {
     return false;

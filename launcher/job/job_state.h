@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "launcher/plan/launch_plan.h"
 
 namespace paddle::launcher {
@@ -41,7 +42,10 @@ class JobState {
 
   nlohmann::json to_json() const;
   // Writes LOG_DIR/job.json; a failure to write is not the job's failure, so it only returns false.
-  bool save() const;
+  // While the job runs the file is replaced whole at each change without waiting for the disk
+  // (hundreds of launchers of one machine's job would queue on it); the job's end, which
+  // `paddle-launch status` reads afterwards, is written to survive a power loss.
+  bool save(common::Durability durability = common::Durability::kReadersOnly) const;
   // What a reader (the status command, the job page) finds in LOG_DIR/job.json: nothing when the
   // file is absent or is not a job state (not written yet, or from something else).
   static std::optional<nlohmann::json> read(const std::string& log_dir);

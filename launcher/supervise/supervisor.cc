@@ -37,7 +37,7 @@ class Job {
     if (job_state_) {
       job_state_->finish(interrupted_by_ ? "stopped" : status == 0 ? "succeeded" : "failed", status,
                          root_ ? root_->describe() : "");
-      job_state_->save();
+      job_state_->save(common::Durability::kSurvivesPowerLoss);
     }
     return status;
   }
