@@ -6,8 +6,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
-#include <memory>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <memory>
 #include <optional>
 
 namespace paddle::collective {
@@ -26,7 +28,9 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(50);
 constexpr int kAcceptBatch = 256;
 
 // One connection: requests are answered in turn until the client closes. A request the handler
-// parks waits for its answer (a write) or its deadline (the timer), whichever comes first.
+// parks waits for its answer (a write) or its deadline (the timer), whichever comes first; and
+// while it waits the socket is watched, so that a client that closes its connection (a killed
+// launcher, whose watch is nearly always parked) is gone at once, not when its wait would end.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, KvStoreHandler& handler)
@@ -60,6 +64,23 @@ class Session : public std::enable_shared_from_this<Session> {
     timer_.async_wait([self = shared_from_this(), parked](beast::error_code ec) {
       if (ec || self->connection_.parked != parked) return;
       if (auto r = self->handler_.expire(parked)) self->answer_parked(std::move(*r));
+    });
+    watch_for_close(parked);
+  }
+
+  void watch_for_close(uint64_t parked) {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), parked](beast::error_code ec) {
+      if (ec || self->connection_.parked != parked) return;
+      char byte;
+      const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n > 0) return;  // a request sent ahead: read once this one is answered
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->watch_for_close(parked);
+      // The end of the stream, or a reset: the client is gone while its request waited. closed()
+      // unparks it, so neither the timer nor a later answer writes to this connection.
+      self->timer_.cancel();
+      self->handler_.closed(self->connection_);
+      beast::error_code ignored;
+      self->stream_.socket().close(ignored);
     });
   }
 

@@ -2,6 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
 #include <thread>
 
 #include "collective/http_store.h"
@@ -163,4 +169,33 @@ TEST_CASE("over sockets: one kept connection serves many requests, and a blockin
   CHECK(watched.entries[0].value == "new");
   CHECK(store.add("count", 2) == 2);
   CHECK(store.add("count", 3) == 5);
+}
+
+TEST_CASE("over sockets: a client that closes its connection while its request waits is gone at once") {
+  KvStoreServer server("127.0.0.1", 0);
+  HttpStore observer("127.0.0.1", server.port(), 5s);
+  // A launcher's watch, parked for 10 s, and then the launcher killed: its socket closes.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(server.port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  const std::string request = std::string("GET /wait/never?timeout_ms=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n") +
+                              kPresenceHeader + ": node.a\r\n\r\n";
+  REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  const auto parked = std::chrono::steady_clock::now() + 2s;
+  while (nlohmann::json::parse(observer.stats())["parked"] != 1 && std::chrono::steady_clock::now() < parked)
+    std::this_thread::sleep_for(5ms);
+  REQUIRE(nlohmann::json::parse(observer.stats())["parked"] == 1);
+  CHECK(observer.lost("node.").empty());
+  const auto closed = std::chrono::steady_clock::now();
+  ::close(fd);
+  while (observer.lost("node.").empty() && std::chrono::steady_clock::now() - closed < 5s)
+    std::this_thread::sleep_for(5ms);
+  CHECK(std::chrono::steady_clock::now() - closed < 1s);  // not the 10 s its wait had left
+  CHECK(observer.lost("node.") == std::map<std::string, std::string>{{"node.a", "its connection closed"}});
+  CHECK(nlohmann::json::parse(observer.stats())["parked"] == 0);
+  CHECK(nlohmann::json::parse(observer.stats())["connections"] == 1);  // the observer's own
 }
