@@ -14,9 +14,10 @@
 // etcd's gateway) can carry it.
 //
 // MemberLists decodes the values a launcher reads and ranks them (rank_nodes), keeping the
-// last, shared: a launcher that reads the same list again (each round of an elastic wait, a
-// restart's) pays for it once. One launcher has one; control_plane_bench's K agents, which
-// stand for K machines that would each decode their own list at the same time, share one.
+// last, shared, so that the readers of one list decode it once. One launcher has one;
+// control_plane_bench's K agents, which stand for K machines that would each decode their own
+// list at the same time, share one. (An elastic node decodes a list once more, with
+// decode_member_list, to learn whether it is a member.)
 
 #include <memory>
 #include <mutex>
