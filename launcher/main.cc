@@ -1,6 +1,6 @@
 // paddle-launch, as a table of contents. run() takes each job through the launcher's rooms:
-//   1. options    the command line (plan/launch_options.h); `status` and the orphan watchdog
-//                 are commands of their own (job/status_command.h, supervise/orphan_guard.h)
+//   1. options    the command line (plan/launch_options.h); `status` is a command of its own
+//                 (job/status_command.h)
 //   2. plan       this node's processes from the options and the host's facts (plan/), shown
 //                 as Paddle's launcher shows them (console/plan_report.h); --dispatch hands the
 //                 job to the hosts over SSH instead (dispatch/)
@@ -39,6 +39,7 @@
 #include "launcher/plan/scheduler_env.h"
 #include "launcher/plan/training_command.h"
 #include "launcher/supervise/orphan_guard.h"
+#include "launcher/supervise/orphan_watchdog.h"
 #include "launcher/supervise/supervisor.h"
 
 namespace paddle::launcher {
@@ -62,8 +63,8 @@ void prepare_log_dir(const std::string& dir) {
 // Runs the job with every process it starts marked, so that none outlives it, and with the job
 // page up while it runs when --dashboard asks for it.
 int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMap& env, SupervisorOptions supervision,
-                      LaunchLog& log) {
-  OrphanGuard guard(env);
+                      OrphanWatchdog& watchdog, LaunchLog& log) {
+  OrphanGuard guard(env, watchdog);
   log.info(fmt::format("orphan guard: {}", guard.describe()));
   supervision.orphan_guard = &guard;
   std::optional<DashboardServer> page;
@@ -150,6 +151,7 @@ int run(int argc, const char* const argv[]) {
 
   // 2. Plan: the host's facts, the training command, the ports.
   orphan_guard_choice(host.env);  // checked now: the guard itself is made only when processes start
+  OrphanWatchdog watchdog;        // forked while this process has one thread: before the agent, the host's facts, the store
   std::optional<NodeAgent> agent;
   if (options.agent) agent.emplace(options, host.env);
   gather_host_facts(host);
@@ -164,7 +166,7 @@ int run(int argc, const char* const argv[]) {
     start_launch_log(log, options.log_dir, options);
     if (agent) agent->watch_dispatcher(log);
     ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
-    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
+    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
   }
 
   LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
@@ -188,14 +190,14 @@ int run(int argc, const char* const argv[]) {
     ClusterSettings settings = ips_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(host.env, "the master store");
     ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
-    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
+    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
   }
   // 3. Cluster, by --servers/--workers across nodes: the same, with the master on node 0.
   if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {
     ClusterSettings settings = ps_lists_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(host.env, "the master store");
     ClusterPeers peers(options, host, ports, std::move(settings), log, std::move(plan));
-    return supervise_guarded(options, peers, host.env, supervision, log);  // 4. and 5.
+    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
   }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
   if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
@@ -205,15 +207,13 @@ int run(int argc, const char* const argv[]) {
   ports.release_sockets();
   // 4. Supervise, and 5. report: the exit status, the root cause and job.json.
   SingleNode peers(plan);
-  return supervise_guarded(options, peers, host.env, supervision, log);
+  return supervise_guarded(options, peers, host.env, supervision, watchdog, log);
 }
 
 }  // namespace
 }  // namespace paddle::launcher
 
 int main(int argc, char* argv[]) {
-  if (argc > 1 && std::string_view(argv[1]) == "--orphan-watchdog")  // started by OrphanGuard, not by users
-    return paddle::launcher::run_orphan_watchdog(argc, argv);
   const bool status = argc > 1 && std::string_view(argv[1]) == "status";  // paddle-launch status [LOG_DIR]
   // A closed console (`paddle-launch ... | head`) must not kill the launcher and, through the
   // parent-death signal, the whole job. Children get the default disposition back.

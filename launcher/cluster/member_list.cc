@@ -72,6 +72,38 @@ nlohmann::json map_strings(const nlohmann::json& value, F f) {
   return out;
 }
 
+// The columns of a decoded list, each looked up once: every node reads the whole list, so its
+// decoding is O(nodes) per launcher and a 512-node job's launchers on one machine decode 512
+// lists at once. The fields are NodeRegistration::to_json's; a column this version does not
+// know is ignored, one it needs and does not find names the node's registration as malformed.
+class Columns {
+ public:
+  Columns(const nlohmann::json& columns, size_t count) : columns_(columns), count_(count) {}
+
+  const nlohmann::json* optional(const char* field) const {
+    const auto it = columns_.find(field);
+    return it == columns_.end() ? nullptr : &*it;
+  }
+  const nlohmann::json& required(const char* field) const {
+    if (const nlohmann::json* column = optional(field)) return *column;
+    throw common::PeerError(fmt::format("a node's registration at the master is malformed: the member list of {} "
+                                        "nodes has no column '{}'", count_, field));
+  }
+
+ private:
+  const nlohmann::json& columns_;
+  size_t count_;
+};
+
+const std::string& text_of(const nlohmann::json& value) { return value.get_ref<const std::string&>(); }
+
+std::vector<std::string> absolute_list(const std::string& ip, const nlohmann::json& value) {
+  std::vector<std::string> out;
+  out.reserve(value.size());
+  for (const auto& item : value.get_ref<const nlohmann::json::array_t&>()) out.push_back(absolute_from(ip, text_of(item)));
+  return out;
+}
+
 }  // namespace
 
 std::string encode_member_list(const std::vector<NodeRegistration>& nodes) {
@@ -112,14 +144,32 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
       if (!column.is_array() || column.size() != count)
         throw common::PeerError(fmt::format("the member list at the store is malformed: its column '{}' does not hold "
                                             "{} values", field, count));
-    nodes.reserve(count);
+    const Columns get(columns, count);
+    const nlohmann::json& hostnames = get.required("hostname");
+    const nlohmann::json& endpoints = get.required("endpoints");
+    const nlohmann::json& devices = get.required("devices");
+    const nlohmann::json& max_restarts = get.required("max_restarts");
+    const nlohmann::json& ranks = get.required("rank");
+    const nlohmann::json* restarts_used = get.optional("restarts_used");
+    const nlohmann::json* servers = get.optional("servers");
+    const nlohmann::json* ps_store_ports = get.optional("ps_store_port");
+    const nlohmann::json* tcp_stores = get.optional("tcp_store");
+    const nlohmann::json* job_lists = get.optional("job_lists");
+    nodes.resize(count);
     for (size_t i = 0; i < count; ++i) {
+      NodeRegistration& n = nodes[i];
       // The ip column is written like any other: its own '@' doubled, never "@:".
-      const std::string ip = absolute_from("", ips[i].get_ref<const std::string&>());
-      nlohmann::json registration = nlohmann::json::object();
-      for (const auto& [field, column] : columns.items())
-        registration[field] = map_strings(column[i], [&](const std::string& text) { return absolute_from(ip, text); });
-      nodes.push_back(NodeRegistration::from_parsed(registration));
+      n.ip = absolute_from("", text_of(ips[i]));
+      n.hostname = absolute_from(n.ip, text_of(hostnames[i]));
+      n.endpoints = absolute_list(n.ip, endpoints[i]);
+      n.devices = absolute_from(n.ip, text_of(devices[i]));
+      n.max_restarts = max_restarts[i].get<int>();
+      if (!ranks[i].is_null()) n.requested_rank = ranks[i].get<int>();
+      if (restarts_used) n.restarts_used = (*restarts_used)[i].get<int>();
+      if (servers) n.server_endpoints = absolute_list(n.ip, (*servers)[i]);
+      if (ps_store_ports) n.ps_store_port = (*ps_store_ports)[i].get<int>();
+      if (tcp_stores) n.tcp_store = absolute_from(n.ip, text_of((*tcp_stores)[i]));
+      if (job_lists) n.job_lists = absolute_from(n.ip, text_of((*job_lists)[i]));
     }
   } catch (const nlohmann::json::exception& e) {
     throw common::PeerError(fmt::format("the member list at the store is malformed: {}", e.what()));

@@ -1,13 +1,11 @@
 #include "launcher/supervise/orphan_guard.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -16,10 +14,9 @@
 #include <optional>
 #include <random>
 #include <sstream>
-#include <thread>
 
 #include "common/error.h"
-#include "launcher/supervise/close_on_exec.h"
+#include "launcher/supervise/orphan_watchdog.h"
 
 namespace paddle::launcher {
 namespace {
@@ -119,7 +116,7 @@ std::string orphan_guard_choice(const EnvMap& env) {
   return wanted;
 }
 
-OrphanGuard::OrphanGuard(const EnvMap& env) {
+OrphanGuard::OrphanGuard(const EnvMap& env, OrphanWatchdog& watchdog) {
   const std::string wanted = orphan_guard_choice(env);
   inherited_keys_ = get_env(env, kKeysVariable).value_or("");
   key_ = random_key();
@@ -153,13 +150,18 @@ OrphanGuard::OrphanGuard(const EnvMap& env) {
     description_ = fmt::format("the environment ({} in each process; {})", kKeysVariable,
                                no_cgroup.empty() ? "PADDLE_ORPHAN_GUARD=environment" : "no cgroup v2: " + no_cgroup);
   }
-  start_watchdog();
+  try {
+    watchdog.guard(mode_, mode_ == Mode::kCgroup ? cgroup_dir_ : key_);
+  } catch (...) {
+    if (procs_fd_ >= 0) ::close(procs_fd_);
+    if (!cgroup_dir_.empty()) ::rmdir(cgroup_dir_.c_str());
+    throw;
+  }
 }
 
 OrphanGuard::~OrphanGuard() {
   signal_all(SIGKILL);
   if (procs_fd_ >= 0) ::close(procs_fd_);
-  if (watchdog_pipe_ >= 0) ::close(watchdog_pipe_);  // the watchdog sweeps once more and removes the cgroup
 }
 
 std::pair<std::string, std::string> OrphanGuard::child_variable() const {
@@ -168,49 +170,6 @@ std::pair<std::string, std::string> OrphanGuard::child_variable() const {
 
 int OrphanGuard::signal_all(int sig) const {
   return signal_marked_processes(mode_, mode_ == Mode::kCgroup ? cgroup_dir_ : key_, sig);
-}
-
-void OrphanGuard::start_watchdog() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw common::Error(fmt::format("orphan guard: cannot make the watchdog's pipe: {}", std::strerror(errno)));
-  const std::string mode = mode_ == Mode::kCgroup ? "cgroup" : "environment";
-  const std::string& target = mode_ == Mode::kCgroup ? cgroup_dir_ : key_;
-  const char* argv[] = {"paddle-launch", "--orphan-watchdog", mode.c_str(), target.c_str(), nullptr};
-  const pid_t pid = ::fork();
-  if (pid == 0) {  // only async-signal-safe calls until exec
-    ::setsid();
-    ::dup2(fds[0], STDIN_FILENO);
-    close_inherited_descriptors_on_exec();
-    ::execv("/proc/self/exe", const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
-  ::close(fds[0]);
-  if (pid < 0) {
-    ::close(fds[1]);
-    throw common::Error(fmt::format("orphan guard: cannot start the watchdog: {}", std::strerror(errno)));
-  }
-  watchdog_pid_ = pid;
-  watchdog_pipe_ = fds[1];
-}
-
-int run_orphan_watchdog(int argc, const char* const argv[]) {
-  if (argc != 4) return 2;
-  ::prctl(PR_SET_NAME, kWatchdogProcessName);  // exec'd as /proc/self/exe, ps would show "exe"
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(sig, SIG_IGN);
-  const OrphanGuard::Mode mode = std::string_view(argv[2]) == "cgroup" ? OrphanGuard::Mode::kCgroup : OrphanGuard::Mode::kEnvironment;
-  const std::string target = argv[3];
-  char buffer[64];
-  for (ssize_t n; (n = ::read(STDIN_FILENO, buffer, sizeof buffer)) != 0;)
-    if (n < 0 && errno != EINTR) break;  // the launcher never writes: this waits for its end
-  // A daemon may be forking as we go: sweep until a pass finds nothing, for up to 2 s.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (signal_marked_processes(mode, target, SIGKILL) > 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (mode == OrphanGuard::Mode::kCgroup)
-    while (::rmdir(target.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return 0;
 }
 
 }  // namespace paddle::launcher

@@ -14,10 +14,8 @@
 //    that clears its environment escapes this mode; the launch log says which mode is in use.
 // PADDLE_ORPHAN_GUARD=cgroup or =environment picks one (auto: cgroup where it can).
 //
-// A watchdog process (this launcher's binary, run as `paddle-launch --orphan-watchdog ...` in a
-// session of its own, ignoring SIGINT/SIGTERM/SIGHUP) holds the read end of a pipe whose write
-// end only the launcher holds. When the launcher ends, by exit or by any signal, the pipe
-// closes and the watchdog kills every marked process and removes the cgroup.
+// The watchdog (orphan_watchdog.h), forked when the launcher started, is told what to guard; when
+// the launcher ends, by exit or by any signal, it kills every marked process and removes the cgroup.
 
 #include <sys/types.h>
 
@@ -27,14 +25,16 @@
 
 namespace paddle::launcher {
 
+class OrphanWatchdog;
+
 class OrphanGuard {
  public:
   enum class Mode { kCgroup, kEnvironment };
 
-  // Makes the cgroup (or the key) and starts the watchdog. Throws common::ConfigError when
-  // PADDLE_ORPHAN_GUARD asks for a mode this machine cannot give, saying why.
-  explicit OrphanGuard(const EnvMap& env);
-  // Kills whatever of the job is left, and lets the watchdog go.
+  // Makes the cgroup (or the key) and tells `watchdog` to guard it. Throws common::ConfigError
+  // when PADDLE_ORPHAN_GUARD asks for a mode this machine cannot give, saying why.
+  OrphanGuard(const EnvMap& env, OrphanWatchdog& watchdog);
+  // Kills whatever of the job is left (the watchdog sweeps once more when the launcher ends).
   ~OrphanGuard();
   OrphanGuard(const OrphanGuard&) = delete;
   OrphanGuard& operator=(const OrphanGuard&) = delete;
@@ -53,30 +53,18 @@ class OrphanGuard {
   int signal_all(int sig) const;
 
  private:
-  void start_watchdog();
-
   Mode mode_ = Mode::kEnvironment;
   std::string description_;
   std::string cgroup_dir_;
   std::string key_;
   std::string inherited_keys_;  // an enclosing job's PADDLE_LAUNCH_JOB_KEYS
   int procs_fd_ = -1;
-  int watchdog_pipe_ = -1;  // the write end
-  pid_t watchdog_pid_ = -1;
 };
 
 // What PADDLE_ORPHAN_GUARD asks for: "auto" (also when unset), "cgroup" or "environment".
 // Throws common::ConfigError naming the variable for anything else; the launcher asks before it
 // starts or writes anything.
 std::string orphan_guard_choice(const EnvMap& env);
-
-// The name `ps` and `top` show for the watchdog (at most 15 characters, the kernel's limit).
-inline constexpr const char* kWatchdogProcessName = "paddle-watchdog";
-
-// The watchdog's body (`paddle-launch --orphan-watchdog cgroup DIR` or `... environment KEY`):
-// names itself kWatchdogProcessName, waits for stdin to close, kills the job's processes, removes
-// the cgroup; returns the exit status.
-int run_orphan_watchdog(int argc, const char* const argv[]);
 
 // Kills every process of the job marked by `key` (environment mode) or in `cgroup_dir`, with
 // `sig`; returns how many were signalled. Shared by the launcher and its watchdog.

@@ -222,6 +222,15 @@ def cmdline(pid):
         return "(gone)"
 
 
+def comm(pid):
+    """A process's name as `ps` shows it (the watchdog's is paddle-watchdog); "" once it has exited."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def where_it_waits(pid):
     """Each thread's stack of a process that should have ended (gdb's, else the kernel's wait
     channel), so that a failure says what it waited for."""
@@ -258,6 +267,6 @@ def wait_hosts_clean(job_pids, hosts, label, timeout):
     except AssertionError:
         lines = [f"{label(i)} pid {p}: {cmdline(p)}" for i, p in left]
         launchers = [p for _, p in left if cmdline(p).split(" ")[0].endswith("paddle-launch")
-                     and "--orphan-watchdog" not in cmdline(p)]
+                     and comm(p) != "paddle-watchdog"]
         lines += [f"--- where launcher {p} waits:\n{where_it_waits(p)}" for p in launchers[:2]]
         raise AssertionError(f"processes left after {timeout}s:\n" + "\n".join(lines)) from None

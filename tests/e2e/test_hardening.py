@@ -130,7 +130,7 @@ def test_sigterm_and_a_failure_reach_the_whole_tree():
         assert_gone_within(pids, 0.5, f"{stop}: the escapees to be gone when the launcher has exited")
 
 
-def test_the_orphan_watchdog_shows_in_ps_under_a_name_a_person_recognises():
+def test_the_orphan_watchdog_shows_in_ps_under_a_name_a_person_recognises_and_holds_only_its_pipe():
     workdir = scratch()
     proc = subprocess.Popen([LAUNCH, "--nproc_per_node=1", "sleep", "30"], cwd=workdir, env=child_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -141,10 +141,12 @@ def test_the_orphan_watchdog_shows_in_ps_under_a_name_a_person_recognises():
         pid = watchdog()
         with open(f"/proc/{pid}/comm") as f:
             comm = f.read().strip()
-        with open(f"/proc/{pid}/cmdline") as f:
-            cmdline = f.read().split("\0")
         check(comm == "paddle-watchdog", f"ps shows the watchdog as paddle-watchdog, not {comm!r}")
-        check(cmdline[:2] == ["paddle-launch", "--orphan-watchdog"], f"its command line says what it is: {cmdline}")
+        # Not the launcher's console (a `paddle-launch ... | tee` ends with the launcher), not its
+        # sockets or files: its standard input is the pipe only the launcher writes to.
+        fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        check(sorted(fds) == [0, 1, 2] and fds[0].startswith("pipe:") and fds[1] == fds[2] == "/dev/null",
+              f"the watchdog holds its pipe and /dev/null only: {fds}")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.communicate(timeout=20)
