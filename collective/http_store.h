@@ -1,8 +1,8 @@
 #pragma once
 // HttpStore: a client of the job's key-value store (kv_store_server.h) on one kept-alive
-// connection. It keeps Gloo's Store contract (set, get, wait), so that Gloo's own rendezvous
-// (connectFullMesh), NCCL's unique-id exchange and our registration all run through one store,
-// and it speaks the store's blocking requests, so a waiting client costs the server nothing
+// connection. It keeps Gloo's Store contract (set, get, wait; GlooStore, gloo_store.h, hands it
+// to Gloo), so that Gloo's own rendezvous, NCCL's unique-id exchange and our registration all
+// run through one store, and it speaks the store's blocking requests, so a waiting client costs the server nothing
 // until the key it waits for is written. The launchers of a multi-node job use it for their
 // control plane (launcher/cluster/master_store.h).
 //
@@ -11,8 +11,6 @@
 // of its own, closed after it. Every blocking call
 // retries while the server is not up yet, within the timeout, and fails naming the store's
 // endpoint. Liveness of the ranks ("who left") is a separate concern: see liveness.h.
-
-#include <gloo/rendezvous/store.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -39,7 +37,7 @@ struct StoreChanges {
   std::vector<Entry> entries;
 };
 
-class HttpStore : public gloo::rendezvous::Store {
+class HttpStore {
  public:
   // `timeout` bounds the blocking calls; `request_timeout` each single request. `token`: the
   // job's, proved on the connection (none for a store started without one). `presence`: the
@@ -50,10 +48,12 @@ class HttpStore : public gloo::rendezvous::Store {
             std::optional<common::JobToken> token = std::nullopt, std::string presence = "",
             std::chrono::milliseconds dead_peer = std::chrono::milliseconds(0));
 
-  void set(const std::string& key, const std::vector<char>& data) override;
-  std::vector<char> get(const std::string& key) override;
-  void wait(const std::vector<std::string>& keys) override;
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  // Gloo's contract: each retries while the server is not up yet; throws common::TimeoutError
+  // after `timeout` (set, get, the first wait) naming the endpoint or the keys.
+  void set(const std::string& key, const std::vector<char>& data);
+  std::vector<char> get(const std::string& key);
+  void wait(const std::vector<std::string>& keys);
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout);
 
   // Single attempts, for callers that poll with their own reporting (the rendezvous):
   // the value, or nothing when the key is absent; throws PeerError when unreachable.

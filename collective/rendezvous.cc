@@ -48,6 +48,7 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
     }
   }
   store_ = std::make_unique<HttpStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
+  gloo_store_ = std::make_unique<GlooStore>(*store_);
   liveness_ = std::make_unique<Liveness>(host, port, config.token);
 
   common::WaitOptions wait;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 #include "collective/liveness.h"
@@ -35,6 +36,8 @@ class Rendezvous {
   explicit Rendezvous(const RendezvousConfig& config);
 
   HttpStore& store() { return *store_; }
+  // The same store as Gloo's Store, for the communicators.
+  gloo::rendezvous::Store& gloo_store() { return *gloo_store_; }
 
   // After a failed collective: which ranks have left the job, as "rank(s) 1 (ip:port) left
   // the job", from the store's presence records; rank 0 when the store itself is gone.
@@ -44,6 +47,7 @@ class Rendezvous {
   RendezvousConfig config_;
   std::unique_ptr<KvStoreServer> server_;  // rank 0 only
   std::unique_ptr<HttpStore> store_;
+  std::unique_ptr<GlooStore> gloo_store_;
   std::unique_ptr<Liveness> liveness_;
   std::unique_ptr<Liveness::Presence> presence_;
 };

@@ -31,7 +31,7 @@ std::unique_ptr<collective::Communicator> cpu_communicator(const Environment& en
                                                            std::chrono::milliseconds timeout,
                                                            collective::GlooCommunicator::Diagnosis who_left) {
   const int rank = topology.trainer_id, world = topology.trainer_num;
-  auto& store = rendezvous.store();
+  auto& store = rendezvous.gloo_store();
   if (!shm_allowed) {
     fmt::print(stderr, "collective: Gloo over TCP among {} ranks (PADDLE_COLLECTIVE_SHM=0)\n", world);
     return std::make_unique<collective::GlooCommunicator>(rank, world, store, ip, timeout, who_left);
@@ -89,7 +89,7 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
   auto who_left = [rendezvous] { return rendezvous->who_left(); };
   if (backend == "nccl") {
     ctx->communicator_ = std::make_unique<collective::NcclCommunicator>(
-        config.rank, ctx->topology_.trainer_num, ctx->device_.index, rendezvous->store(), config.timeout, who_left);
+        config.rank, ctx->topology_.trainer_num, ctx->device_.index, rendezvous->gloo_store(), config.timeout, who_left);
   } else {
     ctx->communicator_ = cpu_communicator(env, shm_allowed, ctx->topology_, *rendezvous, ip, config.timeout, who_left);
   }

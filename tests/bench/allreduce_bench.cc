@@ -69,14 +69,14 @@ int main(int argc, char** argv) {
   config.endpoints = topo.trainer_endpoints;
   collective::Rendezvous rendezvous(config);
   auto [ip, port] = paddle::common::parse_endpoint(topo.current_endpoint, "PADDLE_CURRENT_ENDPOINT");
-  collective::GlooCommunicator comm(topo.trainer_id, topo.trainer_num, rendezvous.store(), ip, config.timeout);
+  collective::GlooCommunicator comm(topo.trainer_id, topo.trainer_num, rendezvous.gloo_store(), ip, config.timeout);
   shm_options.timeout = config.timeout;
-  collective::ShmCommunicator shm(topo.trainer_id, topo.trainer_num, rendezvous.store(), shm_options);
+  collective::ShmCommunicator shm(topo.trainer_id, topo.trainer_num, rendezvous.gloo_store(), shm_options);
 
   gloo::transport::tcp::attr attr;
   attr.hostname = ip;
   auto raw = std::make_shared<gloo::rendezvous::Context>(topo.trainer_id, topo.trainer_num);
-  gloo::rendezvous::PrefixStore prefixed("raw", rendezvous.store());
+  gloo::rendezvous::PrefixStore prefixed("raw", rendezvous.gloo_store());
   auto device = gloo::transport::tcp::CreateDevice(attr);
   raw->connectFullMesh(prefixed, device);
 

@@ -15,6 +15,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 #include "collective/nccl_communicator.h"
@@ -402,7 +403,8 @@ TEST_CASE("a checkpoint of an O2 model on the GPU holds float32 master weights a
 
 TEST_CASE("data parallelism reduces device buckets over NCCL") {
   paddle::collective::KvStoreServer server("127.0.0.1", 0);
-  paddle::collective::HttpStore store("127.0.0.1", server.port(), std::chrono::seconds(10));
+  paddle::collective::HttpStore client("127.0.0.1", server.port(), std::chrono::seconds(10));
+  paddle::collective::GlooStore store(client);
   paddle::collective::NcclCommunicator comm(0, 1, 0, store, std::chrono::seconds(30));
   float host_value = 3.0f;
   comm.allreduce(&host_value, 1, paddle::collective::ReduceOp::kAvg);  // host memory is staged

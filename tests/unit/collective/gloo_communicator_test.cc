@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "collective/gloo_communicator.h"
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 
@@ -20,7 +21,8 @@ void on_ranks(int world, Body body) {
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore store("127.0.0.1", server.port(), 10s);
+      HttpStore client("127.0.0.1", server.port(), 10s);
+      GlooStore store(client);
       GlooCommunicator comm(r, world, store, "127.0.0.1", 10s);
       body(comm);
     }));

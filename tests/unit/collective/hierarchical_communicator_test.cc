@@ -5,6 +5,7 @@
 #include <future>
 
 #include "collective/hierarchical_communicator.h"
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 
@@ -22,7 +23,8 @@ void on_nodes(const std::vector<std::string>& keys, Body body) {
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore store("127.0.0.1", server.port(), 10s);
+      HttpStore client("127.0.0.1", server.port(), 10s);
+      GlooStore store(client);
       ShmOptions shm;
       shm.slot_bytes = 4096;
       shm.timeout = 20s;

@@ -10,6 +10,7 @@
 #include <future>
 #include <thread>
 
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 #include "collective/shm_communicator.h"
@@ -26,7 +27,8 @@ void on_ranks(int world, const ShmOptions& options, Body body) {
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore store("127.0.0.1", server.port(), 10s);
+      HttpStore client("127.0.0.1", server.port(), 10s);
+      GlooStore store(client);
       ShmCommunicator comm(r, world, store, options);
       body(comm);
     }));

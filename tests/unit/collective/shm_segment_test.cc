@@ -5,6 +5,7 @@
 #include <future>
 
 #include "collective/communicator.h"
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/kv_store_server.h"
 #include "collective/shm_segment.h"
@@ -20,11 +21,13 @@ TEST_CASE("a rank that cannot map the segment fails, and the creator fails namin
   config.job_id = "segment-test";
   config.timeout = 10s;
   auto creator = std::async(std::launch::async, [&] {
-    HttpStore store("127.0.0.1", server.port(), 10s);
+    HttpStore client("127.0.0.1", server.port(), 10s);
+    GlooStore store(client);
     ShmSegment segment(config, store, 8192);
   });
   auto opener = std::async(std::launch::async, [&] {
-    HttpStore store("127.0.0.1", server.port(), 10s);
+    HttpStore client("127.0.0.1", server.port(), 10s);
+    GlooStore store(client);
     ShmSegmentConfig mine = config;
     mine.index = 1;
     ShmSegment segment(mine, store, 4096);  // disagrees on the size
@@ -32,7 +35,8 @@ TEST_CASE("a rank that cannot map the segment fails, and the creator fails namin
   CHECK_THROWS_WITH_AS(opener.get(), doctest::Contains("has 8192 bytes, expected 4096"), CollectiveError);
   CHECK_THROWS_WITH_AS(creator.get(), doctest::Contains("rank 1 of the node: shared memory /paddle-segment-test-g0-"),
                        CollectiveError);
-  HttpStore store("127.0.0.1", server.port(), 10s);
+  HttpStore client("127.0.0.1", server.port(), 10s);
+  GlooStore store(client);
   auto published = store.get("seg/name");
   CHECK(access(("/dev/shm" + std::string(published.begin(), published.end())).c_str(), F_OK) != 0);
 }

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "collective/gloo_communicator.h"
+#include "collective/gloo_store.h"
 #include "collective/http_store.h"
 #include "collective/shm_communicator.h"
 #include "collective/kv_store_server.h"
@@ -73,7 +74,8 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
   // reads its last allreduce would fail that one.
   struct Rank {
     std::vector<float> gradients;
-    std::unique_ptr<HttpStore> store;
+    std::unique_ptr<HttpStore> client;
+    std::unique_ptr<GlooStore> store;
     std::unique_ptr<Communicator> comm;
   };
   KvStoreServer server("127.0.0.1", 0);
@@ -81,7 +83,8 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
   for (int r = 0; r < 2; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
       Rank rank;
-      rank.store = std::make_unique<HttpStore>("127.0.0.1", server.port(), 10s);
+      rank.client = std::make_unique<HttpStore>("127.0.0.1", server.port(), 10s);
+      rank.store = std::make_unique<GlooStore>(*rank.client);
       rank.comm = make(r, *rank.store);
       Sequential net;
       build(net);
@@ -107,15 +110,15 @@ TEST_CASE("data parallelism: 2 ranks of 2 samples average to the gradients of 1 
   const auto expected = gradients(local, nullptr, inputs(0, 4));
   ShmOptions shm;
   shm.timeout = 10s;
-  const auto gloo = two_rank_gradients([](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+  const auto gloo = two_rank_gradients([](int r, GlooStore& store) -> std::unique_ptr<Communicator> {
     return std::make_unique<GlooCommunicator>(r, 2, store, "127.0.0.1", 10s);
   }, false);
   // On one node the buckets are shared memory, reduced where they lie; without room for them,
   // private buckets through the communicator.
-  const auto shared = two_rank_gradients([&](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+  const auto shared = two_rank_gradients([&](int r, GlooStore& store) -> std::unique_ptr<Communicator> {
     return std::make_unique<ShmCommunicator>(r, 2, store, shm);
   }, true);
-  const auto fallback = two_rank_gradients([&](int r, HttpStore& store) -> std::unique_ptr<Communicator> {
+  const auto fallback = two_rank_gradients([&](int r, GlooStore& store) -> std::unique_ptr<Communicator> {
     return std::make_unique<NoBuckets>(std::make_unique<ShmCommunicator>(r, 2, store, shm));
   }, false);
   for (const auto& got : {gloo[0], gloo[1], shared[0], shared[1], fallback[0], fallback[1]}) {
