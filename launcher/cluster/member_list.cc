@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include <algorithm>
+#include <mutex>
+
 #include "common/base64.h"
 #include "common/error.h"
 
@@ -177,14 +180,21 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
   return nodes;
 }
 
-MemberLists::Ranked MemberLists::ranked(const std::string& value, const std::vector<std::string>& ips_order) {
-  std::lock_guard lock(mutex_);
-  if (last_ && value == last_value_ && ips_order == last_order_) return last_;
-  Ranked ranked = std::make_shared<const std::vector<RankedNode>>(rank_nodes(decode_member_list(value), ips_order));
+MemberLists::List MemberLists::list(const std::string& value, const std::vector<std::string>& ips_order) {
+  const auto is_last = [&] { return last_.ranked && value == last_value_ && ips_order == last_order_; };
+  {
+    std::shared_lock lock(mutex_);
+    if (is_last()) return last_;
+  }
+  std::unique_lock lock(mutex_);
+  if (is_last()) return last_;  // another reader decoded it meanwhile
+  List list;
+  list.ranked = std::make_shared<const std::vector<RankedNode>>(rank_nodes(decode_member_list(value), ips_order));
+  for (const auto& n : *list.ranked) list.restarts_used = std::max(list.restarts_used, n.node.restarts_used);
   last_value_ = value;
   last_order_ = ips_order;
-  last_ = ranked;
-  return ranked;
+  last_ = list;
+  return list;
 }
 
 }  // namespace paddle::launcher

@@ -20,7 +20,7 @@
 // decode_member_list, to learn whether it is a member.)
 
 #include <memory>
-#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -35,16 +35,23 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value);
 class MemberLists {
  public:
   using Ranked = std::shared_ptr<const std::vector<RankedNode>>;
+  struct List {
+    Ranked ranked;
+    int restarts_used = 0;  // the most restarts any member has used: the job's count
+  };
 
   // The rank map of the list `value` (rank_nodes with `ips_order`). Throws common::PeerError for
   // a malformed list and common::UsageError for registrations that contradict each other.
-  Ranked ranked(const std::string& value, const std::vector<std::string>& ips_order);
+  List list(const std::string& value, const std::vector<std::string>& ips_order);
 
  private:
-  std::mutex mutex_;  // held while decoding, so that agents sharing it decode each list once
+  // Shared while readers compare their list with the last one, which they do at once (a
+  // process of agents, a thousand at a time): one reader at a time made each wait for the
+  // others' comparisons of the whole list, and wake the next.
+  std::shared_mutex mutex_;
   std::string last_value_;
   std::vector<std::string> last_order_;
-  Ranked last_;
+  List last_;
 };
 
 }  // namespace paddle::launcher

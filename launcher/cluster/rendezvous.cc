@@ -218,9 +218,9 @@ void ClusterLink::close_generation(int generation, const std::vector<ControlStor
 }
 
 JoinedGeneration ClusterLink::complete(int generation, const std::string& members) {
-  MemberLists::Ranked ranked;
+  MemberLists::List list;
   try {
-    ranked = member_lists_->ranked(members, settings_.ips_order);
+    list = member_lists_->list(members, settings_.ips_order);
   } catch (const common::UsageError&) {
     // Every node finds the same contradiction; the master's store stays up until they have.
     std::vector<std::string> ips;
@@ -228,15 +228,13 @@ JoinedGeneration ClusterLink::complete(int generation, const std::string& member
     refuse(generation, ips);
     throw;
   }
-  int restarts_used = 0;
-  for (const auto& n : *ranked) restarts_used = std::max(restarts_used, n.node.restarts_used);
   std::lock_guard lock(mutex_);
   generation_ = generation;
-  members_ = ranked;
+  members_ = list.ranked;
   failure_.reset();
   verdict_seen_ = false;
   wake_.notify_all();
-  return {generation, restarts_used, ranked};
+  return {generation, list.restarts_used, list.ranked};
 }
 
 std::string ClusterLink::rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const {

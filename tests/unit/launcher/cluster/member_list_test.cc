@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <thread>
+
 #include "common/base64.h"
 #include "common/error.h"
 #include "launcher/cluster/member_list.h"
@@ -99,18 +101,35 @@ TEST_CASE("a member list whose text is not the column form is a peer error namin
 TEST_CASE("MemberLists decodes a list once for every reader, and a new list anew") {
   MemberLists lists;
   const std::string first = encode_member_list(nodes(5));
-  const auto a = lists.ranked(first, {});
-  const auto b = lists.ranked(first, {});
+  const auto a = lists.list(first, {}).ranked;
+  const auto b = lists.list(first, {}).ranked;
   CHECK(a == b);  // the same decoding, shared
   REQUIRE(a->size() == 5);
   CHECK((*a)[4].first_global_rank == 8);
-  const auto reordered = lists.ranked(first, {node(4).ip});
+  const auto reordered = lists.list(first, {node(4).ip}).ranked;
   CHECK(reordered != a);
   CHECK((*reordered)[0].node.ip == node(4).ip);
   std::vector<NodeRegistration> clash = nodes(2);
   clash[0].requested_rank = clash[1].requested_rank = 1;
   const std::string bad = encode_member_list(clash);
-  CHECK_THROWS_AS(lists.ranked(bad, {}), UsageError);
-  CHECK_THROWS_AS(lists.ranked(bad, {}), UsageError);  // never kept as if it had ranked
-  CHECK(lists.ranked(first, {}) != a);  // only the last list is kept
+  CHECK_THROWS_AS(lists.list(bad, {}), UsageError);
+  CHECK_THROWS_AS(lists.list(bad, {}), UsageError);  // never kept as if it had ranked
+  CHECK(lists.list(first, {}).ranked != a);  // only the last list is kept
+}
+
+TEST_CASE("MemberLists gives readers arriving at once one decoding, and the job's restarts used") {
+  std::vector<NodeRegistration> list = nodes(300);
+  list[7].restarts_used = 2;  // a node that has seen the most restarts
+  list[9].restarts_used = 1;
+  const std::string value = encode_member_list(list);
+  MemberLists lists;
+  std::vector<MemberLists::List> got(32);
+  std::vector<std::thread> readers;
+  for (auto& g : got) readers.emplace_back([&] { g = lists.list(value, {}); });
+  for (auto& r : readers) r.join();
+  for (const auto& g : got) {
+    CHECK(g.ranked == got[0].ranked);
+    CHECK(g.restarts_used == 2);
+  }
+  CHECK(got[0].ranked->size() == 300);
 }
