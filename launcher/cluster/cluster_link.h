@@ -49,7 +49,7 @@
 #include <thread>
 #include <vector>
 
-#include "collective/etcd_client.h"
+#include "collective/store/etcd_client.h"
 #include "common/error.h"
 #include "common/job_token.h"
 #include "launcher/cluster/control_store.h"
@@ -135,6 +135,7 @@ class ClusterLink {
 
   // The master's verdict on `generation`'s root cause, waiting for it up to settle_time plus
   // dead_after, or until `interrupted()`; `provisional` when the master cannot give one.
+  // `interrupted` is called without the link's lock held: it may report() (a signal handler does).
   JobFailure verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted);
 
   // This node's processes of `generation` all succeeded. The master's launcher then waits for

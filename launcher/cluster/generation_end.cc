@@ -74,14 +74,13 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
   if (master_lost) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
   std::optional<JobFailure> root;
-  {
-    // The watch brings the verdict (node_watch.cc); this thread only waits for it.
+  // The watch brings the verdict (node_watch.cc); this thread only waits for it. `interrupted`
+  // runs the supervisor's signal handler, which may report() (a SIGTERM): never under mutex_.
+  while (!root && Clock::now() < deadline && !interrupted()) {
     std::unique_lock lock(mutex_);
-    while (!root && Clock::now() < deadline && !interrupted()) {
-      if (verdict_seen_ && failure_) root = failure_;
-      else if (Clock::now() - store_answered_ > settings_.dead_after) break;  // the store is gone: no verdict comes
-      else verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
-    }
+    if (verdict_seen_ && failure_) root = failure_;
+    else if (Clock::now() - store_answered_ > settings_.dead_after) break;  // the store is gone: no verdict comes
+    else verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
   }
   if (!root) return provisional;
   const std::string acks = generation_key(generation, "ack.");
