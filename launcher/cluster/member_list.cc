@@ -159,7 +159,7 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
     const nlohmann::json* tcp_stores = get.optional("tcp_store");
     const nlohmann::json* job_lists = get.optional("job_lists");
     nodes.resize(count);
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < count; ++i) try {
       NodeRegistration& n = nodes[i];
       // The ip column is written like any other: its own '@' doubled, never "@:".
       n.ip = absolute_from("", text_of(ips[i]));
@@ -173,6 +173,9 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
       if (ps_store_ports) n.ps_store_port = (*ps_store_ports)[i].get<int>();
       if (tcp_stores) n.tcp_store = absolute_from(n.ip, text_of((*tcp_stores)[i]));
       if (job_lists) n.job_lists = absolute_from(n.ip, text_of((*job_lists)[i]));
+    } catch (const nlohmann::json::exception& e) {
+      throw common::PeerError(fmt::format("a node's registration at the master is malformed: node {} of the member "
+                                          "list ({}): {}", i, ips[i].dump(), e.what()));
     }
   } catch (const nlohmann::json::exception& e) {
     throw common::PeerError(fmt::format("the member list at the store is malformed: {}", e.what()));

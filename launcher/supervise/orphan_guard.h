@@ -32,7 +32,8 @@ class OrphanGuard {
   enum class Mode { kCgroup, kEnvironment };
 
   // Makes the cgroup (or the key) and tells `watchdog` to guard it. Throws common::ConfigError
-  // when PADDLE_ORPHAN_GUARD asks for a mode this machine cannot give, saying why.
+  // when PADDLE_ORPHAN_GUARD asks for a mode this machine cannot give, saying why, and
+  // common::Error when the watchdog is gone.
   OrphanGuard(const EnvMap& env, OrphanWatchdog& watchdog);
   // Kills whatever of the job is left (the watchdog sweeps once more when the launcher ends).
   ~OrphanGuard();

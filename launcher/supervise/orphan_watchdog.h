@@ -8,8 +8,8 @@
 // relocating it again, a fifth of a small job's launcher (and 1 s of a 512-node job's on one
 // machine).
 //
-// In a session of its own (`paddle-watchdog` in `ps`), with the launcher's command line, output
-// to /dev/null and SIGINT, SIGTERM and SIGHUP ignored, it reads a pipe whose write end only the
+// In a session of its own (`paddle-watchdog` in `ps`, its command line `paddle-launch
+// --orphan-watchdog`), output to /dev/null and SIGINT, SIGTERM and SIGHUP ignored, it reads a pipe whose write end only the
 // launcher holds: first one line saying what to guard ("cgroup DIR" or "environment KEY"), once
 // the launcher has made it; then nothing until the pipe closes, which is the launcher's end. It
 // then kills every marked process, sweeping until a pass finds none (up to 2 s: a daemon may be
@@ -38,7 +38,8 @@ class OrphanWatchdog {
   OrphanWatchdog& operator=(const OrphanWatchdog&) = delete;
 
   // Tells the watchdog what to sweep when the launcher ends (OrphanGuard does, once). Throws
-  // common::Error when the watchdog is gone.
+  // common::Error when the watchdog is gone (the launcher ignores SIGPIPE; a program that does
+  // not would die of it instead).
   void guard(OrphanGuard::Mode mode, const std::string& target);
 
   pid_t pid() const { return pid_; }

@@ -142,6 +142,10 @@ def test_the_orphan_watchdog_shows_in_ps_under_a_name_a_person_recognises_and_ho
         with open(f"/proc/{pid}/comm") as f:
             comm = f.read().strip()
         check(comm == "paddle-watchdog", f"ps shows the watchdog as paddle-watchdog, not {comm!r}")
+        with open(f"/proc/{pid}/cmdline") as f:
+            cmdline = [arg for arg in f.read().split("\0") if arg]
+        check(cmdline == ["paddle-launch", "--orphan-watchdog"],
+              f"its command line says what it is (a pkill -f of the launcher's misses it): {cmdline}")
         # Not the launcher's console (a `paddle-launch ... | tee` ends with the launcher), not its
         # sockets or files: its standard input is the pipe only the launcher writes to.
         fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
