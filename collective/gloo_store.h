@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/http_store.h"
+#include "collective/store/http_store.h"
 
 namespace paddle::collective {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "collective/gloo_store.h"
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
-#include "collective/liveness.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
+#include "collective/store/liveness.h"
 #include "common/environment.h"
 #include "common/job_token.h"
 

@@ -1,10 +1,10 @@
-#include "collective/etcd_client.h"
+#include "collective/store/etcd_client.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "collective/http_exchange.h"
+#include "collective/store/http_exchange.h"
 #include "common/base64.h"
 #include "common/error.h"
 

@@ -1,6 +1,6 @@
-#include "collective/http_exchange.h"
+#include "collective/store/http_exchange.h"
 
-#include "collective/store_connection.h"
+#include "collective/store/store_connection.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

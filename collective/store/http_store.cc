@@ -1,4 +1,4 @@
-#include "collective/http_store.h"
+#include "collective/store/http_store.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
 #pragma once
 // HttpStore: a client of the job's key-value store (kv_store_server.h) on one kept-alive
-// connection. It keeps Gloo's Store contract (set, get, wait; GlooStore, gloo_store.h, hands it
+// connection. It keeps Gloo's Store contract (set, get, wait; collective/gloo_store.h hands it
 // to Gloo), so that Gloo's own rendezvous, NCCL's unique-id exchange and our registration all
-// run through one store, and it speaks the store's blocking requests, so a waiting client costs the server nothing
-// until the key it waits for is written. The launchers of a multi-node job use it for their
-// control plane (launcher/cluster/master_store.h).
+// run through one store, and it speaks the store's blocking requests, so a waiting client costs
+// the server nothing until the key it waits for is written. The launchers of a multi-node job
+// use it for their control plane (launcher/cluster/master_store.h).
 //
 // Callers on several threads share the connection: a short request goes before the next long
 // poll, and one that comes while a long poll holds the connection goes at once on a connection
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/http_exchange.h"
-#include "collective/store_connection.h"
+#include "collective/store/http_exchange.h"
+#include "collective/store/store_connection.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {

@@ -1,9 +1,9 @@
-#include "collective/kv_store_handler.h"
+#include "collective/store/kv_store_handler.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "collective/http_exchange.h"
+#include "collective/store/http_exchange.h"
 #include "common/parse.h"
 
 namespace paddle::collective {

@@ -1,5 +1,5 @@
 #pragma once
-// KvStoreHandler: what the job's key-value store (collective/kv_store_server.h, which documents
+// KvStoreHandler: what the job's key-value store (collective/store/kv_store_server.h, which documents
 // the requests) answers to one parsed HTTP request, apart from the connection that carried it.
 // It owns the store's values, their revisions, the requests that wait for a change, and the
 // presences of the connections that announced one. Each connection keeps a KvConnection, what
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/shared_text.h"
+#include "collective/store/shared_text.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {

@@ -1,4 +1,4 @@
-#include "collective/kv_store_server.h"
+#include "collective/store/kv_store_server.h"
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>

@@ -1,10 +1,10 @@
-#include "collective/liveness.h"
+#include "collective/store/liveness.h"
 
 #include <boost/beast/http/verb.hpp>
 #include <fmt/format.h>
 
-#include "collective/http_exchange.h"
-#include "collective/store_connection.h"
+#include "collective/store/http_exchange.h"
+#include "collective/store/store_connection.h"
 #include "common/error.h"
 #include "common/parse.h"
 

@@ -1,4 +1,4 @@
-#include "collective/store_connection.h"
+#include "collective/store/store_connection.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/etcd_client.h"
+#include "collective/store/etcd_client.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher {

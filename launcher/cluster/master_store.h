@@ -1,7 +1,7 @@
 #pragma once
 // MasterStore: the ControlStore of a --master=IP:PORT job: the HTTP key-value store
-// (collective/kv_store_server.h) that the launcher on the master's address hosts, and that the
-// others reach as clients, each over one kept-alive connection (collective/http_store.h). The
+// (collective/store/kv_store_server.h) that the launcher on the master's address hosts, and that the
+// others reach as clients, each over one kept-alive connection (collective/store/http_store.h). The
 // host judges. Every request of a launcher names its presence (JOB.hb.IP), so any request is a
 // heartbeat; the launcher is gone once that connection closes (a SIGKILLed launcher's closes at
 // once) or the store has heard nothing from it for dead_after, which the store itself checks a
@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_set>
 
-#include "collective/http_exchange.h"
+#include "collective/store/http_exchange.h"
 
 #include "common/parse.h"
 #include "launcher/cluster/cluster_link_detail.h"

@@ -13,7 +13,7 @@
 //                                 with the master's open connections. Each agent receives the
 //                                 whole member list; a process's agents share its decoding, as
 //                                 K machines would each decode their own at the same time.
-//   control_plane_bench ranks K   the workers' store (collective/kv_store_server.h, in a child
+//   control_plane_bench ranks K   the workers' store (collective/store/kv_store_server.h, in a child
 //                                 process, as rank 0 hosts it) with K simulated ranks, each
 //                                 setting its address and reading its ring neighbour's (Gloo's
 //                                 set and get), over 64 shared connections.
@@ -42,8 +42,8 @@
 #include <thread>
 #include <vector>
 
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
 #include "launcher/cluster/cluster_link.h"
 
 namespace {

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "collective/gloo_store.h"
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
 #include "collective/nccl_communicator.h"
 #include "kernels/context.h"
 #include "runtime/distributed/data_parallel.h"

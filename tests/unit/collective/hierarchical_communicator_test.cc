@@ -6,8 +6,8 @@
 
 #include "collective/hierarchical_communicator.h"
 #include "collective/gloo_store.h"
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
 
 using namespace paddle::collective;
 using namespace std::chrono_literals;

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "collective/kv_store_server.h"
+#include "collective/store/kv_store_server.h"
 #include "collective/rendezvous.h"
 #include "common/error.h"
 

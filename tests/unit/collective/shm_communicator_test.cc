@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "collective/gloo_store.h"
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
 #include "collective/shm_communicator.h"
 
 using namespace paddle::collective;

@@ -2,9 +2,9 @@
 
 #include <thread>
 
-#include "collective/http_store.h"
-#include "collective/kv_store_server.h"
-#include "collective/liveness.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_server.h"
+#include "collective/store/liveness.h"
 #include "common/error.h"
 
 using namespace paddle::collective;

@@ -10,9 +10,9 @@
 #include <map>
 #include <thread>
 
-#include "collective/http_store.h"
-#include "collective/kv_store_handler.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/http_store.h"
+#include "collective/store/kv_store_handler.h"
+#include "collective/store/kv_store_server.h"
 #include "common/error.h"
 
 using namespace paddle::collective;

@@ -2,8 +2,8 @@
 
 #include <thread>
 
-#include "collective/kv_store_server.h"
-#include "collective/liveness.h"
+#include "collective/store/kv_store_server.h"
+#include "collective/store/liveness.h"
 #include "common/error.h"
 #include "common/wait.h"
 

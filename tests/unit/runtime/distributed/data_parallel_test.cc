@@ -5,9 +5,9 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/gloo_store.h"
-#include "collective/http_store.h"
+#include "collective/store/http_store.h"
 #include "collective/shm_communicator.h"
-#include "collective/kv_store_server.h"
+#include "collective/store/kv_store_server.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/nn/linear.h"
 #include "runtime/nn/sequential.h"
