@@ -3,7 +3,7 @@
 files, checkpoints and peers, each run against the real `paddle-launch` or `train` in a scratch
 directory of its own. Every row must end with
 
-- the exit status README.md's "When things fail" documents for it;
+- the exit status docs/troubleshooting.md documents for it;
 - one error line, the last on stderr, in the program's own format and naming the flag, variable,
   file:line or peer at fault; the lines before it, if any, are the program's normal progress
   (peers waited for), never an error, a stack trace or a dump;

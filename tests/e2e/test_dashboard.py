@@ -115,7 +115,7 @@ def test_the_json_endpoint_and_the_page_lingering_after_the_job():
             proc.kill()
 
 
-# What the README gives for scraping a job's page; honor_labels keeps the page's own job label.
+# What docs/monitoring.md gives for scraping a job's page; honor_labels keeps the page's own job label.
 SCRAPE_CONFIG = """global:
   scrape_interval: 1s
   scrape_timeout: 1s

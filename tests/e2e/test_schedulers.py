@@ -23,7 +23,7 @@ from test_train import HOUSING, fit_a_line, max_relative_difference, need, read_
 
 LAUNCH = shutil.which(os.environ.get("PADDLE_LAUNCH", "paddle-launch")) or os.environ.get("PADDLE_LAUNCH", "")
 TRAIN = shutil.which(os.environ.get("TRAIN", "train")) or os.environ.get("TRAIN", "")
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../README.md")
+SCHEDULERS_DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/schedulers.md")
 
 
 def long_training():
@@ -98,11 +98,11 @@ def test_srun_on_three_nodes_is_one_job_equal_to_one_nodes():
 
 
 def readme_sbatch_script():
-    """The batch script of the README's "Schedulers" section, as it is written there."""
-    with open(README) as f:
+    """The batch script of docs/schedulers.md, as it is written there."""
+    with open(SCHEDULERS_DOC) as f:
         text = f.read()
     m = re.search(r"<!-- sbatch script:[^\n]*-->\n```bash\n(.*?)```", text, re.S)
-    check(m is not None, "the README has the sbatch script block")
+    check(m is not None, "docs/schedulers.md has the sbatch script block")
     return m.group(1)
 
 

@@ -15,7 +15,7 @@ from harness import check, child_env, launch, main, scratch, wait_for  # noqa: E
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 TRAIN = os.environ.get("TRAIN", "train")
 
-# A script that writes the metrics format itself (README: any program may), a line every 0.1 s,
+# A script that writes the metrics format itself (docs/launcher.md: any program may), a line every 0.1 s,
 # until $STOP_FILE appears.
 WRITER = """
 import json, os, time

@@ -6,7 +6,7 @@
 //   PS lists             python/paddle/distributed/fleet/launch_utils.py,
 //                        ParameterServerLauncher.start_pod_server / start_pod_worker
 // (python -m paddle.distributed.fleet.launch --servers --workers: the launcher whose flags we keep).
-// Where we differ on purpose, `differs` says why; README's "The launch contract, audited" has the
+// Where we differ on purpose, `differs` says why; docs/launcher.md's "The launch contract, audited" has the
 // same list.
 
 #include <doctest/doctest.h>
