@@ -1,6 +1,6 @@
 #include "ps/local_parameter_store.h"
 
-#include "ps/checkpoint.h"
+#include "ps/table/checkpoint.h"
 
 namespace paddle::ps {
 

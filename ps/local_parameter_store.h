@@ -1,7 +1,7 @@
 #pragma once
 // LocalParameterStore: the tables of a model in this process, with the synchronous semantics of
 // one worker and one server: pushes accumulate and barrier() applies them. save() and load()
-// write and read the checkpoint of server 0 of 1 (ps/checkpoint.h), so a single process and a
+// write and read the checkpoint of server 0 of 1 (ps/table/checkpoint.h), so a single process and a
 // one-server job can resume from each other's; stop_worker() has nobody to tell.
 
 #include <string>

@@ -32,7 +32,7 @@ class ParameterStore {
   virtual void add_dense(uint32_t table, const std::vector<float>& delta) = 0;
   virtual void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) = 0;
   // A hint, sent ahead of the pull that needs them: `keys`' rows are wanted soon. Servers read the
-  // rows of a table with a disk tier (ps/disk_tier.h) into memory while the worker goes on;
+  // rows of a table with a disk tier (ps/table/disk_tier.h) into memory while the worker goes on;
   // memory tables, and stores without servers, have nothing to do.
   virtual void prefetch_sparse(uint32_t /*table*/, const std::vector<uint64_t>& /*keys*/) {}
 };

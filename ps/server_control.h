@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ps/save_mode.h"
-#include "ps/table_reports.h"
+#include "ps/table/save_mode.h"
+#include "ps/table/table_reports.h"
 
 namespace paddle::ps {
 
@@ -17,15 +17,15 @@ class ServerControl {
   virtual ~ServerControl() = default;
   // Synchronous mode: every worker's pushes of this step are applied when this returns.
   virtual void barrier() = 0;
-  // Every server writes its share of the tables into `dir` (ps/checkpoint.h), the sparse rows
-  // `mode` selects (ps/save_mode.h); one worker asks. save(dir) saves all. A class implementing
+  // Every server writes its share of the tables into `dir` (ps/table/checkpoint.h), the sparse rows
+  // `mode` selects (ps/table/save_mode.h); one worker asks. save(dir) saves all. A class implementing
   // save(dir, mode) says `using ServerControl::save;` to keep save(dir).
   void save(const std::string& dir) { save(dir, SaveMode::kAll); }
   virtual void save(const std::string& dir, SaveMode mode) = 0;
   // Every server loads its share from `dir` (an all or base save replaces its tables, a delta
   // upserts its rows); throws naming the file for a missing, truncated or mismatched checkpoint.
   virtual void load(const std::string& dir) = 0;
-  // Every server shrinks its sparse tables (ps/sparse_table.h shrink) and logs it; one report
+  // Every server shrinks its sparse tables (ps/table/sparse_table.h shrink) and logs it; one report
   // per server, in server order.
   virtual std::vector<ShrinkReport> shrink() = 0;
   // Every server's table memory, in server order.

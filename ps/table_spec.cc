@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "ps/sharding.h"
-#include "ps/update_rule.h"
+#include "ps/wire/sharding.h"
+#include "ps/table/update_rule.h"
 
 namespace paddle::ps {
 

@@ -5,9 +5,9 @@
 // seed of the sparse rows' initialization; it never builds tables itself.
 //
 // Sharding: a dense table of N values is cut into one contiguous block per server
-// (ps/sharding.h dense_block); every server holds every sparse table, and a key lives on the
+// (ps/wire/sharding.h dense_block); every server holds every sparse table, and a key lives on the
 // server server_of_key(key) picks, and a sparse table needs no size: it grows as keys arrive
-// (ps/sparse_table_spec.h).
+// (ps/table/sparse_table_spec.h).
 //
 // Both parameter stores check every call against the specs before it touches a table, so a
 // wrong table id or length fails alike on servers and locally, naming the call and the table.
@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ps/sparse_table_spec.h"
-#include "ps/tables.h"
+#include "ps/table/sparse_table_spec.h"
+#include "ps/table/tables.h"
 
 namespace paddle::ps {
 
@@ -30,7 +30,7 @@ struct DenseTableSpec {
 struct TableSpecs {
   std::vector<DenseTableSpec> dense;    // by table id
   std::vector<SparseTableSpec> sparse;  // by table id
-  std::string update_rule = "sgd";      // ps/update_rule.h names; plain sparse tables and dense tables
+  std::string update_rule = "sgd";      // ps/table/update_rule.h names; plain sparse tables and dense tables
   float learning_rate = 0.01f;
   float momentum = 0.9f;  // the momentum rule's mu
   float weight_decay = 0.0f;

@@ -41,11 +41,11 @@
 #include <vector>
 
 #include "common/environment.h"
-#include "ps/async_communicator.h"
-#include "ps/client.h"
+#include "ps/client/async_communicator.h"
+#include "ps/client/client.h"
 #include "ps/local_parameter_store.h"
 #include "ps/parameter_store.h"
-#include "ps/server.h"
+#include "ps/server/server.h"
 #include "ps/server_control.h"
 #include "ps/table_spec.h"
 #include "runtime/core/execution.h"
@@ -191,10 +191,10 @@ class Fleet {
   ps::AsyncCommunicator* async_communicator() { return async_.get(); }
   // Every server writes its share of the tables into `dir` (one worker asks; the others need
   // not); a single process writes its tables as one server would. `mode` picks the sparse rows
-  // (ps/save_mode.h): all, a base for serving, or the delta since the last save.
+  // (ps/table/save_mode.h): all, a base for serving, or the delta since the last save.
   void save_persistables(const std::string& dir, ps::SaveMode mode = ps::SaveMode::kAll);
   // Every server shrinks its sparse tables (Paddle's fleet.shrink()): show and click decay, rows
-  // age a day, and rows under the delete threshold or unseen too long go (ps/ctr_accessor.h).
+  // age a day, and rows under the delete threshold or unseen too long go (ps/table/ctr_accessor.h).
   // One worker asks; one report per server, its tables' rows before and after.
   std::vector<ps::ShrinkReport> shrink();
   // Sends what async mode still holds and tells the servers this worker is done.

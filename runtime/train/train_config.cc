@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "ps/update_rule.h"
+#include "ps/table/update_rule.h"
 
 namespace paddle::runtime {
 namespace {

@@ -66,7 +66,7 @@ struct SparseTablesConfig {
   ps::AdmissionSpec admission;
   int64_t shrink_every_passes = 0;  // 0: only when the program (or an online day's end) asks
   // ps.storage: memory, or ssd (hot rows in ps.memory_budget_mb MB per server, the rest in
-  // RocksDB under ps.ssd_dir, default output_dir/ps_ssd; ps/disk_tier.h).
+  // RocksDB under ps.ssd_dir, default output_dir/ps_ssd; ps/table/disk_tier.h).
   ps::StorageSpec::Kind storage = ps::StorageSpec::Kind::kMemory;
   double memory_budget_mb = 0;  // may be a fraction (tests)
   std::string ssd_dir;
@@ -77,7 +77,7 @@ struct PsConfig {
   int k_steps = 0;  // GEO: local steps between sends
   int max_merge_var_num = 4;
   int send_queue_size = 16;
-  // The servers' update rule (ps/update_rule.h): the program's optimizer.type (with its lr,
+  // The servers' update rule (ps/table/update_rule.h): the program's optimizer.type (with its lr,
   // momentum and weight decay), as Paddle's servers run the program's optimizer. ps.server_optimizer, kept for
   // older configs, may repeat it; a different value is an error naming both keys.
   std::string server_optimizer;

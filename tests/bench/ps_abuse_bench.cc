@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "ps/client.h"
-#include "ps/protocol.h"
-#include "ps/server.h"
+#include "ps/client/client.h"
+#include "ps/wire/protocol.h"
+#include "ps/server/server.h"
 #include "ps/table_spec.h"
 
 using namespace paddle;

@@ -26,10 +26,10 @@
 #include "collective/rendezvous.h"
 #include "common/heap.h"
 #include "common/parse.h"
-#include "ps/client.h"
-#include "ps/helper_pool.h"
-#include "ps/server.h"
-#include "ps/sparse_table.h"
+#include "ps/client/client.h"
+#include "ps/table/helper_pool.h"
+#include "ps/server/server.h"
+#include "ps/table/sparse_table.h"
 #include "ps/table_spec.h"
 #include "runtime/distributed/topology.h"
 
@@ -161,7 +161,7 @@ void bench_ctr(ps::PsClient& client, int worker, int workers) {
 
 // The --in-process mode in the file comment.
 void bench_ctr_in_process(const std::string& counts) {
-  constexpr size_t kRequestKeys = 16384;  // a PsClient request's keys (ps/client.cc)
+  constexpr size_t kRequestKeys = 16384;  // a PsClient request's keys (ps/client/client.cc)
   constexpr size_t kKeys = 1000000;
   const size_t helpers = std::max(1u, std::thread::hardware_concurrency()) - 1;
   for (const std::string& count : paddle::common::split_list(counts, "--in-process")) {

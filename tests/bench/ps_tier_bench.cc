@@ -1,4 +1,4 @@
-// ps_tier_bench KEYS BUDGET_MB DIR: a CTR sparse table of dim 8 (adagrad) on disk (ps/disk_tier.h)
+// ps_tier_bench KEYS BUDGET_MB DIR: a CTR sparse table of dim 8 (adagrad) on disk (ps/table/disk_tier.h)
 // under DIR, with BUDGET_MB of memory for its hot rows, alone in this process with one helper
 // thread as a server has on two cores. It loads KEYS rows (a generated all save), then times
 // pull+push of 16k-key requests (a PsClient request's size):
@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "ps/helper_pool.h"
-#include "ps/sparse_table.h"
+#include "ps/table/helper_pool.h"
+#include "ps/table/sparse_table.h"
 
 using namespace paddle;
 using Clock = std::chrono::steady_clock;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the production sparse tables (ps/sparse_table.h): 64-bit feature signs
+"""End-to-end tests of the production sparse tables (ps/table/sparse_table.h): 64-bit feature signs
 from Criteo-format data with millions of distinct values, each its own row on 2 servers; the
 AUC of the job summed over every worker's share; and online training day by day and pass by
 pass, with deltas, bases, shrinks and a resume after a kill that ends in the same table as a run
@@ -114,7 +114,7 @@ def online_args(workdir):
 
 def sparse_rows(save_dir):
     """{(server, sparse table id): {key: row bytes}} and {server: dense bytes} of a save's .bin files
-    (ps/checkpoint.h): the dense tables (i64 steps, u64 n, n floats, u64 m, m floats of state),
+    (ps/table/checkpoint.h): the dense tables (i64 steps, u64 n, n floats, u64 m, m floats of state),
     then per sparse table u64 rows, u64 width and each row's u64 key and width floats, then a CRC."""
     tables, dense = {}, {}
     for manifest in manifests(save_dir):

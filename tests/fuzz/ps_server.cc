@@ -1,4 +1,4 @@
-// Fuzz target: a parameter server's frame handling after the handshake (ps/server.h
+// Fuzz target: a parameter server's frame handling after the handshake (ps/server/server.h
 // answer_frame): the header decoder and every command handler, on a real server with two dense
 // and two sparse tables. The input's first byte picks the mode (sync or async, 1 or 2 workers,
 // the update rule); the rest is a stream of frames, each a 24-byte header and as much of the
@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "ps/server.h"
+#include "ps/server/server.h"
 #include "ps/table_spec.h"
 #include "tests/fuzz/scratch_dir.h"
 

@@ -1,4 +1,4 @@
-// Fuzz target: a parameter server's shard loader (ps/checkpoint.h load_checkpoint), for server
+// Fuzz target: a parameter server's shard loader (ps/table/checkpoint.h load_checkpoint), for server
 // 0 of 1 with two dense tables (3 and 5 values) and two sparse tables (dims 2 and 1) under
 // Adagrad. The input up to its first NUL byte is ps-server-0.json, the rest ps-server-0.bin;
 // when the input's first byte is odd the .bin gets its CRC-32 appended, so the table decoding
@@ -9,7 +9,7 @@
 
 #include "common/checksum.h"
 #include "common/error.h"
-#include "ps/checkpoint.h"
+#include "ps/table/checkpoint.h"
 #include "ps/table_spec.h"
 #include "tests/fuzz/scratch_dir.h"
 

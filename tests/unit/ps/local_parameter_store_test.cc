@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "ps/checkpoint.h"
-#include "ps/client.h"
+#include "ps/table/checkpoint.h"
+#include "ps/client/client.h"
 #include "ps/local_parameter_store.h"
-#include "ps/tables.h"
+#include "ps/table/tables.h"
 #include "tests/unit/ps/ps_test_support.h"
 
 using namespace paddle::ps;

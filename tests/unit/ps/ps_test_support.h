@@ -14,11 +14,11 @@
 #include <string>
 #include <thread>
 
-#include "ps/client.h"
-#include "ps/protocol.h"
-#include "ps/server.h"
+#include "ps/client/client.h"
+#include "ps/wire/protocol.h"
+#include "ps/server/server.h"
 #include "ps/table_spec.h"
-#include "ps/tables.h"
+#include "ps/table/tables.h"
 
 namespace paddle::ps::testing {
 

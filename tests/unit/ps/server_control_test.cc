@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ps/client.h"
+#include "ps/client/client.h"
 #include "ps/local_parameter_store.h"
 #include "tests/unit/ps/ps_test_support.h"
 

@@ -1,0 +1,154 @@
+#include "ps/table/checkpoint.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include "common/atomic_file.h"
+#include "common/checksum.h"
+#include "common/error.h"
+#include "common/file.h"
+
+namespace paddle::ps {
+namespace {
+
+using common::DataError;
+constexpr int kChecksumFormat = 2;  // the .bin ends with its checksum
+constexpr int kFormat = 3;          // sparse rows of any accessor, save modes; the manifest names accessors
+constexpr size_t kChecksumBytes = 4;
+
+const char* accessor_name(const SparseTable& table) {
+  return table.spec().accessor == SparseTableSpec::Accessor::kCtr ? "ctr" : "plain";
+}
+
+std::string base_path(const std::string& dir, int server_index) {
+  return fmt::format("{}/ps-server-{}", dir, server_index);
+}
+
+// The size of FILE without its checksum, once the checksum matches the bytes before it (read
+// in pieces, so that checking a file of gigabytes takes no more memory than a piece).
+uint64_t checked_size(const std::string& file) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) throw DataError(fmt::format("checkpoint {} is missing", file));
+  const auto size = static_cast<uint64_t>(in.tellg());
+  if (size < kChecksumBytes) throw DataError(fmt::format("checkpoint {}: truncated before its checksum", file));
+  in.seekg(0);
+  std::vector<char> piece(1 << 20);
+  uint32_t computed = common::crc32(std::string_view());
+  for (uint64_t left = size - kChecksumBytes; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, piece.size()));
+    if (!in.read(piece.data(), static_cast<std::streamsize>(n))) throw DataError(fmt::format("checkpoint {}: cannot read", file));
+    computed = common::crc32(computed, std::string_view(piece.data(), n));
+    left -= n;
+  }
+  unsigned char bytes[kChecksumBytes];
+  if (!in.read(reinterpret_cast<char*>(bytes), kChecksumBytes)) throw DataError(fmt::format("checkpoint {}: cannot read", file));
+  uint32_t stored = 0;
+  for (size_t i = 0; i < kChecksumBytes; ++i) stored |= static_cast<uint32_t>(bytes[i]) << (8 * i);
+  if (stored != computed)
+    throw DataError(fmt::format("checkpoint {}: checksum mismatch (stored {:08x}, computed {:08x}): the file is "
+                                "truncated or corrupted", file, stored, computed));
+  return size - kChecksumBytes;
+}
+
+uint64_t file_size(const std::string& file) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec) throw DataError(fmt::format("checkpoint {} is missing", file));
+  return size;
+}
+
+// Non-const: operator[] gives null for a key the manifest lacks, where the const one would assert.
+void check_manifest(nlohmann::json& manifest, const std::string& dir, const std::string& base,
+                    const ServerTables& tables, int server_count) {
+  if (manifest.value("server_count", -1) != server_count)
+    throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
+                                         manifest.value("server_count", -1), server_count));
+  if (manifest["dense"].size() != tables.dense.size() || manifest["sparse"].size() != tables.sparse.size())
+    throw DataError(fmt::format("checkpoint {}.json lists other tables than this model's", base));
+  for (size_t i = 0; i < tables.dense.size(); ++i)
+    if (manifest["dense"][i].value("size", size_t{0}) != tables.dense[i]->size())
+      throw DataError(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i,
+                                           manifest["dense"][i].value("size", size_t{0}), tables.dense[i]->size()));
+  for (size_t i = 0; i < tables.sparse.size(); ++i)
+  {
+    if (manifest["sparse"][i].value("dim", size_t{0}) != tables.sparse[i]->dim())
+      throw DataError(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i,
+                                           manifest["sparse"][i].value("dim", size_t{0}), tables.sparse[i]->dim()));
+    const std::string accessor = manifest["sparse"][i].value("accessor", std::string("plain"));
+    if (accessor != accessor_name(*tables.sparse[i]))
+      throw DataError(fmt::format("checkpoint {}: sparse table {} is a {} table, the model's {}", base, i, accessor,
+                                  accessor_name(*tables.sparse[i])));
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count,
+                     SaveMode mode) {
+  const std::string base = base_path(dir, server_index);
+  nlohmann::json manifest;
+  manifest["server_index"] = server_index;
+  manifest["server_count"] = server_count;
+  manifest["format"] = kFormat;
+  manifest["mode"] = save_mode_name(mode);
+  manifest["dense"] = nlohmann::json::array();
+  manifest["sparse"] = nlohmann::json::array();
+  common::AtomicFile bin(base + ".bin");  // streamed: a table of tens of millions of rows is not copied in memory
+  for (auto& t : tables.dense) {
+    manifest["dense"].push_back({{"size", t->size()}});
+    t->save(bin.stream());
+  }
+  for (auto& t : tables.sparse) {
+    const uint64_t rows = t->save(bin.stream(), mode);
+    manifest["sparse"].push_back({{"dim", t->dim()}, {"accessor", accessor_name(*t)}, {"rows", rows}});
+  }
+  bin.append_checksum();
+  bin.commit();
+  common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
+}
+
+SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count) {
+  const std::string base = base_path(dir, server_index);
+  std::ifstream manifest_file(base + ".json");
+  if (!manifest_file) throw DataError(fmt::format("checkpoint {}.json is missing", base));
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, false);
+  if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
+  int format = 1;
+  bool accessor_rows = false;
+  SaveMode mode = SaveMode::kAll;
+  try {
+    check_manifest(manifest, dir, base, tables, server_count);
+    format = manifest.value("format", 1);
+    // The rows' layout goes with the manifest naming each sparse table's accessor (format 3).
+    for (auto& sparse : manifest["sparse"]) accessor_rows = accessor_rows || sparse.contains("accessor");
+    mode = parse_save_mode(manifest.value("mode", std::string("all")));
+  } catch (const std::invalid_argument& e) {
+    throw DataError(fmt::format("checkpoint {}.json: {}", base, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("checkpoint {}.json: a value of the wrong type: {}", base, e.what()));
+  }
+  const std::string file = base + ".bin";
+  const uint64_t tables_size = format >= kChecksumFormat ? checked_size(file) : file_size(file);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DataError(fmt::format("checkpoint {} is missing", file));
+  try {
+    for (auto& t : tables.dense) t->load(in);
+    for (auto& t : tables.sparse) {
+      if (accessor_rows) t->load(in, mode == SaveMode::kDelta);
+      else t->load_legacy(in);
+    }
+  } catch (const std::exception& e) {
+    throw DataError(fmt::format("checkpoint {}: {}", file, e.what()));
+  }
+  if (static_cast<uint64_t>(in.tellg()) != tables_size)
+    throw DataError(fmt::format("checkpoint {}: bytes after the last table (another model's file?)", file));
+  return mode;
+}
+
+}  // namespace paddle::ps
