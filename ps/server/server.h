@@ -123,9 +123,11 @@ class ParameterServer {
   // `work.reply`.
   Answer answer(const Header& header, std::span<const unsigned char> body, const std::shared_ptr<Session>& session,
                 Workspace& work);
-  // Handles one well-formed request; fills the reply body; returns false to defer the reply
-  // (a barrier that is still waiting for workers).
+  // Handles one well-formed request by its command's handler (Commands, server_commands.cc: one
+  // named handler per command); fills the reply body; returns false to defer the reply (a
+  // barrier that is still waiting for workers). Throws RequestError for a request it refuses.
   bool handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work);
+  struct Commands;
   // Each logs what it did and the tables' memory after (options_.log, the server log).
   void save(const std::string& dir, SaveMode mode);
   ShrinkReport shrink();

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <bit>
 
 #include "ps/server/server_session.h"
@@ -27,10 +28,11 @@ ParameterServer::Answer ParameterServer::answer(const Header& header, std::span<
   work.reply.clear();
   try {
     if (!handle(session, static_cast<Command>(header.command), reader, work)) return Answer{true, Status::kOk, false};
-  } catch (const ProtocolError& e) {
-    return error(Status::kBadRequest, e.what());
+  } catch (const RequestError& e) {
+    return error(e.status(), e.what());
   } catch (const std::invalid_argument& e) {
-    return error(header.command >= 1 && header.command <= kLastCommand ? Status::kBadRequest : Status::kUnknownCommand, e.what());
+    // The tables' own checks of a request's sizes (tables.h, sparse_table.h): the sender's fault.
+    return error(Status::kBadRequest, e.what());
   } catch (const DiskTierError& e) {
     fail(e.what());
     return error(Status::kServerError, e.what());
@@ -69,164 +71,218 @@ void ParameterServer::after_reply(Workspace& work) {
   }
 }
 
-bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work) {
-  auto dense = [&](uint32_t id) -> DenseTable& {
-    if (id >= tables_.dense.size()) throw std::invalid_argument(fmt::format("no dense table {}", id));
-    return *tables_.dense[id];
+// One handler per command, each reading its request from `body` and writing its reply to
+// `work.reply`; false defers the reply (a barrier still waiting). table() lists them by number.
+struct ParameterServer::Commands {
+  using Handler = bool (*)(ParameterServer&, const std::shared_ptr<Session>&, Reader&, Workspace&);
+  struct Entry {
+    Command command;
+    const char* name;  // as PROTOCOL.md names it
+    Handler handle;
   };
-  auto sparse = [&](uint32_t id) -> SparseTable& {
-    if (id >= tables_.sparse.size()) throw std::invalid_argument(fmt::format("no sparse table {}", id));
-    return *tables_.sparse[id];
-  };
-  OutFrame& reply = work.reply;
-  switch (command) {
-    case Command::kPing:
-      body.expect_end();
-      reply.u32(static_cast<uint32_t>(options_.server_index));
-      return true;
-    case Command::kInitDense: {
-      auto& t = dense(body.u32());
-      auto values = body.f32s(work.floats);
-      body.expect_end();
-      t.set(values);
-      return true;
-    }
-    case Command::kPullDense: {
-      auto& t = dense(body.u32());
-      body.expect_end();
-      work.values.resize(t.size());
-      t.pull(0, t.size(), work.values.data());
-      reply.f32s(work.values.data(), work.values.size());
-      return true;
-    }
-    case Command::kPullDenseRange: {
-      auto& t = dense(body.u32());
-      const uint64_t begin = body.u64(), count = body.u64();
-      body.expect_end();
-      if (begin > t.size() || count > t.size() - begin)
-        throw std::invalid_argument(fmt::format("dense values [{}, {}) asked of a block of {} (another model?)", begin,
-                                                begin + count, t.size()));
-      work.values.resize(count);
-      t.pull(begin, count, work.values.data());
-      reply.f32s(work.values.data(), work.values.size());
-      return true;
-    }
-    case Command::kPushDense: {
-      auto& t = dense(body.u32());
-      auto grads = body.f32s(work.floats);
-      body.expect_end();
-      options_.sync ? t.accumulate(grads) : t.push(grads);
-      return true;
-    }
-    case Command::kAddDense: {
-      auto& t = dense(body.u32());
-      auto delta = body.f32s(work.floats);
-      body.expect_end();
-      t.add(delta);
-      return true;
-    }
-    case Command::kAddSparse: {
-      auto& t = sparse(body.u32());
-      auto keys = body.u64s(work.keys);
-      auto delta = body.f32s(work.floats);
-      body.expect_end();
-      t.add(keys, delta);
-      return true;
-    }
-    case Command::kPullSparse: {
-      auto& t = sparse(body.u32());
-      auto keys = body.u64s(work.keys);
-      body.expect_end();
-      work.values.resize(keys.size() * t.dim());
-      t.pull(keys, work.values.data());
-      reply.f32s(work.values.data(), work.values.size());
-      return true;
-    }
-    case Command::kPrefetchSparse: {
-      SparseTable& t = sparse(body.u32());
-      auto keys = body.u64s(work.keys);
-      body.expect_end();
-      work.prefetch_keys.assign(keys.begin(), keys.end());
-      work.prefetch_table = &t;
-      return true;
-    }
-    case Command::kPushSparse: {
-      auto& t = sparse(body.u32());
-      auto keys = body.u64s(work.keys);
-      auto grads = body.f32s(work.floats);
-      body.expect_end();
-      options_.sync ? t.accumulate(keys, grads) : t.push(keys, grads);
-      return true;
-    }
-    case Command::kBarrier: {
-      body.expect_end();
-      std::vector<std::shared_ptr<Session>> released;
-      {
-        std::lock_guard lock(barrier_mutex_);
-        barrier_waiters_.push_back(session);
-        if (static_cast<int>(barrier_waiters_.size()) < options_.workers) return false;
-        for (auto& t : tables_.dense) t->apply_pending(options_.workers);
-        for (auto& t : tables_.sparse) t->apply_pending(options_.workers);
-        released.swap(barrier_waiters_);
-      }
-      for (auto& waiter : released)  // each on its own strand; null: answer_frame's
-        if (waiter && waiter != session) waiter->release_barrier();
-      return true;
-    }
-    case Command::kSave: {
-      auto dir = body.str();
-      body.expect_end();
-      save(dir, SaveMode::kAll);
-      return true;
-    }
-    case Command::kSaveMode: {
-      auto dir = body.str();
-      const uint32_t mode = body.u32();
-      body.expect_end();
-      if (mode > static_cast<uint32_t>(SaveMode::kDelta))
-        throw std::invalid_argument(fmt::format("save mode {} is not 0 (all), 1 (base) or 2 (delta)", mode));
-      save(dir, static_cast<SaveMode>(mode));
-      return true;
-    }
-    case Command::kShrink: {
-      body.expect_end();
-      const ShrinkReport report = shrink();
-      reply.u32(static_cast<uint32_t>(report.server)).u32(static_cast<uint32_t>(report.tables.size()));
-      for (const TableShrink& t : report.tables) reply.str(t.table).u64(t.rows_before).u64(t.rows_after);
-      return true;
-    }
-    case Command::kStats: {
-      body.expect_end();
-      const ServerMemory memory = tables_memory(tables_, options_.server_index);
-      reply.u32(static_cast<uint32_t>(memory.server)).u32(static_cast<uint32_t>(memory.tables.size()));
-      for (const TableMemory& t : memory.tables) {
-        reply.str(t.table).u64(t.rows).u64(t.value_bytes).u64(t.index_bytes).u32(t.tier.tiered ? 1 : 0);
-        if (!t.tier.tiered) continue;
-        reply.u64(t.tier.memory_rows).u64(t.tier.disk_rows).u64(t.tier.disk_bytes).u64(t.tier.database_bytes);
-        for (double rate : {t.tier.hit_rate, t.tier.disk_reads_per_s, t.tier.evictions_per_s})
-          reply.u64(std::bit_cast<uint64_t>(rate));
-      }
-      return true;
-    }
-    case Command::kLoad: {
-      auto dir = body.str();
-      body.expect_end();
-      load(dir);
-      return true;
-    }
-    case Command::kStopWorker: {
-      body.expect_end();
-      std::lock_guard lock(barrier_mutex_);
-      if (++stopped_workers_ >= options_.workers) {
-        // Let this reply go out, then end run().
-        asio::post(io_, [this] {
-          asio::post(io_, [this] { io_.stop(); });
-        });
-      }
-      return true;
-    }
+
+  static DenseTable& dense(ParameterServer& server, uint32_t id) {
+    if (id >= server.tables_.dense.size())
+      throw RequestError(Status::kBadRequest, fmt::format("no dense table {} (this server has {})", id,
+                                                          server.tables_.dense.size()));
+    return *server.tables_.dense[id];
   }
-  throw std::invalid_argument(fmt::format("unknown command {}", static_cast<unsigned>(command)));
+  static SparseTable& sparse(ParameterServer& server, uint32_t id) {
+    if (id >= server.tables_.sparse.size())
+      throw RequestError(Status::kBadRequest, fmt::format("no sparse table {} (this server has {})", id,
+                                                          server.tables_.sparse.size()));
+    return *server.tables_.sparse[id];
+  }
+
+  static bool ping(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    body.expect_end();
+    work.reply.u32(static_cast<uint32_t>(server.options_.server_index));
+    return true;
+  }
+  static bool init_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = dense(server, body.u32());
+    auto values = body.f32s(work.floats);
+    body.expect_end();
+    t.set(values);
+    return true;
+  }
+  static bool pull_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = dense(server, body.u32());
+    body.expect_end();
+    work.values.resize(t.size());
+    t.pull(0, t.size(), work.values.data());
+    work.reply.f32s(work.values.data(), work.values.size());
+    return true;
+  }
+  static bool pull_dense_range(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body,
+                               Workspace& work) {
+    auto& t = dense(server, body.u32());
+    const uint64_t begin = body.u64(), count = body.u64();
+    body.expect_end();
+    if (begin > t.size() || count > t.size() - begin)
+      throw RequestError(Status::kBadRequest, fmt::format("dense values [{}, {}) asked of a block of {} (another "
+                                                          "model?)", begin, begin + count, t.size()));
+    work.values.resize(count);
+    t.pull(begin, count, work.values.data());
+    work.reply.f32s(work.values.data(), work.values.size());
+    return true;
+  }
+  static bool push_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = dense(server, body.u32());
+    auto grads = body.f32s(work.floats);
+    body.expect_end();
+    server.options_.sync ? t.accumulate(grads) : t.push(grads);
+    return true;
+  }
+  static bool add_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = dense(server, body.u32());
+    auto delta = body.f32s(work.floats);
+    body.expect_end();
+    t.add(delta);
+    return true;
+  }
+  static bool add_sparse(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = sparse(server, body.u32());
+    auto keys = body.u64s(work.keys);
+    auto delta = body.f32s(work.floats);
+    body.expect_end();
+    t.add(keys, delta);
+    return true;
+  }
+  static bool pull_sparse(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = sparse(server, body.u32());
+    auto keys = body.u64s(work.keys);
+    body.expect_end();
+    work.values.resize(keys.size() * t.dim());
+    t.pull(keys, work.values.data());
+    work.reply.f32s(work.values.data(), work.values.size());
+    return true;
+  }
+  static bool prefetch_sparse(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body,
+                              Workspace& work) {
+    SparseTable& t = sparse(server, body.u32());
+    auto keys = body.u64s(work.keys);
+    body.expect_end();
+    work.prefetch_keys.assign(keys.begin(), keys.end());
+    work.prefetch_table = &t;  // read after the reply (after_reply)
+    return true;
+  }
+  static bool push_sparse(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    auto& t = sparse(server, body.u32());
+    auto keys = body.u64s(work.keys);
+    auto grads = body.f32s(work.floats);
+    body.expect_end();
+    server.options_.sync ? t.accumulate(keys, grads) : t.push(keys, grads);
+    return true;
+  }
+  static bool barrier(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace&) {
+    body.expect_end();
+    std::vector<std::shared_ptr<Session>> released;
+    {
+      std::lock_guard lock(server.barrier_mutex_);
+      server.barrier_waiters_.push_back(session);
+      if (static_cast<int>(server.barrier_waiters_.size()) < server.options_.workers) return false;
+      for (auto& t : server.tables_.dense) t->apply_pending(server.options_.workers);
+      for (auto& t : server.tables_.sparse) t->apply_pending(server.options_.workers);
+      released.swap(server.barrier_waiters_);
+    }
+    for (auto& waiter : released)  // each on its own strand; null: answer_frame's
+      if (waiter && waiter != session) waiter->release_barrier();
+    return true;
+  }
+  static bool save(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
+    auto dir = body.str();
+    body.expect_end();
+    server.save(dir, SaveMode::kAll);
+    return true;
+  }
+  static bool save_mode(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
+    auto dir = body.str();
+    const uint32_t mode = body.u32();
+    body.expect_end();
+    if (mode > static_cast<uint32_t>(SaveMode::kDelta))
+      throw RequestError(Status::kBadRequest, fmt::format("save mode {} is not 0 (all), 1 (base) or 2 (delta)", mode));
+    server.save(dir, static_cast<SaveMode>(mode));
+    return true;
+  }
+  static bool shrink(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    body.expect_end();
+    const ShrinkReport report = server.shrink();
+    work.reply.u32(static_cast<uint32_t>(report.server)).u32(static_cast<uint32_t>(report.tables.size()));
+    for (const TableShrink& t : report.tables) work.reply.str(t.table).u64(t.rows_before).u64(t.rows_after);
+    return true;
+  }
+  static bool stats(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
+    body.expect_end();
+    const ServerMemory memory = tables_memory(server.tables_, server.options_.server_index);
+    OutFrame& reply = work.reply;
+    reply.u32(static_cast<uint32_t>(memory.server)).u32(static_cast<uint32_t>(memory.tables.size()));
+    for (const TableMemory& t : memory.tables) {
+      reply.str(t.table).u64(t.rows).u64(t.value_bytes).u64(t.index_bytes).u32(t.tier.tiered ? 1 : 0);
+      if (!t.tier.tiered) continue;
+      reply.u64(t.tier.memory_rows).u64(t.tier.disk_rows).u64(t.tier.disk_bytes).u64(t.tier.database_bytes);
+      for (double rate : {t.tier.hit_rate, t.tier.disk_reads_per_s, t.tier.evictions_per_s})
+        reply.u64(std::bit_cast<uint64_t>(rate));
+    }
+    return true;
+  }
+  static bool load(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
+    auto dir = body.str();
+    body.expect_end();
+    server.load(dir);
+    return true;
+  }
+  static const std::array<Entry, kLastCommand>& table();
+  static bool stop_worker(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
+    body.expect_end();
+    std::lock_guard lock(server.barrier_mutex_);
+    if (++server.stopped_workers_ >= server.options_.workers) {
+      // Let this reply go out, then end run().
+      asio::post(server.io_, [&server] { asio::post(server.io_, [&server] { server.io_.stop(); }); });
+    }
+    return true;
+  }
+};
+
+// Indexed by command number - 1, as the static_assert checks.
+const std::array<ParameterServer::Commands::Entry, kLastCommand>& ParameterServer::Commands::table() {
+  static constexpr std::array<Entry, kLastCommand> kTable{{
+      {Command::kPullDense, "PULL_DENSE", &pull_dense},
+      {Command::kPushDense, "PUSH_DENSE", &push_dense},
+      {Command::kPullSparse, "PULL_SPARSE", &pull_sparse},
+      {Command::kPushSparse, "PUSH_SPARSE", &push_sparse},
+      {Command::kInitDense, "INIT_DENSE", &init_dense},
+      {Command::kBarrier, "BARRIER", &barrier},
+      {Command::kSave, "SAVE", &save},
+      {Command::kLoad, "LOAD", &load},
+      {Command::kStopWorker, "STOP_WORKER", &stop_worker},
+      {Command::kPing, "PING", &ping},
+      {Command::kAddDense, "ADD_DENSE", &add_dense},
+      {Command::kAddSparse, "ADD_SPARSE", &add_sparse},
+      {Command::kPullDenseRange, "PULL_DENSE_RANGE", &pull_dense_range},
+      {Command::kSaveMode, "SAVE_MODE", &save_mode},
+      {Command::kShrink, "SHRINK", &shrink},
+      {Command::kStats, "STATS", &stats},
+      {Command::kPrefetchSparse, "PREFETCH_SPARSE", &prefetch_sparse},
+  }};
+  static_assert([] {
+    for (size_t i = 0; i < kTable.size(); ++i)
+      if (static_cast<size_t>(kTable[i].command) != i + 1) return false;
+    return true;
+  }(), "the table's entry i must handle command i + 1");
+  return kTable;
+}
+
+bool ParameterServer::handle(const std::shared_ptr<Session>& session, Command command, Reader& body, Workspace& work) {
+  const auto number = static_cast<unsigned>(command);
+  if (number < 1 || number > kLastCommand)
+    throw RequestError(Status::kUnknownCommand, fmt::format("unknown command {}", number));
+  const Commands::Entry& entry = Commands::table()[number - 1];
+  try {
+    return entry.handle(*this, session, body, work);
+  } catch (const RequestError& e) {
+    throw RequestError(e.status(), fmt::format("{}: {}", entry.name, e.what()));
+  }
 }
 
 }  // namespace paddle::ps

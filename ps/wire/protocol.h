@@ -69,10 +69,22 @@ struct Header {
   uint32_t body_bytes = 0;
 };
 
-// Thrown by the reader for a body that ends early or holds impossible sizes.
-class ProtocolError : public common::PeerError {
+// A request the server refuses, with the status its reply carries: kBadRequest for a body or
+// an argument it cannot take (an unknown table, a range past a block's end), kUnknownCommand.
+class RequestError : public common::PeerError {
  public:
-  using common::PeerError::PeerError;
+  RequestError(Status status, const std::string& message) : common::PeerError(message), status_(status) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+// Thrown by the reader for a body that ends early or holds impossible sizes: a bad request on
+// the server; on a client, a reply out of protocol.
+class ProtocolError : public RequestError {
+ public:
+  explicit ProtocolError(const std::string& message) : RequestError(Status::kBadRequest, message) {}
 };
 
 void encode_header(const Header& h, unsigned char* out);

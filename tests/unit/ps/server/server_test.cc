@@ -1,12 +1,41 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <tuple>
+
+#include <fmt/format.h>
 
 #include "ps/server/server.h"
 #include "tests/unit/ps/ps_test_support.h"
 
 using namespace paddle::ps;
 using namespace paddle::ps::testing;
+
+TEST_CASE("a refused request's reply carries its error's status and names its command") {
+  ServerOptions o;
+  RunningServer s(o);
+  auto reply_to = [&](Command command, const std::vector<unsigned char>& body) {
+    const std::vector<unsigned char> reply = s.server->answer_frame(frame(static_cast<uint16_t>(command), body));
+    REQUIRE(reply.size() >= kHeaderBytes);
+    const Header header = decode_header(reply.data());
+    Reader message(reply.data() + kHeaderBytes, reply.size() - kHeaderBytes);
+    return std::pair{static_cast<Status>(header.status), message.str()};
+  };
+  Writer wrong_table;
+  wrong_table.u32(9);
+  auto [status, message] = reply_to(Command::kPullDense, wrong_table.bytes());
+  CHECK(status == Status::kBadRequest);
+  CHECK(message.starts_with("PULL_DENSE: no dense table 9 (this server has "));
+  Writer bad_mode;
+  bad_mode.str("/tmp/x").u32(7);
+  std::tie(status, message) = reply_to(Command::kSaveMode, bad_mode.bytes());
+  CHECK(status == Status::kBadRequest);
+  CHECK(message == "SAVE_MODE: save mode 7 is not 0 (all), 1 (base) or 2 (delta)");
+  std::tie(status, message) = reply_to(static_cast<Command>(kLastCommand + 1), {});
+  CHECK(status == Status::kUnknownCommand);
+  CHECK(message == fmt::format("unknown command {}", kLastCommand + 1));
+}
+
 TEST_CASE("fuzz: malformed, truncated, oversized and unknown frames never break the server") {
   ServerOptions o;
   o.limits.max_frame_bytes = 1 << 16;
