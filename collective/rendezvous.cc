@@ -64,14 +64,17 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
         try {
           if (!registered)
             registered = store_->try_put(fmt::format("rendezvous/rank/{}", config.rank), config.endpoints.at(config.rank));
-          if (!registered) throw std::runtime_error("store not reachable");
-          if (!presence_) presence_ = liveness_->announce(std::to_string(config.rank));
-          for (int r = 0; r < world; ++r)
-            if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
+          if (registered) {
+            if (!presence_) presence_ = liveness_->announce(std::to_string(config.rank));
+            for (int r = 0; r < world; ++r)
+              if (!store_->try_get(fmt::format("rendezvous/rank/{}", r))) missing.push_back(r);
+          } else {
+            missing = {0};  // the store itself (rank 0) is not up yet
+          }
         } catch (const StoreRefused&) {
           throw;  // rank 0 is up, and waiting would not change its answer
-        } catch (const std::exception&) {
-          missing = {0};  // the store itself (rank 0) is not up yet
+        } catch (const common::PeerError&) {
+          missing = {0};  // rank 0's store went away between two requests: wait for it again
         }
         std::vector<std::string> endpoints;
         for (int r : missing) endpoints.push_back(config.endpoints[r]);

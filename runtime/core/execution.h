@@ -17,8 +17,9 @@ class Execution {
  public:
   // Throws common::ConfigError when the build has no CUDA, std::runtime_error when this process
   // does not see the device. tf32 lets GEMMs and convolutions on a CUDA device use TF32 tensor
-  // cores (kernels/cuda/handles.h).
-  explicit Execution(const Device& device, bool tf32 = false);
+  // cores (kernels/cuda/handles.h). `cpu`: the CPU kernels (PADDLE_CPU_KERNELS, which Fleet
+  // reads from the job's environment).
+  explicit Execution(const Device& device, bool tf32 = false, kernels::CpuKernels cpu = kernels::CpuKernels::kOneDnn);
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;

@@ -1,6 +1,8 @@
 #include "runtime/distributed/fleet.h"
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -59,7 +61,9 @@ float Fleet::average(float value) { return context().average(value); }
 
 Execution& Fleet::execution() {
   if (!execution_) {
-    execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32);
+    const std::optional<std::string> cpu = common::get_env(env_, "PADDLE_CPU_KERNELS");
+    execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32,
+                                             kernels::cpu_kernels_from(cpu ? cpu->c_str() : nullptr));
     const AmpPolicy policy = strategy_.amp_policy();
     const auto half = policy.dtype == DType::kBFloat16 ? kernels::HalfType::kBFloat16 : kernels::HalfType::kFloat16;
     if (strategy_.amp && execution_->device().is_cuda()) {

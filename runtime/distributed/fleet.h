@@ -144,6 +144,8 @@ class Fleet {
 
   const Topology& topology() const { return topology_; }
   const DistributedStrategy& strategy() const { return strategy_; }
+  // The environment the job was joined with (init's `env`): what the workloads read settings from.
+  const common::Environment& environment() const { return env_; }
   int worker_index() const { return topology_.trainer_id; }
   int worker_num() const { return topology_.trainer_num; }
   bool is_worker() const { return topology_.is_worker(); }

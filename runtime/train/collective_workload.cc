@@ -41,7 +41,7 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
     : FleetWorkload(config, fleet) {
   check_amp(config.amp, fleet.execution().device());
   DataFacts facts;
-  data_ = load_supervised_data(config, facts);
+  data_ = load_supervised_data(config, facts, fleet.environment());
   model_ = make_model(config, facts);
   schedule_ = config.lr_schedule;
   schedule_.steps_per_epoch = static_cast<int64_t>(steps_per_epoch(data_.train.size()));

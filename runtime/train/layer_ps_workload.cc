@@ -10,7 +10,7 @@ namespace paddle::runtime {
 LayerPsWorkload::LayerPsWorkload(const TrainConfig& config, Fleet& fleet)
     : PsWorkload(config, fleet) {
   DataFacts facts;
-  data_ = load_supervised_data(config, facts);
+  data_ = load_supervised_data(config, facts, fleet.environment());
   std::mt19937 rng(config.seed);
   model_ = build_model(config.model, facts, rng);
   steps_per_epoch(data_.train.size());

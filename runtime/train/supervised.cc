@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdlib>
 
 #include "common/error.h"
 #include "runtime/data/data_sources.h"
@@ -13,10 +12,9 @@
 namespace paddle::runtime {
 namespace {
 
-std::string expand_home(const std::string& path) {
+std::string expand_home(const std::string& path, const common::Environment& env) {
   if (!path.starts_with("~/")) return path;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "") + path.substr(1);
+  return common::get_env(env, "HOME").value_or("") + path.substr(1);
 }
 
 double baseline_rmse(const Dataset& train, const Dataset& test) {
@@ -31,8 +29,8 @@ double baseline_rmse(const Dataset& train, const Dataset& test) {
 
 }  // namespace
 
-TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts) {
-  const std::string dir = expand_home(config.data.dir);
+TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts, const common::Environment& env) {
+  const std::string dir = expand_home(config.data.dir, env);
   TrainTestSplit split;
   switch (config.data.kind) {
     case DatasetKind::kUciHousing: split = load_uci_housing(dir); break;

@@ -7,15 +7,17 @@
 
 #include "runtime/data/dataset.h"
 #include "runtime/models/models.h"
+#include "common/environment.h"
 #include "runtime/nn/loss.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/workload.h"
 
 namespace paddle::runtime {
 
-// The data set config.data names, cut to its sample limits; `facts` learns what the model
-// must be told about it. Throws common::ConfigError for click data or images the set lacks.
-TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts);
+// The data set config.data names (a leading "~/" is env's HOME), cut to its sample limits;
+// `facts` learns what the model must be told about it. Throws common::ConfigError for click
+// data or images the set lacks.
+TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts, const common::Environment& env);
 
 // The task's loss of `out` on `batch`: square error for regression, softmax cross entropy for
 // classification; the gradient is that of grad_scale times the loss (AMP's loss scale).
