@@ -119,93 +119,115 @@ void gather_host_facts(HostFacts& host) {
   host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
 }
 
-int run(int argc, const char* const argv[]) {
-  // 1. Options.
-  CommandLine command_line = parse_command_line(argc, argv);
-  if (command_line.action != CommandLine::Action::kRun) {
-    fmt::print("{}\n", command_line.text);
-    return 0;
-  }
-  LaunchOptions& options = command_line.options;
-  SupervisorOptions supervision = supervisor_options(options);
+// What a run carries from step to step: the options, what the supervisor takes from them, the
+// host's facts and the scheduler it runs under, if any.
+struct Run {
+  LaunchOptions options;
+  SupervisorOptions supervision;
   HostFacts host;
-  host.env = common::current_environment();
-  supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(host.env, "NO_COLOR"));
-  if (options.dispatch.requested()) {  // the hosts' launchers take it from here
-    const DispatchPlan plan = make_dispatch_plan(options, host.env, random_master_port(), own_executable_path());
-    LaunchLog log;
-    start_launch_log(log, options.log_dir + "/dispatch", options);
-    return dispatch_job(plan, supervision.grace_period, log);
-  }
+  std::optional<SchedulerView> scheduler;
+};
 
-  // A scheduler's nodes share one console and, often, one working directory.
-  const std::optional<SchedulerView> scheduler = detect_scheduler(host.env);
-  supervision.echo.shared_console = scheduler && scheduler->shares_console;
+// 1. Options, read against the environment: the console's colour, and under a scheduler, whose
+// nodes share one console and often one working directory, its node's own log folder.
+Run read_options(LaunchOptions options) {
+  Run run;
+  run.options = std::move(options);
+  run.supervision = supervisor_options(run.options);
+  run.host.env = common::current_environment();
+  run.supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(run.host.env, "NO_COLOR"));
+  if (run.options.dispatch.requested()) return run;
+  run.scheduler = detect_scheduler(run.host.env);
+  run.supervision.echo.shared_console = run.scheduler && run.scheduler->shares_console;
   // Open MPI's orted gives each rank a pseudo-terminal that ends in mpirun's pipe, not a user's terminal.
-  if (supervision.echo.shared_console) supervision.console.colour = false;
-  options.log_dir = node_log_dir(scheduler, options.log_dir, std::ranges::any_of(options.given_flags, [](const auto& flag) {
-                                   return flag.first == "--log_dir";
-                                 }));
+  if (run.supervision.echo.shared_console) run.supervision.console.colour = false;
+  const bool log_dir_given = std::ranges::any_of(run.options.given_flags, [](const auto& f) { return f.first == "--log_dir"; });
+  run.options.log_dir = node_log_dir(run.scheduler, run.options.log_dir, log_dir_given);
+  return run;
+}
 
-  // 2. Plan: the host's facts, the training command, the ports.
-  orphan_guard_choice(host.env);  // checked now: the guard itself is made only when processes start
-  OrphanWatchdog watchdog;        // forked while this process has one thread: before the agent, the host's facts, the store
-  std::optional<NodeAgent> agent;
-  if (options.agent) agent.emplace(options, host.env);
-  gather_host_facts(host);
-  std::vector<std::string> command =
-      resolve_training_command(options.training_script, options.training_script_args, host.env);
-  PortReservation ports(default_port_lock_dir(get_env(host.env, "TMPDIR").value_or("")));
+// --dispatch: the job goes to the hosts over SSH, whose launchers take it from there.
+int dispatch(const Run& run) {
+  const DispatchPlan plan = make_dispatch_plan(run.options, run.host.env, random_master_port(), own_executable_path());
+  LaunchLog log;
+  start_launch_log(log, run.options.log_dir + "/dispatch", run.options);
+  return dispatch_job(plan, run.supervision.grace_period, log);
+}
 
-  // 3. Cluster, through a master: the plan comes from the rendezvous, generation by generation.
-  if (auto cluster = cluster_settings(options, host)) {
-    if (options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
-    LaunchLog log;
-    start_launch_log(log, options.log_dir, options);
-    if (agent) agent->watch_dispatcher(log);
-    ClusterPeers peers(options, std::move(command), host, ports, std::move(*cluster), log);
-    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
-  }
+// 3. through a master: the plan comes from the rendezvous, generation by generation.
+int run_through_master(Run& run, std::vector<std::string> command, PortReservation& ports, ClusterSettings cluster,
+                       std::optional<NodeAgent>& agent, OrphanWatchdog& watchdog) {
+  if (run.options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
+  LaunchLog log;
+  start_launch_log(log, run.options.log_dir, run.options);
+  if (agent) agent->watch_dispatcher(log);
+  ClusterPeers peers(run.options, std::move(command), run.host, ports, std::move(cluster), log);
+  return supervise_guarded(run.options, peers, run.host.env, run.supervision, watchdog, log);  // 4. and 5.
+}
 
-  LaunchPlan plan = make_launch_plan(options, std::move(command), host, ports);
-  if (options.dry_run) {
-    fmt::print("{}", *options.dry_run == "json" ? dry_run_json(plan) : dry_run_table(plan));
-    return 0;
-  }
+// 3. and 4. A plan of its own: the nodes of --ips or of the PS lists meet at the first of them;
+// a one-node job starts at once.
+int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& watchdog) {
+  const LaunchOptions& options = run.options;
   check_ports_bindable(plan.node_ip, plan.fixed_local_ports,
                        plan.mode == LaunchPlan::Mode::kCollective ? "--start_port"
                        : plan.heter_endpoints.empty()             ? "--servers/--workers/--start_port"
                                                                   : "--servers/--workers/--heter_workers/--start_port");
   LaunchLog log;
   start_launch_log(log, options.log_dir, options);
-  if (scheduler)
-    log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", scheduler->source, scheduler->nnodes.value_or(1),
-                         scheduler->node_rank.value_or(0)));
-  // 3. Cluster, by --ips: every node plans alike; their launchers meet at the first of --ips.
-  if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {
+  if (run.scheduler)
+    log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", run.scheduler->source,
+                         run.scheduler->nnodes.value_or(1), run.scheduler->node_rank.value_or(0)));
+  if (plan.mode == LaunchPlan::Mode::kCollective && plan.node_count > 1) {  // --ips
     std::vector<std::string> mine;
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);
     ClusterSettings settings = ips_cluster_settings(options, plan);
-    settings.token = common::JobToken::from_environment(host.env, "the master store");
-    ClusterPeers peers(options, plan.command, host, ports, std::move(settings), log, std::move(mine));
-    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
+    settings.token = common::JobToken::from_environment(run.host.env, "the master store");
+    ClusterPeers peers(options, plan.command, run.host, ports, std::move(settings), log, std::move(mine));
+    return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
   }
-  // 3. Cluster, by --servers/--workers across nodes: the same, with the master on node 0.
-  if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {
+  if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {  // --servers/--workers across nodes
     ClusterSettings settings = ps_lists_cluster_settings(options, plan);
-    settings.token = common::JobToken::from_environment(host.env, "the master store");
-    ClusterPeers peers(options, host, ports, std::move(settings), log, std::move(plan));
-    return supervise_guarded(options, peers, host.env, supervision, watchdog, log);  // 4. and 5.
+    settings.token = common::JobToken::from_environment(run.host.env, "the master store");
+    ClusterPeers peers(options, run.host, ports, std::move(settings), log, std::move(plan));
+    return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
   }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
-  if (!get_env(host.env, "PADDLE_JOB_TOKEN")) host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
+  if (!get_env(run.host.env, "PADDLE_JOB_TOKEN"))
+    run.host.env["PADDLE_JOB_TOKEN"] = common::JobToken::generate().secret();
   write_endpoints_log(plan);
   announce_plan(plan, log);
-
   ports.release_sockets();
-  // 4. Supervise, and 5. report: the exit status, the root cause and job.json.
   SingleNode peers(plan);
-  return supervise_guarded(options, peers, host.env, supervision, watchdog, log);
+  return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);  // 4. and 5.
+}
+
+int run(int argc, const char* const argv[]) {
+  CommandLine command_line = parse_command_line(argc, argv);
+  if (command_line.action != CommandLine::Action::kRun) {
+    fmt::print("{}\n", command_line.text);
+    return 0;
+  }
+  Run run = read_options(std::move(command_line.options));  // 1.
+  if (run.options.dispatch.requested()) return dispatch(run);
+
+  // 2. Plan: the host's facts, the training command, the ports.
+  orphan_guard_choice(run.host.env);  // checked now: the guard itself is made only when processes start
+  OrphanWatchdog watchdog;  // forked while this process has one thread: before the agent, the host's facts, the store
+  std::optional<NodeAgent> agent;
+  if (run.options.agent) agent.emplace(run.options, run.host.env);
+  gather_host_facts(run.host);
+  std::vector<std::string> command =
+      resolve_training_command(run.options.training_script, run.options.training_script_args, run.host.env);
+  PortReservation ports(default_port_lock_dir(get_env(run.host.env, "TMPDIR").value_or("")));
+  if (auto cluster = cluster_settings(run.options, run.host))
+    return run_through_master(run, std::move(command), ports, std::move(*cluster), agent, watchdog);  // 3.
+  LaunchPlan plan = make_launch_plan(run.options, std::move(command), run.host, ports);
+  if (run.options.dry_run) {
+    fmt::print("{}", *run.options.dry_run == "json" ? dry_run_json(plan) : dry_run_table(plan));
+    return 0;
+  }
+  return run_plan(run, std::move(plan), ports, watchdog);  // 3. and 4.
 }
 
 }  // namespace
