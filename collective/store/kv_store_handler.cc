@@ -1,3 +1,5 @@
+// KvStoreHandler (kv_store_handler.h): every request of the store, in one file because they
+// share its indexes of parked waits and watches and the revision each write takes.
 #include "collective/store/kv_store_handler.h"
 
 #include <fmt/format.h>

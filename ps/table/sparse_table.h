@@ -132,6 +132,11 @@ class SparseTable {
   void load_legacy(std::istream& in);
 
  private:
+  // The flags word's bits (the layout above).
+  static constexpr uint32_t kTouchedSinceSave = 1, kTouchedSinceShrink = 2;
+  // Rows a whole-tier walk (shrink, save, load) writes to disk at once.
+  static constexpr size_t kDiskBatchRows = 65536;
+
   struct Shard {
     Shard(size_t width, size_t push_width) : rows(width), pending(push_width), counts(1) {}
     std::mutex mutex;

@@ -1,3 +1,5 @@
+// TrainConfig's parsing (train_config.h): every key of a config read and checked, section by
+// section; long because the keys are many (one table of them is to replace this file's reads).
 #include "runtime/train/train_config.h"
 
 #include <fmt/format.h>

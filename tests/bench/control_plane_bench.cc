@@ -1,4 +1,5 @@
-// control_plane_bench: the multi-node control plane at thousands of nodes, on one machine.
+// control_plane_bench: the multi-node control plane at thousands of nodes, on one machine (one
+// program for its three scenarios, which share the agents, the master and their timing).
 //
 //   control_plane_bench nodes K   K node agents, each the real ClusterLink code (launcher/cluster/)
 //                                 on its own loopback address 127.100.X.Y: node 0, which hosts

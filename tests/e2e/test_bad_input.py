@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The bad-input matrix: one table of wrong launcher flags, environment variables, configs, data
-files, checkpoints and peers, each run against the real `paddle-launch` or `train` in a scratch
+files, checkpoints and peers (one file, long, because the table is the point: every row held to
+the same rules), each run against the real `paddle-launch` or `train` in a scratch
 directory of its own. Every row must end with
 
 - the exit status docs/troubleshooting.md documents for it;

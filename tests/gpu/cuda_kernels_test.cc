@@ -1,6 +1,6 @@
 // Each CUDA half of kernels/<family>.h against its CPU half on random data, called directly and
 // through the dispatch on a kernels::Context. Without a CUDA device the whole test reports a skip
-// (exit 77).
+// (exit 77). One file for every family, so that a GPU machine's short loan runs them in one call.
 
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <cuda_runtime_api.h>

@@ -1,4 +1,5 @@
-// The runtime on a CUDA device against the same runtime on the CPU: tensors, every layer's
+// The runtime on a CUDA device against the same runtime on the CPU, in one file so that a GPU
+// machine's short loan runs it in one call: tensors, every layer's
 // forward and backward, the recommender and its own layers, the optimizers, a model trained for a
 // few steps, checkpoints, and data parallelism over a one-rank NCCL communicator (device buckets,
 // events, in-place reduction).

@@ -1,3 +1,5 @@
+// DiskTier and the tiered SparseTable against a memory-only twin, over a real RocksDB: long
+// because each case builds both tables and walks the same requests through them.
 #include <doctest/doctest.h>
 
 #include <sys/mount.h>
