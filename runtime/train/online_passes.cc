@@ -60,9 +60,10 @@ std::vector<OnlineSave> read_online_saves(const std::string& save_dir) {
     if (line.empty()) continue;
     std::istringstream fields(line);
     OnlineSave s;
-    std::string extra;
-    if (!(fields >> s.day >> s.pass >> s.mode >> s.dir) || (fields >> extra) || (s.mode != "delta" && s.mode != "base"))
+    std::string mode, extra;
+    if (!(fields >> s.day >> s.pass >> mode >> s.dir) || (fields >> extra) || (mode != "delta" && mode != "base"))
       throw common::DataError(fmt::format("{}:{}: '{}' is not DAY PASS delta|base DIR", file.string(), number, line));
+    s.mode = ps::parse_save_mode(mode);
     saves.push_back(std::move(s));
   }
   return saves;
@@ -70,7 +71,7 @@ std::vector<OnlineSave> read_online_saves(const std::string& save_dir) {
 
 void write_online_saves(const std::string& save_dir, const std::vector<OnlineSave>& saves) {
   std::string text;
-  for (const OnlineSave& s : saves) text += fmt::format("{} {} {} {}\n", s.day, s.pass, s.mode, s.dir);
+  for (const OnlineSave& s : saves) text += fmt::format("{} {} {} {}\n", s.day, s.pass, ps::save_mode_name(s.mode), s.dir);
   fs::create_directories(save_dir);
   common::write_file_atomically(donefile(save_dir), text);
 }
@@ -80,11 +81,11 @@ size_t first_unsaved_pass(const std::vector<OnlinePass>& passes, const std::vect
   while (next < passes.size()) {
     const OnlinePass& p = passes[next];
     bool saved = false;
-    for (const OnlineSave& s : saves) saved |= s.mode == "delta" && s.day == p.day && s.pass == p.pass;
+    for (const OnlineSave& s : saves) saved |= s.mode == ps::SaveMode::kDelta && s.day == p.day && s.pass == p.pass;
     // A day's last pass counts as saved only once the day's base is too: shrink and base come after its delta.
     if (saved && p.last_of_day) {
       bool based = false;
-      for (const OnlineSave& s : saves) based |= s.mode == "base" && s.day == p.day;
+      for (const OnlineSave& s : saves) based |= s.mode == ps::SaveMode::kBase && s.day == p.day;
       saved = based;
     }
     if (!saved) break;
@@ -100,13 +101,13 @@ std::vector<OnlineSave> saves_to_load(const std::vector<OnlinePass>& passes, con
   std::vector<OnlineSave> done;
   for (const OnlineSave& s : saves)
     for (size_t i = 0; i < resume_at; ++i)
-      if (passes[i].day == s.day && (s.mode == "base" ? passes[i].last_of_day : passes[i].pass == s.pass)) {
+      if (passes[i].day == s.day && (s.mode == ps::SaveMode::kBase ? passes[i].last_of_day : passes[i].pass == s.pass)) {
         done.push_back(s);
         break;
       }
   size_t from = 0;
   for (size_t i = 0; i < done.size(); ++i)
-    if (done[i].mode == "base") from = i;
+    if (done[i].mode == ps::SaveMode::kBase) from = i;
   return {done.begin() + static_cast<long>(from), done.end()};
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ps/table/save_mode.h"
 #include "runtime/train/train_config.h"
 
 namespace paddle::runtime {
@@ -33,7 +34,7 @@ struct OnlinePass {
 struct OnlineSave {
   std::string day;
   int pass = 0;  // 0 for a base
-  std::string mode;  // "delta" or "base"
+  ps::SaveMode mode = ps::SaveMode::kDelta;  // kDelta or kBase
   std::string dir;
 };
 

@@ -67,8 +67,8 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
   const size_t resume_at = first_unsaved_pass(passes, saves);
   if (leader)
     for (const OnlineSave& s : saves_to_load(passes, saves, resume_at)) {
-      fmt::print("online: loading the {} of day {}{} from {}\n", s.mode, s.day,
-                 s.mode == "delta" ? fmt::format(" pass {}", s.pass) : "", s.dir);
+      fmt::print("online: loading the {} of day {}{} from {}\n", ps::save_mode_name(s.mode), s.day,
+                 s.mode == ps::SaveMode::kDelta ? fmt::format(" pass {}", s.pass) : "", s.dir);
       fleet.server_control().load(s.dir);
     }
   if (resume_at == passes.size()) fmt::print("online: every pass of {} day(s) is saved already\n", online.days.size());
@@ -123,11 +123,11 @@ nlohmann::json run_online_training(const TrainConfig& config, Fleet& fleet, CtrW
       fmt::print("TEST ---> day: {} pass: {} auc: {:.6f} loss: {:.6f} samples: {:.0f}\n", pass.day, pass.pass,
                  evaluation.auc.value_or(0.5), evaluation.loss, evaluation.samples.value_or(0));
       fleet.save_persistables(pass.delta_dir, ps::SaveMode::kDelta);
-      record_save(save_dir, saves, {pass.day, pass.pass, "delta", pass.delta_dir});
+      record_save(save_dir, saves, {pass.day, pass.pass, ps::SaveMode::kDelta, pass.delta_dir});
       if (pass.last_of_day) {
         shrink(fleet, fmt::format("end of day {}", pass.day));
         fleet.save_persistables(pass.base_dir, ps::SaveMode::kBase);
-        record_save(save_dir, saves, {pass.day, 0, "base", pass.base_dir});
+        record_save(save_dir, saves, {pass.day, 0, ps::SaveMode::kBase, pass.base_dir});
       }
       std::fflush(stdout);
     }

@@ -41,18 +41,18 @@ TEST_CASE("online resume: the first pass not saved, and the last base with the d
   std::vector<OnlineSave> saves;
   CHECK(first_unsaved_pass(passes, saves) == 0);
   CHECK(saves_to_load(passes, saves, 0).empty());
-  for (int p = 1; p <= 3; ++p) saves.push_back({"20261101", p, "delta", "/m/20261101/" + std::to_string(p)});
+  for (int p = 1; p <= 3; ++p) saves.push_back({"20261101", p, paddle::ps::SaveMode::kDelta, "/m/20261101/" + std::to_string(p)});
   // The day's last delta is saved but not its base: that pass runs again (shrink and base follow it).
   CHECK(first_unsaved_pass(passes, saves) == 2);
   const auto without_base = saves_to_load(passes, saves, 2);
   REQUIRE(without_base.size() == 2);
   CHECK(without_base[1].pass == 2);
-  saves.push_back({"20261101", 0, "base", "/m/20261101/base"});
-  saves.push_back({"20261102", 1, "delta", "/m/20261102/1"});
+  saves.push_back({"20261101", 0, paddle::ps::SaveMode::kBase, "/m/20261101/base"});
+  saves.push_back({"20261102", 1, paddle::ps::SaveMode::kDelta, "/m/20261102/1"});
   CHECK(first_unsaved_pass(passes, saves) == 4);
   const auto load = saves_to_load(passes, saves, 4);
   REQUIRE(load.size() == 2);
-  CHECK(load[0].mode == "base");
+  CHECK(load[0].mode == paddle::ps::SaveMode::kBase);
   CHECK(load[1].dir == "/m/20261102/1");
 }
 
@@ -60,11 +60,11 @@ TEST_CASE("online donefile: written whole, read back, a bad line named by file:l
   const fs::path dir = fs::temp_directory_path() / ("online_saves_" + std::to_string(getpid()));
   fs::remove_all(dir);
   CHECK(read_online_saves(dir.string()).empty());
-  const std::vector<OnlineSave> saves = {{"d1", 1, "delta", "/m/d1/1"}, {"d1", 0, "base", "/m/d1/base"}};
+  const std::vector<OnlineSave> saves = {{"d1", 1, paddle::ps::SaveMode::kDelta, "/m/d1/1"}, {"d1", 0, paddle::ps::SaveMode::kBase, "/m/d1/base"}};
   write_online_saves(dir.string(), saves);
   const auto back = read_online_saves(dir.string());
   REQUIRE(back.size() == 2);
-  CHECK(back[1].mode == "base");
+  CHECK(back[1].mode == paddle::ps::SaveMode::kBase);
   CHECK(back[1].dir == "/m/d1/base");
   std::ofstream(dir / "donefile.txt", std::ios::app) << "d2 x delta\n";
   CHECK_THROWS_WITH_AS(read_online_saves(dir.string()), doctest::Contains("donefile.txt:3: 'd2 x delta'"),
