@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "common/error.h"
+#include "common/wait.h"
 #include "runtime/train/online_passes.h"
 #include "runtime/train/report.h"
 #include "runtime/train/training_loop.h"
@@ -30,22 +30,25 @@ void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
   constexpr auto kSayEvery = std::chrono::seconds(5);
   constexpr auto kLookEvery = std::chrono::milliseconds(100);
   const auto start = Clock::now();
-  auto said = start - kSayEvery;
-  while (!pass_data_ready(pass.data)) {
-    const double waited = seconds_since(start);
-    if (waited >= static_cast<double>(online.wait_seconds))
-      throw common::DataError(fmt::format("{}: the data of day {} pass {} (ps.online.data_pattern) is not there{}", pass.data,
-                                          pass.day, pass.pass,
-                                          online.wait_seconds > 0 ? fmt::format(" after ps.online.wait_seconds={}", online.wait_seconds)
-                                                                  : std::string(" (a directory is complete once it holds _SUCCESS)")));
-    if (Clock::now() - said >= kSayEvery) {
-      fmt::print("online: waiting for the data of day {} pass {} at {} ({:.0f} of ps.online.wait_seconds={} s)\n", pass.day,
-                 pass.pass, pass.data, waited, online.wait_seconds);
-      std::fflush(stdout);
-      said = Clock::now();
-    }
-    std::this_thread::sleep_for(kLookEvery);
-  }
+  auto said = start - kSayEvery;  // the first miss says so at once
+  const bool ready = common::wait_until(
+      std::chrono::seconds(online.wait_seconds),
+      [&] {
+        if (pass_data_ready(pass.data)) return true;
+        if (Clock::now() - said >= kSayEvery) {
+          fmt::print("online: waiting for the data of day {} pass {} at {} ({:.0f} of ps.online.wait_seconds={} s)\n",
+                     pass.day, pass.pass, pass.data, seconds_since(start), online.wait_seconds);
+          std::fflush(stdout);
+          said = Clock::now();
+        }
+        return false;
+      },
+      kLookEvery);
+  if (!ready)
+    throw common::DataError(fmt::format("{}: the data of day {} pass {} (ps.online.data_pattern) is not there{}", pass.data,
+                                        pass.day, pass.pass,
+                                        online.wait_seconds > 0 ? fmt::format(" after ps.online.wait_seconds={}", online.wait_seconds)
+                                                                : std::string(" (a directory is complete once it holds _SUCCESS)")));
 }
 
 void shrink(Fleet& fleet, const std::string& why) {
