@@ -62,7 +62,7 @@ namespace {
 int checked_device(int device) {
   const int devices = cuda::device_count();
   if (device < 0 || device >= devices)
-    throw std::runtime_error(fmt::format("gpu:{} requested, but this process sees {} CUDA device(s)", device, devices));
+    throw common::ConfigError(fmt::format("gpu:{} requested, but this process sees {} CUDA device(s)", device, devices));
   return device;
 }
 

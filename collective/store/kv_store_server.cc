@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 
+#include "common/error.h"
+
 namespace paddle::collective {
 namespace {
 
@@ -115,7 +117,7 @@ KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<comm
     : acceptor_(io_), accept_pause_(io_), sweep_timer_(io_), handler_(std::move(token)), silent_after_(silent_after) {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(ip, ec);
-  if (ec) throw std::runtime_error(fmt::format("key-value store: '{}' is not an IP address", ip));
+  if (ec) throw common::ConfigError(fmt::format("key-value store: '{}' is not an IP address", ip));
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
@@ -124,7 +126,7 @@ KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<comm
   // connect at once.
   if (!ec) acceptor_.listen(65535, ec);
   if (!ec) acceptor_.non_blocking(true, ec);
-  if (ec) throw std::runtime_error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
+  if (ec) throw common::Error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
   port_ = acceptor_.local_endpoint().port();
   if (!handler_.has_token())
     fmt::print(stderr, "key-value store on {}:{}: no PADDLE_JOB_TOKEN, so any peer that reaches it is served "

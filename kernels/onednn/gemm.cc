@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace paddle::kernels::onednn {
 
 void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, const float* b, float* c,
@@ -20,7 +22,7 @@ void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* 
       dnnl::sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, transpose_a ? m : k, b,
                   transpose_b ? k : n, accumulate ? 1.0f : 0.0f, c, n);
   if (status != dnnl::status::success)
-    throw std::runtime_error(fmt::format("oneDNN sgemm of [{}x{}] by [{}x{}] failed with status {}", m, k, k, n,
+    throw common::Error(fmt::format("oneDNN sgemm of [{}x{}] by [{}x{}] failed with status {}", m, k, k, n,
                                          static_cast<int>(status)));
 }
 

@@ -22,14 +22,14 @@ std::string deflate_bytes(const std::string& text) {
   std::string out(size, '\0');
   if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(text.data()),
                 static_cast<uLong>(text.size()), Z_DEFAULT_COMPRESSION) != Z_OK)
-    throw std::runtime_error(fmt::format("zlib could not deflate a member list of {} bytes", text.size()));
+    throw common::Error(fmt::format("zlib could not deflate a member list of {} bytes", text.size()));
   out.resize(size);
   return out;
 }
 
 std::string inflate_bytes(const std::string& packed) {
   z_stream stream{};
-  if (inflateInit(&stream) != Z_OK) throw std::runtime_error("zlib: inflateInit failed");
+  if (inflateInit(&stream) != Z_OK) throw common::Error("zlib: inflateInit failed");
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
   stream.avail_in = static_cast<uInt>(packed.size());
   std::string out;

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "launcher/supervise/close_on_exec.h"
+#include "common/error.h"
 
 namespace paddle::launcher {
 namespace {
@@ -53,13 +54,13 @@ ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::s
                            const std::string& log_file, ExitHandler on_exit, Stdin stdin_from, int join_cgroup_fd) {
   std::FILE* log = std::fopen(log_file.c_str(), "we");
   if (log == nullptr)
-    throw std::runtime_error(fmt::format("cannot open log file {}: {}", log_file, std::strerror(errno)));
+    throw common::DataError(fmt::format("cannot open log file {}: {}", log_file, std::strerror(errno)));
   // Both ends close-on-exec: the child gets the read end as its stdin (dup2 clears the flag
   // there), and no later child inherits the write end, which would hide the end-of-file.
   int pipe_fds[2] = {-1, -1};
   if (stdin_from == Stdin::kPipe && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     std::fclose(log);
-    throw std::runtime_error(fmt::format("cannot make a stdin pipe for {}: {}", argv.front(), std::strerror(errno)));
+    throw common::Error(fmt::format("cannot make a stdin pipe for {}: {}", argv.front(), std::strerror(errno)));
   }
   std::FILE* input = stdin_from == Stdin::kPipe ? ::fdopen(pipe_fds[0], "r") : std::fopen("/dev/null", "re");
   std::error_code ec;
@@ -80,7 +81,7 @@ ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::s
   if (stdin_fd_ >= 0) ::fcntl(stdin_fd_, F_SETFL, O_NONBLOCK);  // a stalled reader must not stall us
   if (ec) {
     close_stdin();
-    throw std::runtime_error(fmt::format("cannot start {}: {}", argv.front(), ec.message()));
+    throw common::Error(fmt::format("cannot start {}: {}", argv.front(), ec.message()));
   }
   pid_ = child_.id();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/error.h"
 #include "ps/table/checkpoint.h"
 #include "ps/server/server_session.h"
 
@@ -28,13 +29,13 @@ ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
   for (auto& t : tables_.sparse) t->set_helpers(&helpers_);
   boost::system::error_code ec;
   const tcp::endpoint endpoint(asio::ip::make_address(options_.ip, ec), static_cast<unsigned short>(options_.port));
-  if (ec) throw std::runtime_error(fmt::format("parameter server: '{}' is not an IP address", options_.ip));
+  if (ec) throw common::ConfigError(fmt::format("parameter server: '{}' is not an IP address", options_.ip));
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    throw std::runtime_error(fmt::format("parameter server cannot listen on {}:{}: {}", options_.ip, options_.port,
+    throw common::Error(fmt::format("parameter server cannot listen on {}:{}: {}", options_.ip, options_.port,
                                          ec.message()));
   port_ = acceptor_.local_endpoint().port();
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "ps/table/table_io.h"
 
 namespace paddle::ps {
@@ -120,7 +121,7 @@ void SparseTable::load(std::istream& in, bool upsert) {
   const auto count = table_io::read<uint64_t>(in);
   const auto width = table_io::read<uint64_t>(in);
   if (width != saved_width())
-    throw std::runtime_error(fmt::format("sparse table {} holds rows of {} floats where this model's have {} (another "
+    throw common::DataError(fmt::format("sparse table {} holds rows of {} floats where this model's have {} (another "
                                          "accessor, dim or rule?)", spec_.name, width, saved_width()));
   std::vector<std::unique_lock<std::mutex>> locks;
   for (auto& s : shards_) locks.emplace_back(s->mutex);
@@ -146,7 +147,7 @@ void SparseTable::load(std::istream& in, bool upsert) {
 }
 
 void SparseTable::load_legacy(std::istream& in) {
-  if (ctr()) throw std::runtime_error(fmt::format("sparse table {}: a format 1 or 2 checkpoint holds no CTR rows", spec_.name));
+  if (ctr()) throw common::DataError(fmt::format("sparse table {}: a format 1 or 2 checkpoint holds no CTR rows", spec_.name));
   const auto count = table_io::read<uint64_t>(in);
   std::vector<std::unique_lock<std::mutex>> locks;
   for (auto& s : shards_) locks.emplace_back(s->mutex);

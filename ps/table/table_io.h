@@ -1,7 +1,7 @@
 #pragma once
 // The tables' checkpoint bytes: values written in host order (checkpoints are read back by the
 // same build of the same machine kind; the wire, not the checkpoint, is byte-order explicit),
-// reads that throw std::runtime_error when the data ends early.
+// reads that throw common::DataError when the data ends early.
 
 #include <fmt/format.h>
 
@@ -10,6 +10,8 @@
 #include <ostream>
 #include <stdexcept>
 #include <vector>
+
+#include "common/error.h"
 
 namespace paddle::ps::table_io {
 
@@ -21,7 +23,7 @@ void write(std::ostream& out, const T& v) {
 template <typename T>
 T read(std::istream& in) {
   T v;
-  if (!in.read(reinterpret_cast<char*>(&v), sizeof v)) throw std::runtime_error("table data ends early");
+  if (!in.read(reinterpret_cast<char*>(&v), sizeof v)) throw common::DataError("table data ends early");
   return v;
 }
 
@@ -31,7 +33,7 @@ inline void write_floats(std::ostream& out, const float* v, size_t n) {
 
 inline void read_floats(std::istream& in, float* v, size_t n) {
   if (!in.read(reinterpret_cast<char*>(v), static_cast<std::streamsize>(n * sizeof(float))))
-    throw std::runtime_error("table data ends early");
+    throw common::DataError("table data ends early");
 }
 
 // A u64 count, then the values.
@@ -42,7 +44,7 @@ inline void write_counted(std::ostream& out, const std::vector<float>& v) {
 
 inline std::vector<float> read_counted(std::istream& in, size_t expected) {
   const auto n = read<uint64_t>(in);
-  if (n != expected) throw std::runtime_error(fmt::format("table data holds {} values where {} were expected", n, expected));
+  if (n != expected) throw common::DataError(fmt::format("table data holds {} values where {} were expected", n, expected));
   std::vector<float> v(n);
   read_floats(in, v.data(), n);
   return v;

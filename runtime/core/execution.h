@@ -15,7 +15,7 @@ namespace paddle::runtime {
 
 class Execution {
  public:
-  // Throws common::ConfigError when the build has no CUDA, std::runtime_error when this process
+  // Throws common::ConfigError when the build has no CUDA or this process
   // does not see the device. tf32 lets GEMMs and convolutions on a CUDA device use TF32 tensor
   // cores (kernels/cuda/handles.h). `cpu`: the CPU kernels (PADDLE_CPU_KERNELS, which Fleet
   // reads from the job's environment).
