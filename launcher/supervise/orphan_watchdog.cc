@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
-#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "launcher/supervise/close_on_exec.h"
 
 namespace paddle::launcher {
 namespace {
@@ -55,9 +55,8 @@ void keep_only(int commands, int write_end) {
     ::close(STDERR_FILENO);
   }
   if (::syscall(SYS_close_range, 3u, ~0u, 0u) == 0) return;
-  rlimit limit{};  // a kernel before 5.9, or a sandbox that refuses close_range: one at a time
-  const rlim_t last = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? std::min<rlim_t>(limit.rlim_cur, 1 << 16) : 1024;
-  for (int fd = 3; fd < static_cast<int>(last); ++fd) ::close(fd);
+  // A kernel before 5.9, or a sandbox that refuses close_range: one at a time.
+  for (int fd = 3, last = descriptor_limit(); fd < last; ++fd) ::close(fd);
 }
 
 // The watchdog's body, in the forked child; never returns. Its standard input is the pipe.
