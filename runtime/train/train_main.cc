@@ -4,7 +4,8 @@
 // runtime/distributed/topology.h for starting it by hand) and goes through Fleet as a user's
 // program would: in a collective job every process is a trainer; in a parameter-server job a
 // process serves the model's tables or trains against them (train_config.h, "parallelism").
-// Every worker runs the one training loop (training_loop.h); worker 0 writes OUTPUT_DIR/metrics.json.
+// Every worker runs the one training loop (training_loop.h) through epochs, or an online run's
+// days x passes (online_schedule.h); worker 0 writes OUTPUT_DIR/metrics.json.
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -25,7 +26,7 @@
 #include "runtime/train/ctr_workload.h"
 #include "runtime/train/layer_ps_workload.h"
 #include "runtime/train/metrics_log.h"
-#include "runtime/train/online_training.h"
+#include "runtime/train/online_schedule.h"
 #include "runtime/train/tensorboard/tensorboard_progress.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/training_loop.h"
@@ -64,7 +65,8 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
     fleet.server_control().load(config.ps.init_dir);
   ProgressSinks progress(config, env, fleet.is_first_worker() ? "worker0" : "");
   if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {
-    run_online_training(config, fleet, *ctr, started, progress.get());
+    OnlineSchedule passes(config, fleet, *ctr);
+    run_training(config, workload, passes, origin, started, progress.get());
   } else {
     workload.begin();
     run_training(config, workload, origin, started, progress.get());

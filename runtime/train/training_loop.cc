@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,8 +17,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 struct StepPlace {
-  int64_t epoch = 0;
-  int64_t batch = 0;  // in the epoch
+  const Round& round;
+  int64_t batch = 0;  // in the round
   int64_t step = 0;   // global, counting this one
 };
 
@@ -27,7 +28,7 @@ void log_step(LogStyle style, int64_t log_every, const StepPlace& at, double los
       if (at.batch % log_every != 0) return;
     {
       const TopAccuracy accuracy = result.accuracy ? result.accuracy() : TopAccuracy{};
-      fmt::print("[Epoch {}, batch {}] loss: {:.5f}, acc1: {:.5f}, acc5: {:.5f}\n", at.epoch, at.batch, loss,
+      fmt::print("[Epoch {}, batch {}] loss: {:.5f}, acc1: {:.5f}, acc5: {:.5f}\n", at.round.index, at.batch, loss,
                  accuracy.top1, accuracy.top5);
       break;
     }
@@ -37,23 +38,24 @@ void log_step(LogStyle style, int64_t log_every, const StepPlace& at, double los
       break;
     case LogStyle::kClickRate:
       if (at.step % log_every != 0) return;
-      fmt::print("TRAIN ---> pass: {} loss: {:.6f}\n", at.epoch, loss);
+      fmt::print("TRAIN ---> {} loss: {:.6f}\n", at.round.name, loss);
       break;
   }
   std::fflush(stdout);
 }
 
-void log_evaluation(LogStyle style, int64_t epoch, const Evaluation& e) {
+void log_evaluation(LogStyle style, const Round& round, const Evaluation& e) {
   switch (style) {
     case LogStyle::kClassifier:
-      fmt::print("[Epoch {}] test_loss: {:.5f}, test_acc1: {:.5f}, test_acc5: {:.5f}\n", epoch, e.loss, e.acc1.value_or(0),
-                 e.acc5.value_or(0));
+      fmt::print("[Epoch {}] test_loss: {:.5f}, test_acc1: {:.5f}, test_acc5: {:.5f}\n", round.index, e.loss,
+                 e.acc1.value_or(0), e.acc5.value_or(0));
       break;
     case LogStyle::kRegression:
-      fmt::print("[Epoch {}] test_loss: {:.6f}, test_rmse: {:.6f}\n", epoch, e.loss, e.rmse.value_or(0));
+      fmt::print("[Epoch {}] test_loss: {:.6f}, test_rmse: {:.6f}\n", round.index, e.loss, e.rmse.value_or(0));
       break;
     case LogStyle::kClickRate:
-      fmt::print("TEST ---> pass: {} auc: {:.6f} loss: {:.6f}\n", epoch, e.auc.value_or(0.5), e.loss);
+      fmt::print("TEST ---> {} auc: {:.6f} loss: {:.6f}{}\n", round.name, e.auc.value_or(0.5), e.loss,
+                 e.samples ? fmt::format(" samples: {:.0f}", *e.samples) : "");
       break;
   }
   std::fflush(stdout);
@@ -61,21 +63,23 @@ void log_evaluation(LogStyle style, int64_t epoch, const Evaluation& e) {
 
 }  // namespace
 
-nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin,
+nlohmann::json run_training(const TrainConfig& config, Workload& workload, Schedule& schedule, RunOrigin origin,
                             Clock::time_point started, ProgressLog* metrics) {
   const bool leader = workload.worker_index() == 0;
   const LogStyle style = workload.log_style();
-  CheckpointPosition position = workload.start();
+  CheckpointPosition position = schedule.start();
   fmt::print("{}\n", workload.describe());
   RunFigures run;
   run.world_size = workload.worker_num();
   if (leader) {
     const Generation now{origin.generation, run.world_size, position};
-    run.generations = record_generation(config.output_dir, now, origin.resuming);
+    const bool resuming = origin.resuming || position.epoch > 0 || position.step > 0;
+    run.generations = record_generation(config.output_dir, now, resuming);
     fmt::print("generations: {}\n", describe_generations(run.generations));
   }
   std::fflush(stdout);
 
+  const std::vector<Round>& rounds = schedule.rounds();
   double train_seconds = 0;
   int64_t trained_samples = 0;
   Evaluation evaluation;
@@ -85,11 +89,13 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
   int64_t line_step = position.step;
   double line_comm = workload.communication_seconds();
   const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
-  for (int64_t epoch = position.epoch; epoch < config.epochs && !stop; ++epoch) {
-    const auto epoch_start = Clock::now();
-    const int64_t epoch_first_step = position.step;
-    workload.begin_epoch(epoch);
-    StepPlace at{epoch, 0, position.step};
+  for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < rounds.size() && !stop; ++r) {
+    const Round& round = rounds[r];
+    schedule.before_round(round);
+    const auto round_start = Clock::now();
+    const int64_t round_first_step = position.step;
+    workload.begin_epoch(round.index);
+    StepPlace at{round, 0, position.step};
     while (auto result = workload.train_step(position.step)) {
       at.step = ++position.step;
       run.train_loss = workload.mean_over_workers(result->loss);
@@ -98,8 +104,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       if (metrics && at.step % config.log_every == 0) {
         const double seconds = seconds_since(line_time), comm = workload.communication_seconds();
         const auto steps = static_cast<double>(at.step - line_step);
-        metrics->step({at.step, epoch, run.train_loss, workload.learning_rate(at.step - 1),
-                        seconds > 0 ? steps * local_batch / seconds : 0.0, steps > 0 ? (comm - line_comm) / steps : 0.0});
+        metrics->step({at.step, round.index, run.train_loss, workload.learning_rate(at.step - 1),
+                       seconds > 0 ? steps * local_batch / seconds : 0.0, steps > 0 ? (comm - line_comm) / steps : 0.0});
         line_time = Clock::now();
         line_step = at.step;
         line_comm = comm;
@@ -112,26 +118,27 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
       }
     }
     workload.end_epoch();
-    const double epoch_seconds = seconds_since(epoch_start);
-    train_seconds += epoch_seconds;
-    if (!stop) position.epoch = epoch + 1;
+    const double round_seconds = seconds_since(round_start);
+    train_seconds += round_seconds;
+    if (!stop) position.epoch = static_cast<int64_t>(r) + 1;
     nlohmann::json figures = {
-        {"epoch", epoch},
+        {"epoch", round.index},
         {"train_loss", run.train_loss},
-        {"seconds", epoch_seconds},
-        {"samples_per_sec", epoch_seconds > 0 ? static_cast<double>(position.step - epoch_first_step) *
-                                                    static_cast<double>(workload.global_batch()) / epoch_seconds
+        {"seconds", round_seconds},
+        {"samples_per_sec", round_seconds > 0 ? static_cast<double>(position.step - round_first_step) *
+                                                    static_cast<double>(workload.global_batch()) / round_seconds
                                               : 0.0}};
+    figures.update(round.labels);
     if (leader || workload.evaluates_together()) {
       evaluation = workload.evaluate();
       evaluated = true;
     }
     if (leader) {
-      log_evaluation(style, epoch, evaluation);
+      log_evaluation(style, round, evaluation);
       figures.update(evaluation_figures(evaluation));
-      if (!stop && config.checkpoint) workload.save_checkpoint(position);
     }
-    if (metrics) metrics->epoch(epoch, figures);
+    schedule.after_round(round, position, !stop);
+    if (metrics) metrics->epoch(round.index, figures);
     run.history.push_back(std::move(figures));
     workload.barrier();
   }
@@ -149,6 +156,12 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOr
   }
   workload.barrier();
   return report;
+}
+
+nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin, Clock::time_point started,
+                            ProgressLog* metrics) {
+  EpochSchedule epochs(config, workload);
+  return run_training(config, workload, epochs, origin, started, metrics);
 }
 
 }  // namespace paddle::runtime

@@ -141,3 +141,60 @@ TEST_CASE("a NaN loss stops training with Paddle's message and exit status 3") {
   CHECK(w.steps.size() == 6);
   CHECK(NanLossError().exit_code() == 3);
 }
+
+namespace {
+
+// Three named rounds (indices 10, 11, 12) that start past the first; it records its hooks.
+class ScriptedSchedule : public Schedule {
+ public:
+  ScriptedSchedule() {
+    for (int64_t i = 0; i < 3; ++i)
+      rounds_.push_back({10 + i, "day: d pass: " + std::to_string(i + 1), {{"day", "d"}, {"pass", i + 1}}});
+  }
+  const std::vector<Round>& rounds() const override { return rounds_; }
+  CheckpointPosition start() override { return {1, 0}; }
+  void before_round(const Round& round) override { before.push_back(round.index); }
+  void after_round(const Round& round, const CheckpointPosition& at, bool complete) override {
+    after.push_back({round.index, at.epoch, complete});
+  }
+
+  struct After {
+    int64_t round, epochs_done;
+    bool complete;
+    bool operator==(const After&) const = default;
+  };
+  std::vector<int64_t> before;
+  std::vector<After> after;
+
+ private:
+  std::vector<Round> rounds_;
+};
+
+}  // namespace
+
+TEST_CASE("a schedule's rounds run from its start, with its hooks around each and its labels in the history") {
+  const TrainConfig config = config_in(scratch_dir("schedule"), {"epochs=1"});
+  ScriptedWorkload w(2);
+  ScriptedSchedule schedule;
+  const nlohmann::json report = run_training(config, w, schedule, {}, std::chrono::steady_clock::now(), nullptr);
+  CHECK(w.epochs == std::vector<int64_t>{11, 12});
+  CHECK(schedule.before == std::vector<int64_t>{11, 12});
+  CHECK(schedule.after == std::vector<ScriptedSchedule::After>{{11, 2, true}, {12, 3, true}});
+  CHECK(w.checkpoints.empty());  // checkpoints are the epoch schedule's
+  REQUIRE(report["history"].size() == 2);
+  CHECK(report["history"][1]["epoch"] == 12);
+  CHECK(report["history"][1]["day"] == "d");
+  CHECK(report["history"][1]["pass"] == 3);
+  CHECK(report["epochs"] == 3);
+  // Starting past the first round is a resume: the generation starts from there.
+  CHECK(report["generations"][0]["from_epoch"] == 1);
+}
+
+TEST_CASE("a round cut short by max_steps reaches its schedule as incomplete") {
+  const TrainConfig config = config_in(scratch_dir("schedule_max_steps"), {"max_steps=3"});
+  ScriptedWorkload w(2);
+  ScriptedSchedule schedule;
+  run_training(config, w, schedule, {}, std::chrono::steady_clock::now(), nullptr);
+  CHECK(w.steps.size() == 3);
+  CHECK(schedule.after == std::vector<ScriptedSchedule::After>{{11, 2, true}, {12, 2, false}});
+}

@@ -1,0 +1,46 @@
+#pragma once
+// OnlineSchedule: a CTR workload trained pass after pass on streaming data, day by day, as
+// PaddleRec's online trainer does (train_config.h OnlineConfig, online_passes.h). The one
+// training loop (training_loop.h) trains each pass as a round; this schedule adds:
+//
+//   start: worker 0 has the servers load the last base and the deltas after it
+//     (online_passes.h saves_to_load), and every worker skips the passes they cover
+//   before each pass: wait for its data to arrive (ps.online.wait_seconds, saying what it
+//     waits for), and load it (its test_fraction tail is held out)
+//   after each pass: worker 0 has the servers save a delta to SAVE_DIR/DAY/PASS; after a
+//     day's last pass they shrink (besides ps.shrink_every_passes) and save the day's base;
+//     then a barrier, so no worker pushes the next pass's gradients into a table being saved
+//
+// Every worker reads SAVE_DIR/donefile.txt to find where to start: on several hosts
+// ps.save_dir is a directory they share.
+
+#include <vector>
+
+#include "runtime/train/ctr_workload.h"
+#include "runtime/train/online_passes.h"
+#include "runtime/train/schedule.h"
+#include "runtime/train/train_config.h"
+
+namespace paddle::runtime {
+
+// Used after fleet.init_worker(workload.tables()); start() begins the workload.
+class OnlineSchedule : public Schedule {
+ public:
+  OnlineSchedule(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload);
+
+  const std::vector<Round>& rounds() const override { return rounds_; }
+  CheckpointPosition start() override;
+  // Throws common::DataError naming the path when the pass's data is not there in time.
+  void before_round(const Round& round) override;
+  void after_round(const Round& round, const CheckpointPosition& at, bool complete) override;
+
+ private:
+  const TrainConfig& config_;
+  Fleet& fleet_;
+  CtrWorkload& workload_;
+  std::vector<OnlinePass> passes_;
+  std::vector<Round> rounds_;  // one per pass
+  std::vector<OnlineSave> saves_;
+};
+
+}  // namespace paddle::runtime

@@ -1,0 +1,15 @@
+#include "runtime/train/schedule.h"
+
+#include <fmt/format.h>
+
+namespace paddle::runtime {
+
+EpochSchedule::EpochSchedule(const TrainConfig& config, Workload& workload) : config_(config), workload_(workload) {
+  for (int64_t epoch = 0; epoch < config.epochs; ++epoch) rounds_.push_back({epoch, fmt::format("pass: {}", epoch), nlohmann::json::object()});
+}
+
+void EpochSchedule::after_round(const Round&, const CheckpointPosition& at, bool complete) {
+  if (complete && config_.checkpoint && workload_.worker_index() == 0) workload_.save_checkpoint(at);
+}
+
+}  // namespace paddle::runtime
