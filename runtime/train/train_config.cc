@@ -1,14 +1,16 @@
-// TrainConfig's parsing (train_config.h): every key of a config read and checked, section by
-// section; long because the keys are many (one table of them is to replace this file's reads).
+// TrainConfig's parsing (train_config.h): every key of a config read section by section, each
+// value checked against its row of the key table (config_keys.h) as it is read; the checks
+// that join two keys are here.
 #include "runtime/train/train_config.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <stdexcept>
 #include <limits>
 
-#include "ps/table/update_rule.h"
 
 namespace paddle::runtime {
 namespace {
@@ -48,7 +50,16 @@ std::string name_of(const std::array<std::pair<Kind, const char*>, N>& names, Ki
 // instead of throwing.
 std::string shown(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// Typed values of the merged JSON by dotted key; every failure names the key and the value.
+// "a, b or c", or "one of a, b, c, d, e" for a longer list.
+std::string choices_text(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i)
+    out += (i == 0 ? "" : choices.size() > 4 ? ", " : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return choices.size() > 4 ? "one of " + out : out;
+}
+
+// Typed values of the merged JSON by dotted key, each checked against its row of the key table
+// (config_keys.h): every failure names the key and the value.
 class ConfigReader {
  public:
   explicit ConfigReader(const json& root) : root_(root) {}
@@ -64,78 +75,108 @@ class ConfigReader {
     }
   }
 
-  int64_t integer(const std::string& key, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) const {
-    const json& v = at(key);
-    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", key, shown(v)));
+  int64_t integer(const std::string& name) const {
+    const ConfigKey& key = row(name, KeyType::kInteger);
+    const json& v = at(name);
+    if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", name, shown(v)));
     const int64_t value = v.get<int64_t>();
-    if (value < min || value > max)
-      throw ConfigError(max == std::numeric_limits<int64_t>::max()
-                            ? fmt::format("{}: {} is less than {}", key, value, min)
-                            : fmt::format("{}: {} is not in [{}, {}]", key, value, min, max));
+    const auto min = static_cast<int64_t>(key.min);
+    if (std::isfinite(key.max)) {
+      const auto max = static_cast<int64_t>(key.max);
+      if (value < min || value > max) throw ConfigError(fmt::format("{}: {} is not in [{}, {}]", name, value, min, max));
+    } else if (value < min) {
+      throw ConfigError(fmt::format("{}: {} is less than {}", name, value, min));
+    }
     return value;
   }
 
-  double number(const std::string& key, double min) const {
-    const json& v = at(key);
-    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", key, shown(v)));
+  double number(const std::string& name) const {
+    const ConfigKey& key = row(name, KeyType::kNumber);
+    const json& v = at(name);
+    if (!v.is_number()) throw ConfigError(fmt::format("{}: {} is not a number", name, shown(v)));
     const double value = v.get<double>();
-    if (!(value >= min)) throw ConfigError(fmt::format("{}: {} is less than {}", key, value, min));
+    if (!(value >= key.min)) throw ConfigError(fmt::format("{}: {} is less than {}", name, value, key.min));
+    if (key.above_min && value == key.min)
+      throw ConfigError(key.min == 0 ? fmt::format("{}: {} is not positive", name, value)
+                                     : fmt::format("{}: {} is not above {}", name, value, key.min));
+    if (value > key.max) throw ConfigError(fmt::format("{}: {} is above {}", name, value, key.max));
     return value;
   }
 
-  double positive(const std::string& key) const {
-    const double value = number(key, 0);
-    if (value <= 0) throw ConfigError(fmt::format("{}: {} is not positive", key, value));
-    return value;
-  }
-
-  bool boolean(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", key, shown(v)));
+  bool boolean(const std::string& name) const {
+    row(name, KeyType::kBoolean);
+    const json& v = at(name);
+    if (!v.is_boolean()) throw ConfigError(fmt::format("{}: {} is not true or false", name, shown(v)));
     return v.get<bool>();
   }
 
-  std::string text(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", key, shown(v)));
+  std::string text(const std::string& name) const {
+    const KeyType type = config_key(name).type;
+    if (type != KeyType::kText && type != KeyType::kChoice)
+      throw std::logic_error(fmt::format("config key {} is read as a string, but the key table says otherwise", name));
+    const json& v = at(name);
+    if (!v.is_string()) throw ConfigError(fmt::format("{}: {} is not a string", name, shown(v)));
     return v.get<std::string>();
   }
 
-  std::vector<int64_t> integers(const std::string& key, int64_t min) const {
-    const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
+  // One of the key's choices.
+  std::string choice(const std::string& name) const {
+    const ConfigKey& key = row(name, KeyType::kChoice);
+    const std::string value = text(name);
+    if (std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end())
+      throw ConfigError(fmt::format("{} '{}' is not {}", name, value, choices_text(key.choices)));
+    return value;
+  }
+
+  std::vector<int64_t> integers(const std::string& name) const {
+    const ConfigKey& key = row(name, KeyType::kIntegers);
+    const json& v = list(name);
     std::vector<int64_t> out;
     for (const json& item : v) {
-      if (!item.is_number_integer() || item.get<int64_t>() < min)
-        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", key, shown(v), min));
+      if (!item.is_number_integer() || item.get<int64_t>() < static_cast<int64_t>(key.min))
+        throw ConfigError(fmt::format("{}: {} is not a list of integers >= {}", name, shown(v), key.min));
       out.push_back(item.get<int64_t>());
     }
     return out;
   }
 
-  std::vector<std::string> strings(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
+  std::vector<std::string> strings(const std::string& name) const {
+    row(name, KeyType::kTexts);
+    const json& v = list(name);
     std::vector<std::string> out;
     for (const json& item : v) {
-      if (!item.is_string()) throw ConfigError(fmt::format("{}: {} is not a list of strings", key, shown(v)));
+      if (!item.is_string()) throw ConfigError(fmt::format("{}: {} is not a list of strings", name, shown(v)));
       out.push_back(item.get<std::string>());
     }
     return out;
   }
 
-  std::vector<float> numbers(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", key, shown(v)));
+  std::vector<float> numbers(const std::string& name) const {
+    row(name, KeyType::kNumbers);
+    const json& v = list(name);
     std::vector<float> out;
     for (const json& item : v) {
-      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", key, shown(v)));
+      if (!item.is_number()) throw ConfigError(fmt::format("{}: {} is not a list of numbers", name, shown(v)));
       out.push_back(item.get<float>());
     }
     return out;
   }
 
  private:
+  // The key's row; reading a key as another type than its row's is a bug here, not in the config.
+  static const ConfigKey& row(const std::string& name, KeyType type) {
+    const ConfigKey& key = config_key(name);
+    if (key.type != type)
+      throw std::logic_error(fmt::format("config key {} is read as another type than the key table gives", name));
+    return key;
+  }
+
+  const json& list(const std::string& name) const {
+    const json& v = at(name);
+    if (!v.is_array()) throw ConfigError(fmt::format("{}: {} is not a list", name, shown(v)));
+    return v;
+  }
+
   const json& root_;
 };
 
@@ -143,71 +184,63 @@ PsMode parse_ps_mode(const std::string& name) {
   if (name == "sync") return PsMode::kSync;
   if (name == "async") return PsMode::kAsync;
   if (name == "geo") return PsMode::kGeo;
-  throw ConfigError(fmt::format("ps.mode '{}' is not sync, async or geo", name));
+  throw std::logic_error("ps.mode " + name + " passed the key table but has no mode");
 }
 
 Parallelism parse_parallelism(const std::string& name) {
   if (name == "auto") return Parallelism::kAuto;
   if (name == "collective") return Parallelism::kCollective;
   if (name == "ps") return Parallelism::kParameterServer;
-  throw ConfigError(fmt::format("parallelism '{}' is not auto, collective or ps", name));
+  throw std::logic_error("parallelism " + name + " passed the key table but has no kind");
 }
 
 DevicePreference parse_device(const std::string& name) {
   if (name == "auto") return DevicePreference::kAuto;
   if (name == "cpu") return DevicePreference::kCpu;
-  throw ConfigError(fmt::format("device '{}' is not auto or cpu", name));
+  throw std::logic_error("device " + name + " passed the key table but has no kind");
 }
 
 ModelConfig parse_model(const ConfigReader& r) {
   ModelConfig m;
-  m.kind = kind_named(kModels, r.text("model"), "model");
-  const auto channels = r.integers("cnn.channels", 1);
+  m.kind = kind_named(kModels, r.choice("model"), "model");
+  const auto channels = r.integers("cnn.channels");
   if (channels.size() != 2)
     throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", shown(r.at("cnn.channels"))));
   m.cnn.channels = {channels[0], channels[1]};
-  m.cnn.hidden = r.integer("cnn.hidden", 1);
-  m.resnet.depth = static_cast<int>(r.integer("resnet.depth", 1));
-  m.resnet.width = r.integer("resnet.width", 1);
+  m.cnn.hidden = r.integer("cnn.hidden");
+  m.resnet.depth = static_cast<int>(r.integer("resnet.depth"));
+  m.resnet.width = r.integer("resnet.width");
   RecommenderShape& rec = m.recommender;
-  rec.id_dim = r.integer("recommender.id_dim", 1);
-  rec.category_dim = r.integer("recommender.category_dim", 1);
-  rec.bag_dim = r.integer("recommender.bag_dim", 1);
-  rec.hidden = r.integer("recommender.hidden", 1);
-  rec.scale = static_cast<float>(r.positive("recommender.scale"));
-  m.wide_deep.embedding_dim = r.integer("ctr.embedding_dim", 1);
-  m.wide_deep.hidden = r.integers("ctr.hidden", 1);
+  rec.id_dim = r.integer("recommender.id_dim");
+  rec.category_dim = r.integer("recommender.category_dim");
+  rec.bag_dim = r.integer("recommender.bag_dim");
+  rec.hidden = r.integer("recommender.hidden");
+  rec.scale = static_cast<float>(r.number("recommender.scale"));
+  m.wide_deep.embedding_dim = r.integer("ctr.embedding_dim");
+  m.wide_deep.hidden = r.integers("ctr.hidden");
   return m;
 }
 
 DataConfig parse_data(const ConfigReader& r) {
   DataConfig d;
-  d.kind = kind_named(kDatasets, r.text("dataset"), "dataset");
+  d.kind = kind_named(kDatasets, r.choice("dataset"), "dataset");
   d.dir = r.text("data_dir");
-  d.train_samples = static_cast<size_t>(r.integer("train_samples", 0));
-  d.test_samples = static_cast<size_t>(r.integer("test_samples", 0));
-  d.image_shape = r.integers("image_shape", 1);
+  d.train_samples = static_cast<size_t>(r.integer("train_samples"));
+  d.test_samples = static_cast<size_t>(r.integer("test_samples"));
+  d.image_shape = r.integers("image_shape");
   if (!d.image_shape.empty() && d.image_shape.size() != 3)
     throw ConfigError(fmt::format("image_shape: {} is not [C,H,W]", shown(r.at("image_shape"))));
-  d.test_fraction = r.number("ctr.test_fraction", 0);
+  d.test_fraction = r.number("ctr.test_fraction");
   if (d.test_fraction >= 1) throw ConfigError(fmt::format("ctr.test_fraction: {} is not below 1", d.test_fraction));
-  d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim", 0));
+  d.hash_dim = static_cast<uint64_t>(r.integer("ctr.hash_dim"));
   return d;
-}
-
-bool is_server_rule(const std::string& name) {
-  try {
-    ps::UpdateRule::parse(name, 1.0f);
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
 }
 
 // The servers' rule: optimizer.type, which ps.server_optimizer (`given`, may be empty) may repeat.
 std::string server_rule(const std::string& given, const std::string& optimizer_type) {
-  if (!given.empty() && !is_server_rule(given))
-    throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not sgd, momentum, adagrad or adam", given));
+  const std::vector<std::string>& rules = config_key("optimizer.type").choices;
+  if (!given.empty() && std::find(rules.begin(), rules.end(), given) == rules.end())
+    throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not {}", given, choices_text(rules)));
   if (given.empty()) return optimizer_type;
   if (given != optimizer_type)
     throw ConfigError(fmt::format("ps.server_optimizer: {} contradicts optimizer.type: {}; the servers run the program's "
@@ -217,51 +250,44 @@ std::string server_rule(const std::string& given, const std::string& optimizer_t
 }
 
 ps::SparseRuleSpec parse_sparse_rule(const ConfigReader& r) {
-  ps::SparseRuleSpec rule;
-  try {
-    rule = ps::SparseRuleSpec::parse(r.text("ps.sparse_rule.type"));
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(fmt::format("ps.sparse_rule.type: {}", e.what()));
-  }
-  rule.learning_rate = static_cast<float>(r.positive("ps.sparse_rule.lr"));
-  rule.initial_g2sum = static_cast<float>(r.number("ps.sparse_rule.initial_g2sum", 0));
-  rule.initial_range = static_cast<float>(r.number("ps.sparse_rule.initial_range", 0));
-  rule.min_bound = static_cast<float>(r.number("ps.sparse_rule.min_bound", -std::numeric_limits<double>::infinity()));
-  rule.max_bound = static_cast<float>(r.number("ps.sparse_rule.max_bound", rule.min_bound));
+  ps::SparseRuleSpec rule = ps::SparseRuleSpec::parse(r.choice("ps.sparse_rule.type"));
+  rule.learning_rate = static_cast<float>(r.number("ps.sparse_rule.lr"));
+  rule.initial_g2sum = static_cast<float>(r.number("ps.sparse_rule.initial_g2sum"));
+  rule.initial_range = static_cast<float>(r.number("ps.sparse_rule.initial_range"));
+  rule.min_bound = static_cast<float>(r.number("ps.sparse_rule.min_bound"));
+  rule.max_bound = static_cast<float>(r.number("ps.sparse_rule.max_bound"));
+  if (rule.max_bound < rule.min_bound)
+    throw ConfigError(fmt::format("ps.sparse_rule.max_bound: {} is less than ps.sparse_rule.min_bound {}", rule.max_bound,
+                                  rule.min_bound));
   return rule;
 }
 
 SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   SparseTablesConfig t;
-  const std::string accessor = r.text("ps.accessor");
+  const std::string accessor = r.choice("ps.accessor");
   if (accessor == "ctr") t.accessor = ps::SparseTableSpec::Accessor::kCtr;
-  else if (accessor != "plain") throw ConfigError(fmt::format("ps.accessor: '{}' is not plain or ctr", accessor));
+
   ps::CtrAccessorSpec& ctr = t.ctr;
-  ctr.nonclk_coeff = static_cast<float>(r.number("ps.ctr.nonclk_coeff", 0));
-  ctr.click_coeff = static_cast<float>(r.number("ps.ctr.click_coeff", 0));
-  ctr.show_click_decay_rate = static_cast<float>(r.number("ps.ctr.show_click_decay_rate", 0));
-  if (ctr.show_click_decay_rate > 1)
-    throw ConfigError(fmt::format("ps.ctr.show_click_decay_rate: {} is above 1", ctr.show_click_decay_rate));
-  ctr.delete_threshold = static_cast<float>(r.number("ps.ctr.delete_threshold", 0));
-  ctr.delete_after_unseen_days = static_cast<int>(r.integer("ps.ctr.delete_after_unseen_days", 0, std::numeric_limits<int>::max()));
-  ctr.base_threshold = static_cast<float>(r.number("ps.ctr.base_threshold", 0));
-  ctr.delta_threshold = static_cast<float>(r.number("ps.ctr.delta_threshold", 0));
+  ctr.nonclk_coeff = static_cast<float>(r.number("ps.ctr.nonclk_coeff"));
+  ctr.click_coeff = static_cast<float>(r.number("ps.ctr.click_coeff"));
+  ctr.show_click_decay_rate = static_cast<float>(r.number("ps.ctr.show_click_decay_rate"));
+  ctr.delete_threshold = static_cast<float>(r.number("ps.ctr.delete_threshold"));
+  ctr.delete_after_unseen_days = static_cast<int>(r.integer("ps.ctr.delete_after_unseen_days"));
+  ctr.base_threshold = static_cast<float>(r.number("ps.ctr.base_threshold"));
+  ctr.delta_threshold = static_cast<float>(r.number("ps.ctr.delta_threshold"));
   ctr.embed_rule = ctr.embedx_rule = parse_sparse_rule(r);
-  t.rule = r.text("ps.sparse_rule.type");
-  const std::string admission = r.text("ps.admission.type");
+  t.rule = r.choice("ps.sparse_rule.type");
+  const std::string admission = r.choice("ps.admission.type");
   if (admission == "always") t.admission.kind = ps::AdmissionSpec::Kind::kAlways;
   else if (admission == "count") t.admission.kind = ps::AdmissionSpec::Kind::kCount;
   else if (admission == "probability") t.admission.kind = ps::AdmissionSpec::Kind::kProbability;
-  else throw ConfigError(fmt::format("ps.admission.type: '{}' is not always, count or probability", admission));
-  t.admission.count = static_cast<uint32_t>(r.integer("ps.admission.count", 1, std::numeric_limits<uint32_t>::max()));
-  t.admission.probability = static_cast<float>(r.number("ps.admission.probability", 0));
-  if (t.admission.probability > 1)
-    throw ConfigError(fmt::format("ps.admission.probability: {} is above 1", t.admission.probability));
-  t.shrink_every_passes = r.integer("ps.shrink_every_passes", 0);
-  const std::string storage = r.text("ps.storage");
+  t.admission.count = static_cast<uint32_t>(r.integer("ps.admission.count"));
+  t.admission.probability = static_cast<float>(r.number("ps.admission.probability"));
+  t.shrink_every_passes = r.integer("ps.shrink_every_passes");
+  const std::string storage = r.choice("ps.storage");
   if (storage == "ssd") t.storage = ps::StorageSpec::Kind::kSsd;
-  else if (storage != "memory") throw ConfigError(fmt::format("ps.storage: '{}' is not memory or ssd", storage));
-  t.memory_budget_mb = r.number("ps.memory_budget_mb", 0);
+
+  t.memory_budget_mb = r.number("ps.memory_budget_mb");
   if (t.storage == ps::StorageSpec::Kind::kSsd && t.memory_budget_mb == 0)
     throw ConfigError("ps.memory_budget_mb: ps.storage ssd needs a memory budget for the hot rows (MB per server)");
   t.ssd_dir = r.text("ps.ssd_dir");
@@ -272,9 +298,9 @@ SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
 OnlineConfig parse_online(const ConfigReader& r) {
   OnlineConfig o;
   o.days = r.strings("ps.online.days");
-  o.passes_per_day = static_cast<int>(r.integer("ps.online.passes_per_day", 1, 100000));
+  o.passes_per_day = static_cast<int>(r.integer("ps.online.passes_per_day"));
   o.data_pattern = r.text("ps.online.data_pattern");
-  o.wait_seconds = r.integer("ps.online.wait_seconds", 0);
+  o.wait_seconds = r.integer("ps.online.wait_seconds");
   if (o.enabled() && o.data_pattern.find("{day}") == std::string::npos && o.data_pattern.find("{pass}") == std::string::npos)
     throw ConfigError(fmt::format("ps.online.data_pattern: '{}' names neither {{day}} nor {{pass}}, so every pass would "
                                   "read the same data (example: data/{{day}}/{{pass}})",
@@ -287,14 +313,14 @@ OnlineConfig parse_online(const ConfigReader& r) {
 
 PsConfig parse_ps(const ConfigReader& r) {
   PsConfig ps;
-  ps.mode = parse_ps_mode(r.text("ps.mode"));
-  ps.k_steps = static_cast<int>(r.integer("ps.k_steps", 0, std::numeric_limits<int>::max()));
+  ps.mode = parse_ps_mode(r.choice("ps.mode"));
+  ps.k_steps = static_cast<int>(r.integer("ps.k_steps"));
   if (ps.mode == PsMode::kGeo && ps.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
-  ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num", 1, std::numeric_limits<int>::max()));
-  ps.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size", 1, std::numeric_limits<int>::max()));
-  ps.server_optimizer = server_rule(r.text("ps.server_optimizer"), r.text("optimizer.type"));
+  ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num"));
+  ps.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size"));
+  ps.server_optimizer = server_rule(r.text("ps.server_optimizer"), r.choice("optimizer.type"));
   ps.init_dir = r.text("ps.init_dir");
-  ps.start_pass = r.integer("ps.start_pass", 0);
+  ps.start_pass = r.integer("ps.start_pass");
   ps.save_dir = r.text("ps.save_dir");
   ps.sparse = parse_sparse_tables(r);
   ps.online = parse_online(r);
@@ -306,20 +332,19 @@ PsConfig parse_ps(const ConfigReader& r) {
 AmpConfig parse_amp(const ConfigReader& r) {
   AmpConfig a;
   a.enabled = r.boolean("amp.enabled");
-  a.policy.dtype = parse_float_dtype(r.text("amp.dtype"), "amp.dtype");
+  a.policy.dtype = parse_float_dtype(r.choice("amp.dtype"), "amp.dtype");
   if (!is_half(a.policy.dtype)) throw ConfigError("amp.dtype: float32 is not float16 or bfloat16");
-  a.policy.level = parse_amp_level(r.text("amp.level"), "amp.level");
+  a.policy.level = parse_amp_level(r.choice("amp.level"), "amp.level");
   a.policy.custom_white_list = r.strings("amp.custom_white_list");
   a.policy.custom_black_list = r.strings("amp.custom_black_list");
   check_amp_policy(a.policy, "amp");
-  a.allreduce_dtype = parse_float_dtype(r.text("amp.allreduce_dtype"), "amp.allreduce_dtype");
+  a.allreduce_dtype = parse_float_dtype(r.choice("amp.allreduce_dtype"), "amp.allreduce_dtype");
   LossScalingOptions& l = a.scaling;
-  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-  l.init_loss_scaling = static_cast<float>(r.positive("amp.init_loss_scaling"));
-  l.incr_every_n_steps = static_cast<int>(r.integer("amp.incr_every_n_steps", 1, kIntMax));
-  l.decr_every_n_nan_or_inf = static_cast<int>(r.integer("amp.decr_every_n_nan_or_inf", 1, kIntMax));
-  l.incr_ratio = static_cast<float>(r.positive("amp.incr_ratio"));
-  l.decr_ratio = static_cast<float>(r.positive("amp.decr_ratio"));
+  l.init_loss_scaling = static_cast<float>(r.number("amp.init_loss_scaling"));
+  l.incr_every_n_steps = static_cast<int>(r.integer("amp.incr_every_n_steps"));
+  l.decr_every_n_nan_or_inf = static_cast<int>(r.integer("amp.decr_every_n_nan_or_inf"));
+  l.incr_ratio = static_cast<float>(r.number("amp.incr_ratio"));
+  l.decr_ratio = static_cast<float>(r.number("amp.decr_ratio"));
   l.use_dynamic_loss_scaling = r.boolean("amp.use_dynamic_loss_scaling");
   check_loss_scaling(l, "amp");
   return a;
@@ -335,18 +360,18 @@ TrainConfig parse_train_config(const json& merged) {
   TrainConfig c;
   c.model = parse_model(r);
   c.data = parse_data(r);
-  c.batch_size = static_cast<size_t>(r.integer("batch_size", 1));
-  c.epochs = r.integer("epochs", 0);
-  c.max_steps = r.integer("max_steps", 0);
-  c.seed = static_cast<uint32_t>(r.integer("seed", 0, std::numeric_limits<uint32_t>::max()));
+  c.batch_size = static_cast<size_t>(r.integer("batch_size"));
+  c.epochs = r.integer("epochs");
+  c.max_steps = r.integer("max_steps");
+  c.seed = static_cast<uint32_t>(r.integer("seed"));
   c.shuffle = r.boolean("shuffle");
-  c.prefetch = static_cast<size_t>(r.integer("prefetch", 1));
-  c.optimizer.kind = parse_optimizer_kind(r.text("optimizer.type"));
-  c.optimizer.momentum = static_cast<float>(r.number("optimizer.momentum", 0));
-  c.optimizer.weight_decay = static_cast<float>(r.number("optimizer.weight_decay", 0));
-  c.lr_schedule.kind = parse_lr_schedule_kind(r.text("lr_schedule.type"));
-  c.lr_schedule.base_lr = static_cast<float>(r.number("optimizer.lr", 0));
-  c.lr_schedule.boundaries = r.integers("lr_schedule.boundaries", 0);
+  c.prefetch = static_cast<size_t>(r.integer("prefetch"));
+  c.optimizer.kind = parse_optimizer_kind(r.choice("optimizer.type"));
+  c.optimizer.momentum = static_cast<float>(r.number("optimizer.momentum"));
+  c.optimizer.weight_decay = static_cast<float>(r.number("optimizer.weight_decay"));
+  c.lr_schedule.kind = parse_lr_schedule_kind(r.choice("lr_schedule.type"));
+  c.lr_schedule.base_lr = static_cast<float>(r.number("optimizer.lr"));
+  c.lr_schedule.boundaries = r.integers("lr_schedule.boundaries");
   c.lr_schedule.values = r.numbers("lr_schedule.values");
   c.lr_schedule.epochs = std::max<int64_t>(1, c.epochs);
   c.lr_schedule.validate();
@@ -358,12 +383,12 @@ TrainConfig parse_train_config(const json& merged) {
   c.resume = r.boolean("resume");
   c.checkpoint = r.boolean("checkpoint");
   c.tensorboard = r.boolean("tensorboard");
-  c.log_every = r.integer("log_every", 1);
-  c.bucket_mb = r.positive("bucket_mb");
-  c.device = parse_device(r.text("device"));
+  c.log_every = r.integer("log_every");
+  c.bucket_mb = r.number("bucket_mb");
+  c.device = parse_device(r.choice("device"));
   c.tf32 = r.boolean("tf32");
   c.amp = parse_amp(r);
-  c.parallelism = parse_parallelism(r.text("parallelism"));
+  c.parallelism = parse_parallelism(r.choice("parallelism"));
   return c;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // TrainConfig: a training run's settings, parsed once into typed fields. The source is a JSON
 // file (configs/*.json) overlaid on the defaults, then `--set key=value` overrides (dotted keys
-// reach into objects: --set optimizer.lr=0.1). Unknown keys, values of the wrong type and
-// values out of range fail at start with a common::ConfigError naming the key.
+// reach into objects: --set optimizer.lr=0.1). Every key, its default, type and range is a row
+// of one table (config_keys.h, `train --help-config`). Unknown keys, values of the wrong type
+// and values out of range fail at start with a common::ConfigError naming the key.
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include "runtime/nn/loss_scaler.h"
 #include "runtime/nn/lr_schedule.h"
 #include "runtime/nn/optimizer.h"
+#include "runtime/train/config_keys.h"
 
 namespace paddle::runtime {
 
@@ -136,9 +138,6 @@ struct TrainConfig {
 // The names configs use: "cnn", "uci_housing", ... (for reports and messages).
 std::string model_name(ModelKind kind);
 std::string dataset_name(DatasetKind kind);
-
-// The built-in defaults (the Fashion-MNIST CNN) as JSON: every key a config may set.
-nlohmann::json default_train_config();
 
 // Defaults, overlaid with the file at `path` (if not empty), then with each "key=value"
 // override. Values parse as JSON when they can (numbers, true/false, lists), else as strings.

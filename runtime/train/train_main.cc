@@ -1,5 +1,5 @@
 // train: the runtime's training program, the same binary for every rank and role.
-//   train [--config FILE] [--set key=value ...]
+//   train [--config FILE] [--set key=value ...]      (train --help-config lists the keys)
 // Reads its place in the job from the environment (paddle-launch sets it; see
 // runtime/distributed/topology.h for starting it by hand) and goes through Fleet as a user's
 // program would: in a collective job every process is a trainer; in a parameter-server job a
@@ -176,6 +176,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   app.add_option("--config", config_path, "JSON config (default: the built-in Fashion-MNIST CNN)");
   app.add_option("--set", overrides, "Override a config key: --set optimizer.lr=0.1 (repeatable)");
+  bool help_config = false;
+  app.add_flag("--help-config", help_config, "List every config key with its type, default, range and meaning, and exit");
 
   const common::Environment process_env = common::current_environment();
   common::install_crash_handlers(process_env);
@@ -187,6 +189,10 @@ int main(int argc, char** argv) {
   };
   try {
     if (!runtime::parse_command_line(app, argc, argv)) return 0;
+    if (help_config) {
+      fmt::print("{}", runtime::config_keys_help());
+      return 0;
+    }
     const auto started = std::chrono::steady_clock::now();
     const runtime::TrainConfig config = runtime::load_train_config(config_path, overrides);
     const common::Environment env = common::current_environment();

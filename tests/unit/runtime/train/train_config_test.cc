@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+
 #include <filesystem>
 #include <fstream>
 
@@ -208,9 +211,9 @@ TEST_CASE("sparse tables and online passes: bad values fail at start naming the 
     more.insert(more.begin(), wd.begin(), wd.end());
     return load_train_config("", more);
   };
-  CHECK_THROWS_WITH_AS(with({"ps.accessor=fancy"}), doctest::Contains("ps.accessor: 'fancy' is not plain or ctr"), ConfigError);
-  CHECK_THROWS_WITH_AS(with({"ps.sparse_rule.type=lamb"}), doctest::Contains("ps.sparse_rule.type: "), ConfigError);
-  CHECK_THROWS_WITH_AS(with({"ps.admission.type=sometimes"}), doctest::Contains("ps.admission.type: 'sometimes'"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.accessor=fancy"}), doctest::Contains("ps.accessor 'fancy' is not plain or ctr"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.sparse_rule.type=lamb"}), doctest::Contains("ps.sparse_rule.type 'lamb' is not sgd, adagrad, std_adagrad or adam"), ConfigError);
+  CHECK_THROWS_WITH_AS(with({"ps.admission.type=sometimes"}), doctest::Contains("ps.admission.type 'sometimes' is not always, count or probability"), ConfigError);
   CHECK_THROWS_WITH_AS(with({"ps.admission.probability=2"}), doctest::Contains("ps.admission.probability: 2 is above 1"),
                        ConfigError);
   CHECK_THROWS_WITH_AS(with({"ps.online.days=[\"d1\"]", "ps.online.data_pattern=data/all"}),
@@ -221,4 +224,39 @@ TEST_CASE("sparse tables and online passes: bad values fail at start naming the 
                        doctest::Contains("ps.online.days: '../x' is not a directory name"), ConfigError);
   CHECK_THROWS_WITH_AS(load_train_config("", {"ps.online.days=[\"d1\"]", "ps.online.data_pattern=data/{day}", "ps.save_dir=/m"}),
                        doctest::Contains("ps.online: model cnn"), ConfigError);
+}
+
+TEST_CASE("the key table: its defaults are a valid config, every key is named once, --help-config lists them all") {
+  std::set<std::string> names;
+  for (const ConfigKey& key : config_keys()) {
+    CHECK_MESSAGE(names.insert(key.name).second, key.name);
+    CHECK_MESSAGE(!key.doc.empty(), key.name);
+    if (key.type == KeyType::kChoice)
+      CHECK_MESSAGE(std::count(key.choices.begin(), key.choices.end(), key.default_value.get<std::string>()) == 1, key.name);
+    if (key.type == KeyType::kInteger || key.type == KeyType::kNumber) {
+      const double value = key.default_value.get<double>();
+      CHECK_MESSAGE((value >= key.min && value <= key.max), key.name);
+    }
+  }
+  CHECK_NOTHROW(parse_train_config(default_train_config()));
+  const std::string help = config_keys_help();
+  for (const std::string& name : names) CHECK_MESSAGE(help.find("\n" + name + "  (") != std::string::npos, name);
+  CHECK(help.find("ps.admission.probability  (number, default 1.0, [0, 1])") != std::string::npos);
+  CHECK(help.find("ps.mode  (choice, default \"sync\", sync|async|geo)") != std::string::npos);
+  CHECK(help.find("batch_size  (integer, default 64, >= 1)") != std::string::npos);
+}
+
+TEST_CASE("the key table's ranges are the checks: each bound refused just past it, accepted on it") {
+  CHECK_THROWS_WITH_AS(load_train_config("", {"seed=4294967296"}), "seed: 4294967296 is not in [0, 4294967295]", ConfigError);
+  CHECK(load_train_config("", {"seed=4294967295"}).seed == 4294967295u);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"ps.ctr.show_click_decay_rate=1.5"}),
+                       "ps.ctr.show_click_decay_rate: 1.5 is above 1", ConfigError);
+  CHECK(load_train_config("", {"ps.ctr.show_click_decay_rate=1"}).ps.sparse.ctr.show_click_decay_rate == 1.0f);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"bucket_mb=0"}), "bucket_mb: 0 is not positive", ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"resnet.depth=3000000000"}), "resnet.depth: 3000000000 is not in [1, 2147483647]",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"ps.sparse_rule.max_bound=-20"}),
+                       "ps.sparse_rule.max_bound: -20 is less than ps.sparse_rule.min_bound -10", ConfigError);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"ps.server_optimizer=lamb"}),
+                       "ps.server_optimizer: 'lamb' is not sgd, momentum, adam or adagrad", ConfigError);
 }

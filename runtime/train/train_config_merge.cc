@@ -1,6 +1,7 @@
-// The train program's key table: every key a config may set, with its default, and the merging
-// of a config file and --set overrides onto it; an unknown key is an error naming it. The typed
-// reading of the merged table is train_config.cc's.
+// The merging of a config file and --set overrides onto the defaults of the key table
+// (config_keys.h); an unknown key is an error naming it. The typed reading of the merged
+// config is train_config.cc's.
+#include "runtime/train/config_keys.h"
 #include "runtime/train/train_config.h"
 
 #include <fmt/format.h>
@@ -85,82 +86,6 @@ void apply_override(json& config, const std::string& item) {
 }
 
 }  // namespace
-
-json default_train_config() {
-  return {
-      {"model", "cnn"},
-      {"dataset", "fashion_mnist"},
-      {"data_dir", "/usr/share/datasets/fashion-mnist"},
-      {"train_samples", 0},
-      {"test_samples", 0},
-      {"batch_size", 64},
-      {"epochs", 2},
-      {"max_steps", 0},
-      {"seed", 2024},
-      {"shuffle", true},
-      {"optimizer", {{"type", "momentum"}, {"lr", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.0}}},
-      {"lr_schedule", {{"type", "constant"}, {"boundaries", json::array()}, {"values", json::array()}}},
-      {"cnn", {{"channels", {16, 32}}, {"hidden", 128}}},
-      {"resnet", {{"depth", 50}, {"width", 64}}},
-      {"recommender", {{"id_dim", 32}, {"category_dim", 16}, {"bag_dim", 32}, {"hidden", 200}, {"scale", 5.0}}},
-      {"image_shape", json::array()},
-      {"ctr", {{"hash_dim", 0}, {"embedding_dim", 9}, {"hidden", {512, 256, 128, 32}}, {"test_fraction", 0.2}}},
-      {"ps",
-       {{"mode", "sync"},
-        {"k_steps", 0},
-        {"max_merge_var_num", 4},
-        {"send_queue_size", 16},
-        {"server_optimizer", ""},
-        {"init_dir", ""},
-        {"start_pass", 0},
-        {"save_dir", ""},
-        {"accessor", "plain"},
-        {"sparse_rule",
-         {{"type", "adagrad"},
-          {"lr", 0.05},
-          {"initial_g2sum", 3.0},
-          {"initial_range", 0.0001},
-          {"min_bound", -10.0},
-          {"max_bound", 10.0}}},
-        {"ctr",
-         {{"nonclk_coeff", 0.1},
-          {"click_coeff", 1.0},
-          {"show_click_decay_rate", 0.98},
-          {"delete_threshold", 0.8},
-          {"delete_after_unseen_days", 30},
-          {"base_threshold", 1.5},
-          {"delta_threshold", 0.25}}},
-        {"admission", {{"type", "always"}, {"count", 1}, {"probability", 1.0}}},
-        {"shrink_every_passes", 0},
-        {"storage", "memory"},
-        {"memory_budget_mb", 0},
-        {"ssd_dir", ""},
-        {"online", {{"days", json::array()}, {"passes_per_day", 1}, {"data_pattern", ""}, {"wait_seconds", 0}}}}},
-      {"output_dir", "output"},
-      {"resume", false},
-      {"checkpoint", true},
-      {"tensorboard", true},
-      {"log_every", 100},
-      {"bucket_mb", 25},
-      {"prefetch", 2},
-      {"device", "auto"},
-      {"tf32", false},
-      {"amp",
-       {{"enabled", false},
-        {"dtype", "float16"},
-        {"level", "O1"},
-        {"allreduce_dtype", "float32"},
-        {"init_loss_scaling", 32768.0},
-        {"incr_every_n_steps", 1000},
-        {"decr_every_n_nan_or_inf", 2},
-        {"incr_ratio", 2.0},
-        {"decr_ratio", 0.5},
-        {"use_dynamic_loss_scaling", true},
-        {"custom_white_list", json::array()},
-        {"custom_black_list", json::array()}}},
-      {"parallelism", "auto"},
-  };
-}
 
 json merge_train_config(const std::string& path, const std::vector<std::string>& overrides) {
   json config = default_train_config();
