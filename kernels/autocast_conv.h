@@ -18,26 +18,26 @@ namespace paddle::kernels {
 
 namespace cpu {
 // y = conv(x, w), overwritten; dw += filter gradient; dx = data gradient, overwritten.
-void autocast_conv2d_forward(HalfType half, const ConvShape& s, int batch, int out_channels, const float* x,
+void autocast_conv2d_forward(DType half, const ConvShape& s, int batch, int out_channels, const float* x,
                              const float* w, float* y);
-void autocast_conv2d_backward_data(HalfType half, const ConvShape& s, int batch, int out_channels, const float* w,
+void autocast_conv2d_backward_data(DType half, const ConvShape& s, int batch, int out_channels, const float* w,
                                    const float* dy, float* dx);
-void autocast_conv2d_backward_filter(HalfType half, const ConvShape& s, int batch, int out_channels, const float* x,
+void autocast_conv2d_backward_filter(DType half, const ConvShape& s, int batch, int out_channels, const float* x,
                                      const float* dy, float* dw);
 }  // namespace cpu
 
 #ifdef PADDLE_LAUNCH_WITH_CUDA
 namespace cuda {
-void autocast_conv2d_forward(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_forward(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                              const float* x, const float* w, float* y);
-void autocast_conv2d_backward_data(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_backward_data(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                                    const float* w, const float* dy, float* dx);
-void autocast_conv2d_backward_filter(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_backward_filter(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                                      const float* x, const float* dy, float* dw);
 }  // namespace cuda
 #endif
 
-inline void autocast_conv2d_forward([[maybe_unused]] const Context& ctx, HalfType half, const ConvShape& s, int batch,
+inline void autocast_conv2d_forward([[maybe_unused]] const Context& ctx, DType half, const ConvShape& s, int batch,
                                     int out_channels, const float* x, const float* w, float* y) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::autocast_conv2d_forward(ctx.cuda(), half, s, batch, out_channels, x, w, y);
@@ -45,7 +45,7 @@ inline void autocast_conv2d_forward([[maybe_unused]] const Context& ctx, HalfTyp
   cpu::autocast_conv2d_forward(half, s, batch, out_channels, x, w, y);
 }
 
-inline void autocast_conv2d_backward_data([[maybe_unused]] const Context& ctx, HalfType half, const ConvShape& s,
+inline void autocast_conv2d_backward_data([[maybe_unused]] const Context& ctx, DType half, const ConvShape& s,
                                           int batch, int out_channels, const float* w, const float* dy, float* dx) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::autocast_conv2d_backward_data(ctx.cuda(), half, s, batch, out_channels, w, dy, dx);
@@ -53,7 +53,7 @@ inline void autocast_conv2d_backward_data([[maybe_unused]] const Context& ctx, H
   cpu::autocast_conv2d_backward_data(half, s, batch, out_channels, w, dy, dx);
 }
 
-inline void autocast_conv2d_backward_filter([[maybe_unused]] const Context& ctx, HalfType half, const ConvShape& s,
+inline void autocast_conv2d_backward_filter([[maybe_unused]] const Context& ctx, DType half, const ConvShape& s,
                                             int batch, int out_channels, const float* x, const float* dy, float* dw) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::autocast_conv2d_backward_filter(ctx.cuda(), half, s, batch, out_channels, x, dy, dw);

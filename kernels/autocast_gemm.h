@@ -8,24 +8,25 @@
 // floats is exact in float32).
 
 #include "kernels/context.h"
+#include "kernels/dtype.h"
 
 namespace paddle::kernels {
 
-enum class HalfType { kFloat16, kBFloat16 };
+// `half` is DType::kFloat16 or DType::kBFloat16.
 
 namespace cpu {
-void autocast_gemm(HalfType half, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a,
+void autocast_gemm(DType half, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a,
                    const float* b, float* c, bool accumulate);
 }  // namespace cpu
 
 #ifdef PADDLE_LAUNCH_WITH_CUDA
 namespace cuda {
-void autocast_gemm(Handles& h, HalfType half, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a,
+void autocast_gemm(Handles& h, DType half, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a,
                    const float* b, float* c, bool accumulate);
 }  // namespace cuda
 #endif
 
-inline void autocast_gemm([[maybe_unused]] const Context& ctx, HalfType half, bool transpose_a, bool transpose_b, int m,
+inline void autocast_gemm([[maybe_unused]] const Context& ctx, DType half, bool transpose_a, bool transpose_b, int m,
                           int n, int k, const float* a, const float* b, float* c, bool accumulate) {
 #ifdef PADDLE_LAUNCH_WITH_CUDA
   if (ctx.is_cuda()) return cuda::autocast_gemm(ctx.cuda(), half, transpose_a, transpose_b, m, n, k, a, b, c, accumulate);

@@ -12,7 +12,7 @@
 namespace paddle::kernels::cuda {
 namespace {
 
-cudnnDataType_t cudnn_type(HalfType half) { return half == HalfType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
+cudnnDataType_t cudnn_type(DType half) { return half == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
 
 // An [n][c][plane] float32 tensor's extents.
 struct Extents {
@@ -29,7 +29,7 @@ Extents filter_of(const ConvShape& s, int out_channels) { return {out_channels, 
 // A 16-bit NHWC buffer for a float32 NCHW tensor of extents e, filled from x when given.
 class HalfNhwc {
  public:
-  HalfNhwc(HalfType half, Extents e, cudaStream_t stream, const float* x = nullptr)
+  HalfNhwc(DType half, Extents e, cudaStream_t stream, const float* x = nullptr)
       : half_(half), e_(e), stream_(stream), scratch_(e.count(), stream) {
     if (x != nullptr) round_into_nhwc(half, x, scratch_.get(), e.n, e.c, e.plane, stream);
   }
@@ -40,7 +40,7 @@ class HalfNhwc {
   }
 
  private:
-  HalfType half_;
+  DType half_;
   Extents e_;
   cudaStream_t stream_;
   HalfScratch scratch_;
@@ -48,7 +48,7 @@ class HalfNhwc {
 
 }  // namespace
 
-void autocast_conv2d_forward(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_forward(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                              const float* x, const float* w, float* y) {
   cudaStream_t stream = h.impl().stream;
   HalfNhwc x16(half, input_of(s, batch), stream, x), w16(half, filter_of(s, out_channels), stream, w);
@@ -57,7 +57,7 @@ void autocast_conv2d_forward(Handles& h, HalfType half, const ConvShape& s, int 
   y16.widen_to_nchw(y, false);
 }
 
-void autocast_conv2d_backward_data(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_backward_data(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                                    const float* w, const float* dy, float* dx) {
   cudaStream_t stream = h.impl().stream;
   HalfNhwc w16(half, filter_of(s, out_channels), stream, w), dy16(half, output_of(s, batch, out_channels), stream, dy);
@@ -67,7 +67,7 @@ void autocast_conv2d_backward_data(Handles& h, HalfType half, const ConvShape& s
   dx16.widen_to_nchw(dx, false);
 }
 
-void autocast_conv2d_backward_filter(Handles& h, HalfType half, const ConvShape& s, int batch, int out_channels,
+void autocast_conv2d_backward_filter(Handles& h, DType half, const ConvShape& s, int batch, int out_channels,
                                      const float* x, const float* dy, float* dw) {
   cudaStream_t stream = h.impl().stream;
   HalfNhwc x16(half, input_of(s, batch), stream, x), dy16(half, output_of(s, batch, out_channels), stream, dy);

@@ -79,40 +79,40 @@ HalfScratch::HalfScratch(size_t n, cudaStream_t stream) : stream_(stream) {
 
 HalfScratch::~HalfScratch() { cudaFreeAsync(ptr_, stream_); }
 
-void round_into(HalfType half, const float* x, void* y, size_t n, cudaStream_t stream) {
+void round_into(DType half, const float* x, void* y, size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  if (half == HalfType::kFloat16) round_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(y), n);
+  if (half == DType::kFloat16) round_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(y), n);
   else round_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__nv_bfloat16*>(y), n);
   check(cudaGetLastError(), "autocast: round to 16 bits");
 }
 
-void widen_into(HalfType half, const void* x, float* y, size_t n, bool accumulate, cudaStream_t stream) {
+void widen_into(DType half, const void* x, float* y, size_t n, bool accumulate, cudaStream_t stream) {
   if (n == 0) return;
-  if (half == HalfType::kFloat16)
+  if (half == DType::kFloat16)
     widen_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __half*>(x), y, n, accumulate);
   else widen_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), y, n, accumulate);
   check(cudaGetLastError(), "autocast: widen to float32");
 }
 
-void round_into_nhwc(HalfType half, const float* x, void* y, int n, int c, int plane, cudaStream_t stream) {
+void round_into_nhwc(DType half, const float* x, void* y, int n, int c, int plane, cudaStream_t stream) {
   const size_t count = static_cast<size_t>(n) * c * plane;
   if (c == 1 || plane == 1) return round_into(half, x, y, count, stream);  // the two layouts agree
   if (count == 0) return;
   const dim3 threads(kTile, kTileRows);
-  if (half == HalfType::kFloat16)
+  if (half == DType::kFloat16)
     round_to_nhwc_kernel<<<tiles_for(n, c, plane), threads, 0, stream>>>(x, static_cast<__half*>(y), c, plane);
   else
     round_to_nhwc_kernel<<<tiles_for(n, c, plane), threads, 0, stream>>>(x, static_cast<__nv_bfloat16*>(y), c, plane);
   check(cudaGetLastError(), "autocast: round to 16-bit NHWC");
 }
 
-void widen_from_nhwc(HalfType half, const void* x, float* y, int n, int c, int plane, bool accumulate,
+void widen_from_nhwc(DType half, const void* x, float* y, int n, int c, int plane, bool accumulate,
                      cudaStream_t stream) {
   const size_t count = static_cast<size_t>(n) * c * plane;
   if (c == 1 || plane == 1) return widen_into(half, x, y, count, accumulate, stream);
   if (count == 0) return;
   const dim3 threads(kTile, kTileRows);
-  if (half == HalfType::kFloat16)
+  if (half == DType::kFloat16)
     widen_from_nhwc_kernel<<<tiles_for(n, c, plane), threads, 0, stream>>>(static_cast<const __half*>(x), y, c, plane,
                                                                            accumulate);
   else

@@ -26,13 +26,13 @@ class HalfScratch {
 };
 
 // y[i] = x[i] rounded to `half` (to nearest even); y holds n 16-bit elements.
-void round_into(HalfType half, const float* x, void* y, size_t n, cudaStream_t stream);
+void round_into(DType half, const float* x, void* y, size_t n, cudaStream_t stream);
 // y[i] = x[i] widened to float32 (exact), or y[i] += it with accumulate.
-void widen_into(HalfType half, const void* x, float* y, size_t n, bool accumulate, cudaStream_t stream);
+void widen_into(DType half, const void* x, float* y, size_t n, bool accumulate, cudaStream_t stream);
 // The same casts between a float32 [n][c][plane] tensor (NCHW; a KCRS filter with plane = R*S)
 // and a 16-bit [n][plane][c] one (NHWC; KRSC), transposing through shared-memory tiles.
-void round_into_nhwc(HalfType half, const float* x, void* y, int n, int c, int plane, cudaStream_t stream);
-void widen_from_nhwc(HalfType half, const void* x, float* y, int n, int c, int plane, bool accumulate,
+void round_into_nhwc(DType half, const float* x, void* y, int n, int c, int plane, cudaStream_t stream);
+void widen_from_nhwc(DType half, const void* x, float* y, int n, int c, int plane, bool accumulate,
                      cudaStream_t stream);
 
 }  // namespace paddle::kernels::cuda

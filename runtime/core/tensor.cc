@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "runtime/core/half.h"
+#include "kernels/half.h"
 
 namespace paddle::runtime {
 Tensor::Tensor(std::vector<int64_t> dims, float fill, const Device& device)
@@ -143,7 +143,7 @@ std::vector<float> Tensor::to_vector() const {
   } else {
     std::vector<uint16_t> bits(host.size());
     storage().copy_to_host(bits.data(), bits.size() * sizeof(uint16_t));
-    widen_from_half(dtype_, bits, host);
+    kernels::widen_from_half(dtype_, bits, host);
   }
   return host;
 }
@@ -156,7 +156,7 @@ void Tensor::assign(std::span<const float> values) {
     writable().copy_from_host(values.data(), values.size_bytes());
   } else {
     std::vector<uint16_t> bits(values.size());
-    narrow_to_half(dtype_, values, bits);
+    kernels::narrow_to_half(dtype_, values, bits);
     writable().copy_from_host(bits.data(), bits.size() * sizeof(uint16_t));
   }
 }

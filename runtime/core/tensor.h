@@ -9,7 +9,7 @@
 // host-only views and throw for a tensor on a device, so host code never reads device memory
 // by mistake. A tensor in a oneDNN blocked layout (kernels/layout.h, made by the layers of a
 // blocked conv/ReLU/pool chain) has no host view either, only ptr() for its kernels. A 16-bit tensor has no typed view on the host: to_vector() widens it to float32
-// and assign() rounds float32 into it (runtime/core/half.h), so checkpoints read and write every
+// and assign() rounds float32 into it (kernels/half.h), so checkpoints read and write every
 // floating-point tensor as float32.
 
 #include <cstdint>

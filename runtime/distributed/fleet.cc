@@ -65,10 +65,9 @@ Execution& Fleet::execution() {
     execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32,
                                              kernels::cpu_kernels_from(cpu ? cpu->c_str() : nullptr));
     const AmpPolicy policy = strategy_.amp_policy();
-    const auto half = policy.dtype == DType::kBFloat16 ? kernels::HalfType::kBFloat16 : kernels::HalfType::kFloat16;
     if (strategy_.amp && execution_->device().is_cuda()) {
-      if (policy.runs_in_half("matmul")) execution_->set_matmul_autocast(half);
-      if (policy.runs_in_half("conv2d")) execution_->set_conv_autocast(half);
+      if (policy.runs_in_half("matmul")) execution_->set_matmul_autocast(policy.dtype);
+      if (policy.runs_in_half("conv2d")) execution_->set_conv_autocast(policy.dtype);
     }
   }
   return *execution_;

@@ -105,7 +105,7 @@ void Conv2D::fuse_following(std::span<Layer* const> following) {
   if (pool != nullptr) pool->take_relu_gradient(pool_takes_relu_gradient_);
 }
 
-std::optional<k::HalfType> Conv2D::autocast() const {
+std::optional<k::DType> Conv2D::autocast() const {
   return execution_ != nullptr ? execution_->conv_autocast() : std::nullopt;
 }
 

@@ -34,7 +34,7 @@ class Conv2D : public Layer {
   void skip_input_gradient(bool skip) override { skip_input_gradient_ = skip; }
 
  private:
-  std::optional<kernels::HalfType> autocast() const;  // the execution's conv_autocast, if any
+  std::optional<kernels::DType> autocast() const;  // the execution's conv_autocast, if any
 
   int64_t in_channels_, out_channels_;
   int kernel_, stride_, padding_;

@@ -76,9 +76,9 @@ void expect_close(const std::vector<float>& gpu_result, const std::vector<float>
 // about 0.6% of the output's range in float16 and 4.7% in bfloat16, where a wrong layout or
 // algorithm errs by the whole range.
 void expect_within_half_ulps(const std::vector<float>& gpu_result, const std::vector<float>& twin,
-                             kernels::HalfType half, const char* what) {
+                             kernels::DType half, const char* what) {
   REQUIRE(gpu_result.size() == twin.size());
-  const double ulp = half == kernels::HalfType::kFloat16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+  const double ulp = half == kernels::DType::kFloat16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
   double largest = 0;
   for (float v : twin) largest = std::max(largest, std::fabs(static_cast<double>(v)));
   double worst = 0;  // the largest |difference| / tolerance
@@ -89,7 +89,7 @@ void expect_within_half_ulps(const std::vector<float>& gpu_result, const std::ve
     if (ratio > 1) ++outside;
     if (ratio > worst) worst = ratio, worst_at = i;
   }
-  const std::string label = std::string(what) + (half == kernels::HalfType::kFloat16 ? " float16" : " bfloat16");
+  const std::string label = std::string(what) + (half == kernels::DType::kFloat16 ? " float16" : " bfloat16");
   MESSAGE(label << ": worst difference "
                 << worst << " of its tolerance (element " << worst_at << ", gpu " << gpu_result[worst_at] << ", twin "
                 << twin[worst_at] << "), max |twin| " << largest);
@@ -424,7 +424,7 @@ TEST_CASE("autocast GEMM on tensor cores matches its CPU twin, float16 and bfloa
   // The twin rounds the operands the same way; only the summation order differs, so the tolerance
   // is float32's over k = 96 terms of magnitude <= 1, not a 16-bit one.
   const int m = 33, n = 17, k = 96;
-  for (kernels::HalfType half : {kernels::HalfType::kFloat16, kernels::HalfType::kBFloat16})
+  for (kernels::DType half : {kernels::DType::kFloat16, kernels::DType::kBFloat16})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (bool acc : {false, true}) {
@@ -435,7 +435,7 @@ TEST_CASE("autocast GEMM on tensor cores matches its CPU twin, float16 and bfloa
           gpu::Handles h;
           gpu::autocast_gemm(h, half, ta, tb, m, n, k, da.get(), db.get(), dc.get(), acc);
           h.synchronize();
-          INFO("bfloat16 " << (half == kernels::HalfType::kBFloat16) << " ta " << ta << " tb " << tb);
+          INFO("bfloat16 " << (half == kernels::DType::kBFloat16) << " ta " << ta << " tb " << tb);
           expect_close(dc.host(), expected, 1e-4);
         }
 }
@@ -453,7 +453,7 @@ TEST_CASE("autocast convolution in 16 bits on cuDNN matches its CPU twin: forwar
       {{16, 8, 8, 1, 2, 0}, 2, 32},    // 1x1, stride 2 (projection shortcut)
       {{40, 9, 9, 3, 1, 1}, 2, 72},    // channels and positions over one 32x32 transpose tile
   };
-  for (kernels::HalfType half : {kernels::HalfType::kFloat16, kernels::HalfType::kBFloat16})
+  for (kernels::DType half : {kernels::DType::kFloat16, kernels::DType::kBFloat16})
     for (const Case& c : cases) {
       const kernels::ConvShape& s = c.shape;
       const int rows = s.channels * s.kernel * s.kernel, positions = s.out_height() * s.out_width();

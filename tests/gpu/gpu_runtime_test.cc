@@ -303,7 +303,7 @@ TEST_CASE("a small CNN trains to the same parameters on the GPU, and its checkpo
 
 TEST_CASE("Linear under O1 autocast computes on the GPU what its CPU twin computes, float16 and bfloat16") {
   // The twin rounds the same operands; the GEMMs differ only in summation order (float32).
-  for (auto half : {paddle::kernels::HalfType::kFloat16, paddle::kernels::HalfType::kBFloat16}) {
+  for (auto half : {paddle::kernels::DType::kFloat16, paddle::kernels::DType::kBFloat16}) {
     Execution cpu(Device::cpu()), gpu(kGpu);
     cpu.set_matmul_autocast(half);
     gpu.set_matmul_autocast(half);
@@ -322,8 +322,8 @@ TEST_CASE("Linear under O1 autocast computes on the GPU what its CPU twin comput
 TEST_CASE("Conv2D under O1 autocast computes on the GPU what its CPU twin computes, float16 and bfloat16") {
   // Both round inputs and results to 16 bits and sum in float32 in different orders, so a value may
   // differ by an ulp or two of the 16-bit type: 2^-10 relative in float16, 2^-7 in bfloat16.
-  for (auto half : {paddle::kernels::HalfType::kFloat16, paddle::kernels::HalfType::kBFloat16}) {
-    const double tolerance = half == paddle::kernels::HalfType::kFloat16 ? 4e-3 : 3e-2;
+  for (auto half : {paddle::kernels::DType::kFloat16, paddle::kernels::DType::kBFloat16}) {
+    const double tolerance = half == paddle::kernels::DType::kFloat16 ? 4e-3 : 3e-2;
     Execution cpu(Device::cpu()), gpu(kGpu);
     cpu.set_conv_autocast(half);
     gpu.set_conv_autocast(half);

@@ -9,7 +9,7 @@
 #include "tests/unit/kernels/random_vector.h"
 
 namespace kernels = paddle::kernels;
-using kernels::HalfType;
+using kernels::DType;
 
 TEST_CASE("autocast GEMM of operands that are 16-bit values equals the float32 GEMM") {
   // Multiples of 1/8 below 8 are float16 and bfloat16 values alike.
@@ -17,7 +17,7 @@ TEST_CASE("autocast GEMM of operands that are 16-bit values equals the float32 G
   std::vector<float> a(m * k), b(k * n);
   for (int i = 0; i < m * k; ++i) a[i] = static_cast<float>((i * 7) % 61 - 30) / 8;
   for (int i = 0; i < k * n; ++i) b[i] = static_cast<float>((i * 5) % 53 - 26) / 8;
-  for (HalfType half : {HalfType::kFloat16, HalfType::kBFloat16})
+  for (DType half : {DType::kFloat16, DType::kBFloat16})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         std::vector<float> expected(m * n, 1.0f), got(m * n, 1.0f);
@@ -31,8 +31,8 @@ TEST_CASE("autocast GEMM rounds its operands to the 16-bit type, bfloat16 more c
   const int m = 3, n = 3, k = 1;
   const std::vector<float> a = {1 + 1.0f / 4096, 1.0f / 3, 100.1f}, b = {1, 1, 1};
   std::vector<float> c16(9), cb16(9), c32(9);
-  kernels::cpu::autocast_gemm(HalfType::kFloat16, false, false, m, n, k, a.data(), b.data(), c16.data(), false);
-  kernels::cpu::autocast_gemm(HalfType::kBFloat16, false, false, m, n, k, a.data(), b.data(), cb16.data(), false);
+  kernels::cpu::autocast_gemm(DType::kFloat16, false, false, m, n, k, a.data(), b.data(), c16.data(), false);
+  kernels::cpu::autocast_gemm(DType::kBFloat16, false, false, m, n, k, a.data(), b.data(), cb16.data(), false);
   kernels::cpu::gemm(false, false, m, n, k, a.data(), b.data(), c32.data(), false);
   CHECK(c16[0] == 1.0f);  // 1 + 2^-12 is below float16's half ulp at 1
   CHECK(c32[0] == a[0]);

@@ -1,4 +1,4 @@
-#include "runtime/core/half.h"
+#include "kernels/half.h"
 
 #include <doctest/doctest.h>
 
@@ -10,6 +10,8 @@
 #include "runtime/core/tensor.h"
 
 using namespace paddle::runtime;
+using paddle::kernels::narrow_to_half;
+using paddle::kernels::widen_from_half;
 
 namespace {
 

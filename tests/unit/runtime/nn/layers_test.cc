@@ -89,17 +89,17 @@ TEST_CASE("Conv2D under O1 autocast runs its three convolutions through the auto
   Conv2D plain(2, 3, 3, 2, 1, rng, "conv"), amp(2, 3, 3, 2, 1, same, "conv");
   const std::vector<float> w32 = amp.parameters()[0]->value.to_vector();
   Execution cpu(Device::cpu());
-  cpu.set_conv_autocast(paddle::kernels::HalfType::kBFloat16);
+  cpu.set_conv_autocast(paddle::kernels::DType::kBFloat16);
   amp.place(cpu);
   std::mt19937 data(6);
   const Tensor x = random_tensor({2, 2, 5, 5}, data), dy = random_tensor({2, 3, 3, 3}, data);
   const paddle::kernels::ConvShape s{2, 5, 5, 3, 2, 1};
   std::vector<float> y_ref(2 * 3 * 9), dx_ref(2 * 2 * 25), dw_ref(3 * 18, 0.0f);
-  paddle::kernels::cpu::autocast_conv2d_forward(paddle::kernels::HalfType::kBFloat16, s, 2, 3, x.ptr(), w32.data(),
+  paddle::kernels::cpu::autocast_conv2d_forward(paddle::kernels::DType::kBFloat16, s, 2, 3, x.ptr(), w32.data(),
                                                 y_ref.data());
-  paddle::kernels::cpu::autocast_conv2d_backward_data(paddle::kernels::HalfType::kBFloat16, s, 2, 3, w32.data(),
+  paddle::kernels::cpu::autocast_conv2d_backward_data(paddle::kernels::DType::kBFloat16, s, 2, 3, w32.data(),
                                                       dy.ptr(), dx_ref.data());
-  paddle::kernels::cpu::autocast_conv2d_backward_filter(paddle::kernels::HalfType::kBFloat16, s, 2, 3, x.ptr(),
+  paddle::kernels::cpu::autocast_conv2d_backward_filter(paddle::kernels::DType::kBFloat16, s, 2, 3, x.ptr(),
                                                         dy.ptr(), dw_ref.data());
   const Tensor y = amp.forward(x, true);
   CHECK(y.dtype() == DType::kFloat32);
@@ -116,7 +116,7 @@ TEST_CASE("Linear under O1 autocast computes its three GEMMs on 16-bit-rounded o
   std::mt19937 rng(11), same(11);
   Linear plain(6, 4, rng, "fc"), amp(6, 4, same, "fc");
   Execution cpu(Device::cpu());
-  cpu.set_matmul_autocast(paddle::kernels::HalfType::kFloat16);
+  cpu.set_matmul_autocast(paddle::kernels::DType::kFloat16);
   amp.place(cpu);
   std::mt19937 data(5);
   const Tensor x = random_tensor({3, 6}, data), dy = random_tensor({3, 4}, data);

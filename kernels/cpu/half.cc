@@ -1,4 +1,4 @@
-#include "runtime/core/half.h"
+#include "kernels/half.h"
 
 #include <Eigen/Core>
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 #include <bit>
 #include <stdexcept>
 
-namespace paddle::runtime {
+namespace paddle::kernels {
 namespace {
 
 void require_half(DType half, size_t from, size_t to, const char* what) {
@@ -38,4 +38,12 @@ void widen_from_half(DType half, std::span<const uint16_t> from, std::span<float
   else widen<Eigen::bfloat16>(from, to);
 }
 
-}  // namespace paddle::runtime
+void round_through_half(DType half, std::span<float> values) {
+  if (!is_half(half)) throw std::invalid_argument(fmt::format("round_through_half: {} is not a 16-bit float type", dtype_name(half)));
+  if (half == DType::kFloat16)
+    for (float& x : values) x = static_cast<float>(Eigen::half(x));
+  else
+    for (float& x : values) x = static_cast<float>(Eigen::bfloat16(x));
+}
+
+}  // namespace paddle::kernels
