@@ -51,9 +51,13 @@ std::string ClusterSettings::master_name() const {
 }
 
 ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::shared_ptr<MemberLists> member_lists)
+    : ClusterLink(settings, log, open_store(settings), std::move(member_lists)) {}
+
+ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<ControlStore> store,
+                         std::shared_ptr<MemberLists> member_lists)
     : settings_(std::move(settings)),
       log_(log),
-      store_(open_store(settings_)),
+      store_(std::move(store)),
       member_lists_(std::move(member_lists)),
       judge_(*store_, {settings_.job_id, settings_.node_ip, settings_.nnodes, settings_.elastic(),
                        settings_.heartbeat_interval, settings_.dead_after, settings_.settle_time}) {

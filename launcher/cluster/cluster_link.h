@@ -112,6 +112,10 @@ class ClusterLink {
   // process may share one.
   ClusterLink(ClusterSettings settings, LaunchLog& log,
               std::shared_ptr<MemberLists> member_lists = std::make_shared<MemberLists>());
+  // The same over `store`, which the caller opened instead of the settings (the unit tests' is
+  // in memory).
+  ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<ControlStore> store,
+              std::shared_ptr<MemberLists> member_lists = std::make_shared<MemberLists>());
   ~ClusterLink();
   ClusterLink(const ClusterLink&) = delete;
   ClusterLink& operator=(const ClusterLink&) = delete;

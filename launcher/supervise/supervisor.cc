@@ -20,6 +20,8 @@
 #include "launcher/supervise/failure_report.h"
 #include "launcher/supervise/orphan_guard.h"
 #include "launcher/supervise/root_cause.h"
+#include "launcher/supervise/stop_policy.h"
+#include "launcher/supervise/timer_stop_clock.h"
 
 namespace paddle::launcher {
 namespace {
@@ -28,7 +30,9 @@ class Job {
  public:
   Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
       : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
-        grace_timer_(io_), peer_timer_(io_), workers_timer_(io_) {
+        grace_timer_(io_), grace_clock_(grace_timer_),
+        stop_policy_(grace_clock_, options.grace_period, log, escapee_signal(options.orphan_guard)),
+        peer_timer_(io_), workers_timer_(io_) {
     wait_for_signal();
   }
 
@@ -89,9 +93,9 @@ class Job {
 
   using Slot = ProcessSlot;
 
-  std::string name(const Slot& s) const {
-    return fmt::format("{} {} (local {}, pid {})", role_name(s.spec->role), s.spec->rank, s.spec->local_index,
-                       s.child ? s.child->pid() : -1);
+  static StopPolicy::EscapeeSignal escapee_signal(const OrphanGuard* guard) {
+    if (guard == nullptr) return {};
+    return [guard](int sig) { guard->signal_all(sig); };
   }
 
   void run_attempt(int attempt) {
@@ -110,7 +114,7 @@ class Job {
     io_.restart();
 
     for (const auto& spec : plan_->processes) {
-      Slot& slot = slots_.emplace_back(Slot{&spec, nullptr, std::nullopt});
+      Slot& slot = slots_.emplace_back(&spec);
       const size_t index = slots_.size() - 1;
       std::error_code ignored;
       std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
@@ -147,7 +151,7 @@ class Job {
     if (const uint64_t lost = echo_->finish())
       log_.warning(fmt::format("{} lines of output did not reach the console, which was slower than the job; "
                                "every line is in the log files", lost));
-    grace_timer_.cancel();
+    stop_policy_.end();
     workers_timer_.cancel();
     peer_timer_.cancel();
     // Whatever the processes left behind, in their groups or beyond, goes with them.
@@ -164,6 +168,7 @@ class Job {
     Slot& slot = slots_[index];
     slot.status = status;
     slot.exit_order = exits_++;
+    stop_policy_.process_exited();
     ProcessState& state = job_state_->process(index);
     state.state = succeeded(status) ? "succeeded"
                   : WIFSIGNALED(status) && WTERMSIG(status) == slot.signal_sent ? "stopped"
@@ -260,40 +265,13 @@ class Job {
     });
   }
 
-  // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the grace period.
+  // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the
+  // grace period (stop_policy.h).
   void stop(std::optional<Role> role) {
-    std::vector<std::string> names;
-    for (auto& s : slots_) {
-      if (!s.child || s.child->exited() || (role && s.spec->role != *role)) continue;
-      s.child->signal_group(SIGTERM);
-      s.signal_sent = SIGTERM;
-      names.push_back(name(s));
-    }
-    if (!role && options_.orphan_guard) options_.orphan_guard->signal_all(SIGTERM);  // escapees of the groups too
-    if (names.empty()) return;
-    log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL",
-                          fmt::join(names, ", "), options_.grace_period.count() / 1000.0));
-    grace_timer_.expires_after(options_.grace_period);
-    grace_timer_.async_wait([this, role](const boost::system::error_code& ec) {
-      if (!ec) kill_remaining(role, "did not exit within the grace period");
-    });
-  }
-
-  // SIGKILL to every running process (of `role`, if given); the orphan guard's escapees, which
-  // belong to no process, too once no process of another role runs.
-  void kill_remaining(std::optional<Role> role, std::string_view why) {
-    bool others_run = false;
-    for (auto& s : slots_) {
-      if (!s.child || s.child->exited()) continue;
-      if (role && s.spec->role != *role) {
-        others_run = true;
-        continue;
-      }
-      log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", name(s), why));
-      s.child->signal_group(SIGKILL);
-      s.signal_sent = SIGKILL;
-    }
-    if (options_.orphan_guard && !others_run) options_.orphan_guard->signal_all(SIGKILL);
+    StopPolicy::Processes part, rest;
+    for (auto& s : slots_) (!role || s.spec->role == *role ? part : rest).push_back(&s);
+    if (role) stop_policy_.stop_part(part, rest);
+    else stop_policy_.stop_all(part);
   }
 
   void wait_for_signal() {
@@ -309,7 +287,9 @@ class Job {
         failure.cause = JobFailure::Cause::kLauncherSignalled;
         if (plan_ != nullptr) peers_.report(attempt_, failure);
       } else {
-        kill_remaining(std::nullopt, "second signal");
+        StopPolicy::Processes all;
+        for (auto& s : slots_) all.push_back(&s);
+        stop_policy_.kill_all(all, "second signal");
       }
       wait_for_signal();
     });
@@ -361,6 +341,8 @@ class Job {
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
+  TimerStopClock grace_clock_;
+  StopPolicy stop_policy_;
   boost::asio::steady_timer peer_timer_;
   boost::asio::steady_timer workers_timer_;
   std::vector<Slot> slots_;

@@ -2,66 +2,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <set>
+#include <string>
 
 #include "launcher/cluster/judge.h"
 #include "launcher/supervise/job_failure.h"
+#include "tests/unit/launcher/cluster/fake_control_store.h"
 
 using namespace paddle::launcher;
 using namespace std::chrono_literals;
+using paddle::launcher::testing::FakeControlStore;
 
 namespace {
-
-// An in-memory ControlStore: keys with revisions, and the liveness a test says.
-class FakeStore : public ControlStore {
- public:
-  void put(const std::string& key, const std::string& value) override {
-    values[key] = {key, value, ++revision};
-  }
-  void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
-  std::optional<std::string> get(const std::string& key) override {
-    ++gets;
-    auto it = values.find(key);
-    if (it == values.end()) return std::nullopt;
-    return it->second.value;
-  }
-  std::string add_if_absent(const std::string& key, const std::string& value) override {
-    ++adds;
-    if (!values.count(key)) put(key, value);
-    return values[key].value;
-  }
-  std::vector<Entry> range(const std::string& prefix) override { return watch({prefix}, 0, 0ms).entries; }
-  void remove_prefix(const std::string&) override {}
-  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds) override { return get(key); }
-  Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds) override {
-    Changes changes{revision, {}};
-    for (const auto& [key, e] : values)
-      for (const auto& p : prefixes)
-        if (key.starts_with(p) && e.order > after) changes.entries.push_back(e);
-    std::sort(changes.entries.begin(), changes.entries.end(), [](auto& a, auto& b) { return a.order < b.order; });
-    return changes;
-  }
-  void heartbeat() override {}
-  std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
-    std::map<std::string, std::string> out;
-    for (const auto& [ip, why] : lost)
-      if (std::find(ips.begin(), ips.end(), ip) != ips.end()) out[ip] = why;
-    return out;
-  }
-  std::vector<std::string> silent(std::chrono::milliseconds) override { return {quiet.begin(), quiet.end()}; }
-  std::vector<std::string> alive_nodes() override { return {}; }
-  bool judges() override { return true; }
-  bool hosted_here() const override { return true; }
-  std::string describe() const override { return "the fake store"; }
-
-  std::map<std::string, Entry> values;
-  int64_t revision = 0;
-  std::map<std::string, std::string> lost;  // ip -> why
-  std::set<std::string> quiet;              // silent ips
-  int gets = 0;                             // questions asked with get()
-  int adds = 0;                             // writes asked with add_if_absent()
-};
 
 RankedNode member(int rank, const std::string& ip) {
   RankedNode n;
@@ -84,7 +35,7 @@ JobFailure process_failed(int rank, const std::string& ip, int status) {
 
 // The judge, its store and its clock; `watch()` hands the judge the reports its node's watch hears.
 struct Scene {
-  FakeStore store;
+  FakeControlStore store;
   Judge::Clock::time_point now{};
   std::vector<RankedNode> members{member(0, "10.0.0.1"), member(1, "10.0.0.2"), member(2, "10.0.0.3")};
   int64_t after = 0;

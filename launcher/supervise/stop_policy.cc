@@ -1,0 +1,79 @@
+#include "launcher/supervise/stop_policy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <csignal>
+#include <utility>
+
+namespace paddle::launcher {
+
+StopPolicy::StopPolicy(StopClock& clock, std::chrono::milliseconds grace_period, LaunchLog& log,
+                       EscapeeSignal signal_escapees)
+    : clock_(clock), grace_period_(grace_period), log_(log), signal_escapees_(std::move(signal_escapees)) {}
+
+StopPolicy::Processes StopPolicy::stop_all(const Processes& all) {
+  Processes signalled = send_term(all);
+  if (signal_escapees_) signal_escapees_(SIGTERM);
+  await_exit(all, {}, signalled);
+  return signalled;
+}
+
+StopPolicy::Processes StopPolicy::stop_part(const Processes& part, const Processes& rest) {
+  Processes signalled = send_term(part);
+  await_exit(part, rest, signalled);
+  return signalled;
+}
+
+StopPolicy::Processes StopPolicy::send_term(const Processes& part) {
+  Processes signalled;
+  for (StoppableProcess* p : part) {
+    if (!p->running()) continue;
+    p->signal_group(SIGTERM);
+    signalled.push_back(p);
+  }
+  return signalled;
+}
+
+void StopPolicy::await_exit(const Processes& part, const Processes& rest, const Processes& signalled) {
+  // With nothing to wait for, an earlier stop's grace period runs on.
+  if (signalled.empty()) return;
+  std::vector<std::string> names;
+  for (const StoppableProcess* p : signalled) names.push_back(p->name());
+  log_.info(fmt::format("sent SIGTERM to {}; waiting up to {:.3g}s for them to exit before SIGKILL", fmt::join(names, ", "),
+                        grace_period_.count() / 1000.0));
+  part_ = part;
+  rest_ = rest;
+  clock_.set_alarm(clock_.now() + grace_period_, [this] {
+    const Processes due = std::exchange(part_, {});
+    const Processes rest = std::exchange(rest_, {});
+    kill(due, rest, "did not exit within the grace period");
+  });
+}
+
+void StopPolicy::kill_all(const Processes& all, std::string_view why) { kill(all, {}, why); }
+
+void StopPolicy::kill(const Processes& part, const Processes& rest, std::string_view why) {
+  for (StoppableProcess* p : part) {
+    if (!p->running()) continue;
+    log_.warning(fmt::format("{} {}: sending SIGKILL to its process group", p->name(), why));
+    p->signal_group(SIGKILL);
+  }
+  // The escapees belong to no process: they go once no process outside the kill runs.
+  const bool others_run = std::any_of(rest.begin(), rest.end(), [](const StoppableProcess* p) { return p->running(); });
+  if (signal_escapees_ && !others_run) signal_escapees_(SIGKILL);
+}
+
+void StopPolicy::process_exited() {
+  if (part_.empty() || std::any_of(part_.begin(), part_.end(), [](const StoppableProcess* p) { return p->running(); })) return;
+  end();
+}
+
+void StopPolicy::end() {
+  clock_.cancel_alarm();
+  part_.clear();
+  rest_.clear();
+}
+
+}  // namespace paddle::launcher

@@ -1,0 +1,187 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "launcher/cluster/cluster_link.h"
+#include "launcher/console/launch_log.h"
+#include "launcher/supervise/job_failure.h"
+#include "tests/unit/launcher/cluster/fake_control_store.h"
+
+using namespace paddle::launcher;
+using namespace std::chrono_literals;
+using paddle::launcher::testing::FakeControlStore;
+
+namespace {
+
+NodeRegistration registration(const std::string& ip) {
+  NodeRegistration n;
+  n.ip = ip;
+  n.hostname = "host-" + ip;
+  n.endpoints = {ip + ":6170"};
+  return n;
+}
+
+// A job of MIN to MAX nodes (fixed when they are equal) whose store this node hosts and judges.
+ClusterSettings job_settings(const std::string& node_ip, int min_nodes, int nnodes) {
+  ClusterSettings s;
+  s.job_id = "job";
+  s.master_ip = node_ip;
+  s.master_port = 6069;
+  s.host_master = true;
+  s.node_ip = node_ip;
+  s.min_nodes = min_nodes;
+  s.nnodes = nnodes;
+  s.settle_time = 100ms;
+  s.elastic_timeout = 0ms;  // an elastic generation starts as soon as MIN nodes are there
+  return s;
+}
+
+JobFailure process_failed(int rank, const std::string& ip, int status) {
+  JobFailure f;
+  f.cause = JobFailure::Cause::kProcessFailed;
+  f.node_rank = rank;
+  f.ip = ip;
+  f.what = "trainer " + std::to_string(rank) + " (local 0) ended with exit code " + std::to_string(status);
+  f.exit_status = status;
+  return f;
+}
+
+bool never_interrupted() { return false; }
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// This node's ClusterLink over the fake store; the test plays the other nodes by writing their keys.
+struct Scene {
+  std::unique_ptr<FakeControlStore> owned = std::make_unique<FakeControlStore>();
+  FakeControlStore& store = *owned;  // the link's, while it lives
+  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
+  LaunchLog log{null.get()};
+  ClusterLink link;
+
+  explicit Scene(ClusterSettings settings) : link(std::move(settings), log, std::move(owned)) {}
+
+  void registers(int generation, const std::string& ip) {
+    store.put("job.g" + std::to_string(generation) + ".node." + ip, registration(ip).to_json().dump());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("generation end: two nodes' reports give one verdict, the earlier, returned once every node has acked it") {
+  Scene s(job_settings("10.0.0.1", 2, 2));
+  s.registers(0, "10.0.0.2");
+  REQUIRE(s.link.join(0, registration("10.0.0.1")).nodes->size() == 2);
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 7).to_json().dump());
+  const JobFailure mine = process_failed(0, "10.0.0.1", 1);
+  CHECK(s.link.report(0, mine).exit_status == 1);
+  REQUIRE(s.store.get("job.g0.report.10.0.0.1"));
+  CHECK(JobFailure::from_json(*s.store.get("job.g0.report.10.0.0.1")).exit_status == 1);
+
+  auto verdict = std::async(std::launch::async, [&] { return s.link.verdict(0, mine, never_interrupted); });
+  REQUIRE(s.store.wait_for("job.g0.failed", 10s));
+  REQUIRE(s.store.wait_for("job.g0.ack.10.0.0.1", 10s));
+  // The store lives here: it stays up until the other node has read the verdict too.
+  CHECK(verdict.wait_for(300ms) == std::future_status::timeout);
+  s.store.put("job.g0.ack.10.0.0.2", "1");
+  REQUIRE(verdict.wait_for(10s) == std::future_status::ready);
+  const JobFailure root = verdict.get();
+  CHECK(root.cause == JobFailure::Cause::kProcessFailed);
+  CHECK(root.ip == "10.0.0.2");
+  CHECK(root.exit_status == 7);
+  CHECK(JobFailure::from_json(*s.store.get("job.g0.failed")).ip == "10.0.0.2");
+  CHECK_FALSE(s.link.membership_change(root));  // a fixed job's restart counts against --max_restarts
+}
+
+TEST_CASE("generation end: the node hosting the store finishes only once every node has written its done key") {
+  Scene s(job_settings("10.0.0.1", 2, 2));
+  s.registers(0, "10.0.0.2");
+  s.link.join(0, registration("10.0.0.1"));
+  auto finished = std::async(std::launch::async, [&] { return s.link.finish(0); });
+  REQUIRE(s.store.wait_for("job.g0.done.10.0.0.1", 10s));
+  CHECK(finished.wait_for(300ms) == std::future_status::timeout);
+  s.store.put("job.g0.done.10.0.0.2", "1");
+  REQUIRE(finished.wait_for(10s) == std::future_status::ready);
+  CHECK_FALSE(finished.get());
+}
+
+TEST_CASE("generation end: a failure reported elsewhere while this node waits to finish ends the wait with it") {
+  Scene s(job_settings("10.0.0.1", 2, 2));
+  s.registers(0, "10.0.0.2");
+  s.link.join(0, registration("10.0.0.1"));
+  auto finished = std::async(std::launch::async, [&] { return s.link.finish(0); });
+  REQUIRE(s.store.wait_for("job.g0.done.10.0.0.1", 10s));
+  s.store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 9).to_json().dump());
+  REQUIRE(finished.wait_for(10s) == std::future_status::ready);
+  const std::optional<JobFailure> failure = finished.get();
+  REQUIRE(failure);
+  CHECK(failure->ip == "10.0.0.2");
+  CHECK(failure->exit_status == 9);
+}
+
+TEST_CASE("generation end: an elastic job goes on without a lost node while MIN remain, and restarts for exit 101") {
+  Scene three(job_settings("10.0.0.1", 2, 3));
+  three.registers(0, "10.0.0.2");
+  three.registers(0, "10.0.0.3");
+  REQUIRE(three.link.join(0, registration("10.0.0.1")).nodes->size() == 3);
+  JobFailure lost;
+  lost.cause = JobFailure::Cause::kLauncherLost;
+  lost.node_rank = 2;
+  lost.ip = "10.0.0.3";
+  lost.what = "its launcher is gone";
+  CHECK(three.link.membership_change(lost) == "node 2 (10.0.0.3) left; 2 node(s) remain, at least the 2 --nnodes asks for");
+  const JobFailure restart_me = process_failed(1, "10.0.0.2", 101);
+  CHECK(three.link.membership_change(restart_me) ==
+        "trainer 1 (local 0) ended with exit code 101 asked for a restart (exit status 101)");
+  CHECK_FALSE(three.link.membership_change(process_failed(1, "10.0.0.2", 1)));
+
+  Scene two(job_settings("10.0.0.1", 2, 3));
+  two.registers(0, "10.0.0.2");
+  REQUIRE(two.link.join(0, registration("10.0.0.1")).nodes->size() == 2);
+  lost.node_rank = 1;
+  lost.ip = "10.0.0.2";
+  CHECK_FALSE(two.link.membership_change(lost));  // one node is fewer than MIN: a restart, counted
+}
+
+TEST_CASE("elastic admission: a newcomer ends the generation on purpose and the next one admits it, at most MAX nodes") {
+  Scene s(job_settings("10.0.0.2", 2, 3));
+  s.registers(0, "10.0.0.3");
+  const JoinedGeneration first = s.link.join(0, registration("10.0.0.2"));
+  REQUIRE(first.nodes->size() == 2);
+  CHECK(s.store.get("job.generation") == "0");
+
+  // Two newcomers find generation 0 running without them and register for generation 1
+  // (rendezvous.cc); the job has room for one.
+  s.registers(1, "10.0.0.1");
+  s.registers(1, "10.0.0.4");
+  const std::optional<JobFailure> ended = s.link.wait_for_failure(10s);
+  REQUIRE(ended);
+  CHECK(ended->cause == JobFailure::Cause::kNodeJoined);
+  CHECK(ended->ip == "10.0.0.1");
+  CHECK(ended->exit_status == 0);
+  CHECK(ended->what == "joined the job; generation 1 admits it (3 node(s) now)");
+  CHECK_FALSE(s.store.get("job.g0.report.10.0.0.4"));
+
+  s.store.put("job.g0.ack.10.0.0.3", "1");  // the other member has read the verdict
+  const JobFailure root = s.link.verdict(0, *ended, never_interrupted);
+  CHECK(root.cause == JobFailure::Cause::kNodeJoined);
+  CHECK(root.ip == "10.0.0.1");
+  CHECK(s.link.membership_change(root) == root.what);  // not a restart of --max_restarts
+
+  // The members of generation 0 register again; generation 1 keeps them and takes the newcomers
+  // up to MAX, in rank order.
+  s.registers(1, "10.0.0.3");
+  const JoinedGeneration next = s.link.join(1, registration("10.0.0.2"));
+  CHECK(next.generation == 1);
+  CHECK(next.restarts_used == 0);
+  REQUIRE(next.nodes->size() == 3);
+  CHECK((*next.nodes)[0].node.ip == "10.0.0.1");
+  CHECK((*next.nodes)[1].node.ip == "10.0.0.2");
+  CHECK((*next.nodes)[2].node.ip == "10.0.0.3");
+  CHECK(s.store.get("job.generation") == "1");
+}
