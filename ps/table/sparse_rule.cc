@@ -1,17 +1,30 @@
 #include "ps/table/sparse_rule.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <stdexcept>
 
 namespace paddle::ps {
 
+namespace {
+
+constexpr std::array<common::OptimizerKind, 4> kImplemented{common::OptimizerKind::kSgd, common::OptimizerKind::kAdagrad,
+                                                            common::OptimizerKind::kStdAdagrad, common::OptimizerKind::kAdam};
+
+}  // namespace
+
+std::span<const SparseRuleSpec::Kind> SparseRuleSpec::kinds() { return kImplemented; }
+
 SparseRuleSpec SparseRuleSpec::parse(const std::string& name) {
+  const std::optional<Kind> kind = common::optimizer_kind_named(name);
+  if (!kind || std::find(kImplemented.begin(), kImplemented.end(), *kind) == kImplemented.end()) {
+    std::string choices;
+    for (const Kind k : kImplemented) choices += (choices.empty() ? "" : ", ") + std::string(common::optimizer_kind_name(k));
+    throw std::invalid_argument("sparse rule '" + name + "' is not one of " + choices);
+  }
   SparseRuleSpec r;
-  if (name == "sgd") r.kind = Kind::kSgd;
-  else if (name == "adagrad") r.kind = Kind::kAdagrad;
-  else if (name == "std_adagrad") r.kind = Kind::kStdAdagrad;
-  else if (name == "adam") r.kind = Kind::kAdam;
-  else throw std::invalid_argument("sparse rule '" + name + "' is not one of sgd, adagrad, std_adagrad, adam");
+  r.kind = *kind;
   return r;
 }
 
@@ -21,8 +34,14 @@ size_t SparseRuleSpec::state_width(size_t n) const {
     case Kind::kAdagrad: return 1;
     case Kind::kStdAdagrad: return n;
     case Kind::kAdam: return 2 * n + 2;
+    case Kind::kMomentum: break;  // not a sparse rule; parse() refuses it
   }
-  return 0;
+  refuse(kind);
+}
+
+void SparseRuleSpec::refuse(Kind kind) {
+  throw std::logic_error("SparseRuleSpec: the sparse rules have no " + std::string(common::optimizer_kind_name(kind)) +
+                         " rule");
 }
 
 void SparseRuleSpec::init_state(float* state, size_t n) const {

@@ -8,19 +8,22 @@
 //   std_adagrad  g2sum[n]                   (one per value)
 //   adam         m[n], v[n], beta1_pow, beta2_pow   (the pows start at beta1, beta2)
 //
-// The arithmetic is kernels/functors.h's: SgdStep, StdAdagradStep / adagrad_scale, AdamStep.
+// The arithmetic is kernels/functors.h's: SgdStep, StdAdagradStep / adagrad_scale, AdamStep. Its
+// kinds are common/optimizer_kind.h's; momentum is the dense rules' alone.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
 
+#include "common/optimizer_kind.h"
 #include "kernels/functors.h"
 
 namespace paddle::ps {
 
 struct SparseRuleSpec {
-  enum class Kind { kSgd, kAdagrad, kStdAdagrad, kAdam };
+  using Kind = common::OptimizerKind;
   Kind kind = Kind::kAdagrad;
   float learning_rate = 0.05f;
   float initial_g2sum = 3.0f;                    // adagrad / std adagrad
@@ -28,10 +31,11 @@ struct SparseRuleSpec {
   float min_bound = -10.0f, max_bound = 10.0f;   // weight bounds, every rule clamps
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;  // adam
 
-  // "sgd", "adagrad", "std_adagrad", "adam"; throws std::invalid_argument naming the name and
-  // the choices.
+  // The kinds it implements: sgd, adagrad, std_adagrad, adam.
+  static std::span<const Kind> kinds();
+  // The name of one of kinds(); throws std::invalid_argument naming the name and the choices.
   static SparseRuleSpec parse(const std::string& name);
-  // Floats of state for n values.
+  // Floats of state for n values; throws std::logic_error for a kind not in kinds().
   size_t state_width(size_t n) const;
   // The state of a new row (zeros; adam's pows at beta1, beta2).
   void init_state(float* state, size_t n) const;
@@ -39,6 +43,10 @@ struct SparseRuleSpec {
   // Inline: a server applies it to every pushed row, and inlined into CtrAccessor::push it costs
   // no call (a push on a table in the cache ran about 5% faster).
   void apply(float* values, float* state, const float* grads, size_t n) const;
+
+ private:
+  // Throws std::logic_error: `kind` is not one of kinds() (set by hand, not parsed).
+  [[noreturn]] static void refuse(Kind kind);
 };
 
 inline void SparseRuleSpec::apply(float* values, float* state, const float* grads, size_t n) const {
@@ -73,6 +81,7 @@ inline void SparseRuleSpec::apply(float* values, float* state, const float* grad
       beta2_pow *= beta2;
       break;
     }
+    case Kind::kMomentum: refuse(kind);  // not a sparse rule; parse() refuses it
   }
   for (size_t i = 0; i < n; ++i) values[i] = std::clamp(values[i], min_bound, max_bound);
 }

@@ -1,5 +1,7 @@
 #include "ps/table/update_rule.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -7,14 +9,22 @@
 
 namespace paddle::ps {
 
+namespace {
+
+constexpr std::array<common::OptimizerKind, 4> kImplemented{common::OptimizerKind::kSgd, common::OptimizerKind::kMomentum,
+                                                            common::OptimizerKind::kAdagrad, common::OptimizerKind::kAdam};
+
+}  // namespace
+
+std::span<const UpdateRule::Kind> UpdateRule::kinds() { return kImplemented; }
+
 UpdateRule UpdateRule::parse(const std::string& name, float lr) {
+  const std::optional<Kind> kind = common::optimizer_kind_named(name);
+  if (!kind || std::find(kImplemented.begin(), kImplemented.end(), *kind) == kImplemented.end())
+    throw std::invalid_argument("server optimizer '" + name + "' is not " + common::optimizer_kinds_text(kImplemented));
   UpdateRule r;
   r.lr = lr;
-  if (name == "sgd") r.kind = Kind::kSgd;
-  else if (name == "momentum") r.kind = Kind::kMomentum;
-  else if (name == "adagrad") r.kind = Kind::kAdagrad;
-  else if (name == "adam") r.kind = Kind::kAdam;
-  else throw std::invalid_argument("server optimizer '" + name + "' is not sgd, momentum, adagrad or adam");
+  r.kind = *kind;
   return r;
 }
 
@@ -44,7 +54,10 @@ void UpdateRule::apply(float* values, float* state, const float* grads, size_t n
       for (size_t i = 0; i < n; ++i) adam(values[i], gradient(i), m[i], v[i]);
       return;
     }
+    case Kind::kStdAdagrad: break;  // not a server rule; parse() refuses it
   }
+  throw std::logic_error("UpdateRule::apply: the servers have no " + std::string(common::optimizer_kind_name(kind)) +
+                         " rule");
 }
 
 }  // namespace paddle::ps

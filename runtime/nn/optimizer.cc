@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -104,12 +107,18 @@ class Adagrad : public Optimizer {
 
 }  // namespace
 
+std::span<const OptimizerKind> optimizer_kinds() {
+  static constexpr std::array<OptimizerKind, 4> kImplemented{OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kAdam,
+                                                             OptimizerKind::kAdagrad};
+  return kImplemented;
+}
+
 OptimizerKind parse_optimizer_kind(const std::string& name, const std::string& key) {
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "momentum") return OptimizerKind::kMomentum;
-  if (name == "adam") return OptimizerKind::kAdam;
-  if (name == "adagrad") return OptimizerKind::kAdagrad;
-  throw common::ConfigError(fmt::format("{} '{}' is not sgd, momentum, adam or adagrad", key, name));
+  const std::optional<OptimizerKind> kind = common::optimizer_kind_named(name);
+  const std::span<const OptimizerKind> implemented = optimizer_kinds();
+  if (!kind || std::find(implemented.begin(), implemented.end(), *kind) == implemented.end())
+    throw common::ConfigError(fmt::format("{} '{}' is not {}", key, name, common::optimizer_kinds_text(implemented)));
+  return *kind;
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config) {
@@ -118,8 +127,9 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config) {
     case OptimizerKind::kMomentum: return std::make_unique<Momentum>(config);
     case OptimizerKind::kAdam: return std::make_unique<Adam>(config);
     case OptimizerKind::kAdagrad: return std::make_unique<Adagrad>(config);
+    case OptimizerKind::kStdAdagrad: break;  // the servers' sparse rule alone
   }
-  throw std::logic_error("make_optimizer: unknown OptimizerKind");
+  throw std::logic_error(fmt::format("make_optimizer: the runtime has no {} optimizer", common::optimizer_kind_name(config.kind)));
 }
 
 }  // namespace paddle::runtime

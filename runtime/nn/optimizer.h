@@ -6,16 +6,23 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "common/optimizer_kind.h"
 #include "runtime/nn/layer.h"
 
 namespace paddle::runtime {
 
-enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdagrad };
+// The shared vocabulary (common/optimizer_kind.h), of which the runtime implements some.
+using OptimizerKind = common::OptimizerKind;
 
-// "sgd", "momentum", "adam" or "adagrad"; throws common::ConfigError naming `key` for another name.
+// The kinds make_optimizer() implements, in the order configs list them: sgd, momentum, adam,
+// adagrad.
+std::span<const OptimizerKind> optimizer_kinds();
+
+// The name of one of optimizer_kinds(); throws common::ConfigError naming `key` for another name.
 OptimizerKind parse_optimizer_kind(const std::string& name, const std::string& key = "optimizer.type");
 
 struct OptimizerConfig {
@@ -57,6 +64,7 @@ class Optimizer {
   Execution* execution_ = nullptr;
 };
 
+// Throws std::logic_error for a kind not in optimizer_kinds().
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);
 
 }  // namespace paddle::runtime

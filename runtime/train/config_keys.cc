@@ -7,6 +7,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/optimizer_kind.h"
+#include "ps/table/sparse_rule.h"
+#include "runtime/nn/optimizer.h"
+
 namespace paddle::runtime {
 namespace {
 
@@ -74,7 +78,7 @@ std::vector<ConfigKey> make_keys() {
       integer("seed", 2024, 0, "seeds the initialization and the shuffles", kUint32Max),
       boolean("shuffle", true, "shuffles the training data every epoch"),
       integer("prefetch", 2, 1, "batches the loader prepares ahead"),
-      choice("optimizer.type", "momentum", {"sgd", "momentum", "adam", "adagrad"},
+      choice("optimizer.type", "momentum", common::optimizer_kind_names(optimizer_kinds()),
              "the optimizer; on parameter servers, their dense tables' rule too"),
       number("optimizer.lr", 0.01, 0, "the base learning rate"),
       number("optimizer.momentum", 0.9, 0, "momentum: the velocity's decay"),
@@ -116,7 +120,8 @@ std::vector<ConfigKey> make_keys() {
       integer("ps.start_pass", 0, 0, "the pass a resumed run carries on from"),
       text("ps.save_dir", "", "where the servers save at the end (online: after every pass)"),
       choice("ps.accessor", "plain", {"plain", "ctr"}, "sparse rows: plain embeddings, or ctr rows with show/click statistics"),
-      choice("ps.sparse_rule.type", "adagrad", {"sgd", "adagrad", "std_adagrad", "adam"}, "ctr rows: their optimizer"),
+      choice("ps.sparse_rule.type", "adagrad", common::optimizer_kind_names(ps::SparseRuleSpec::kinds()),
+             "ctr rows: their optimizer"),
       positive("ps.sparse_rule.lr", 0.05, "ctr rows: the learning rate"),
       number("ps.sparse_rule.initial_g2sum", 3.0, 0, "adagrad: the initial sum of squared gradients"),
       number("ps.sparse_rule.initial_range", 0.0001, 0, "new rows start uniform in [-range, range]"),

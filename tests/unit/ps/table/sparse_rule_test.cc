@@ -36,6 +36,12 @@ TEST_CASE("sparse rules: names, state widths, and the error naming the choices")
   CHECK(SparseRuleSpec::parse("adam").state_width(7) == 16);
   CHECK_THROWS_WITH_AS(SparseRuleSpec::parse("rmsprop"),
                        doctest::Contains("'rmsprop' is not one of sgd, adagrad, std_adagrad, adam"), std::invalid_argument);
+  // A kind of the shared vocabulary the sparse rules do not implement.
+  CHECK_THROWS_WITH_AS(SparseRuleSpec::parse("momentum"), "sparse rule 'momentum' is not one of sgd, adagrad, std_adagrad, adam",
+                       std::invalid_argument);
+  SparseRuleSpec by_hand;
+  by_hand.kind = paddle::common::OptimizerKind::kMomentum;
+  CHECK_THROWS_AS(by_hand.state_width(7), std::logic_error);
 }
 
 TEST_CASE("sparse sgd: w -= lr * g, clamped to the bounds") {

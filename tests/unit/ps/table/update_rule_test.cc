@@ -20,6 +20,10 @@ TEST_CASE("update rules") {
   UpdateRule::parse("adam", 0.1f).apply(&w, state.data(), &g, 1, 1);
   CHECK(w == doctest::Approx(0.9).epsilon(1e-4));
   CHECK_THROWS_AS(UpdateRule::parse("lamb", 0.1f), std::invalid_argument);
+  // A kind of the shared vocabulary the servers' dense rule does not implement.
+  CHECK_THROWS_WITH_AS(UpdateRule::parse("std_adagrad", 0.1f),
+                       "server optimizer 'std_adagrad' is not sgd, momentum, adagrad or adam", std::invalid_argument);
+  CHECK(UpdateRule::kinds().size() == 4);
 }
 
 TEST_CASE("momentum on the servers is Paddle's: v = mu * v + g, w -= lr * v, one state value per value") {

@@ -34,4 +34,8 @@ TEST_CASE("optimizers take the documented steps") {
   CHECK(p.value.values()[0] == doctest::Approx(0.95));
   CHECK_THROWS_WITH_AS(parse_optimizer_kind("lamb"), doctest::Contains("optimizer.type 'lamb' is not"),
                        paddle::common::ConfigError);
+  // A kind of the shared vocabulary the runtime does not implement.
+  CHECK_THROWS_WITH_AS(parse_optimizer_kind("std_adagrad"), "optimizer.type 'std_adagrad' is not sgd, momentum, adam or adagrad",
+                       paddle::common::ConfigError);
+  CHECK_THROWS_AS(make_optimizer(OptimizerConfig{OptimizerKind::kStdAdagrad}), std::logic_error);
 }
