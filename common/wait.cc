@@ -33,8 +33,9 @@ void wait_until_ready(const WaitOptions& options, const std::function<std::vecto
 bool wait_until(std::chrono::milliseconds timeout, const std::function<bool()>& done, std::chrono::milliseconds poll) {
   const auto deadline = Clock::now() + timeout;
   while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(poll);
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(poll, deadline - now));
   }
   return true;
 }

@@ -25,7 +25,8 @@ struct WaitOptions {
 void wait_until_ready(const WaitOptions& options, const std::function<std::vector<std::string>()>& not_ready,
                       const std::function<std::string(const std::vector<std::string>&)>& timeout_message);
 
-// Calls `done` every `poll` until it returns true or `timeout` passes; returns whether it did.
+// Calls `done` every `poll` until it returns true or `timeout` passes (it is called once more at
+// the deadline); returns whether it did.
 bool wait_until(std::chrono::milliseconds timeout, const std::function<bool()>& done,
                 std::chrono::milliseconds poll = std::chrono::milliseconds(10));
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/listen.h"
 
 namespace paddle::collective {
 namespace {
@@ -115,17 +116,11 @@ class Session : public std::enable_shared_from_this<Session> {
 KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<common::JobToken> token,
                              std::optional<std::chrono::milliseconds> silent_after)
     : acceptor_(io_), accept_pause_(io_), sweep_timer_(io_), handler_(std::move(token)), silent_after_(silent_after) {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(ip, ec);
-  if (ec) throw common::ConfigError(fmt::format("key-value store: '{}' is not an IP address", ip));
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-  acceptor_.open(endpoint.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  acceptor_.bind(endpoint, ec);
   // As long a queue as the kernel allows (net.core.somaxconn caps it): thousands of nodes may
   // connect at once.
-  if (!ec) acceptor_.listen(65535, ec);
-  if (!ec) acceptor_.non_blocking(true, ec);
+  common::listen_on(acceptor_, ip, port, 65535, "key-value store");
+  boost::system::error_code ec;
+  acceptor_.non_blocking(true, ec);
   if (ec) throw common::Error(fmt::format("key-value store: cannot listen on {}:{}: {}", ip, port, ec.message()));
   port_ = acceptor_.local_endpoint().port();
   if (!handler_.has_token())
@@ -133,13 +128,10 @@ KvStoreServer::KvStoreServer(const std::string& ip, int port, std::optional<comm
                "(PADDLE_REQUIRE_TOKEN=1 refuses to run so)\n", ip, port_);
   accept();
   if (silent_after_) sweep();
-  thread_ = std::thread([this] { io_.run(); });
+  thread_.start("kv-store", [this](std::stop_token) { io_.run(); }, [this] { io_.stop(); });
 }
 
-KvStoreServer::~KvStoreServer() {
-  io_.stop();
-  thread_.join();
-}
+KvStoreServer::~KvStoreServer() { thread_.stop(); }
 
 void KvStoreServer::accept() {
   acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {

@@ -47,9 +47,9 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "collective/store/kv_store_handler.h"
+#include "common/background_thread.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {
@@ -81,7 +81,7 @@ class KvStoreServer {
   KvStoreHandler handler_;
   std::optional<std::chrono::milliseconds> silent_after_;
   bool out_of_files_said_ = false;
-  std::thread thread_;
+  common::BackgroundThread thread_;
 };
 
 }  // namespace paddle::collective

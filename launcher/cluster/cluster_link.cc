@@ -67,18 +67,16 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
     if (auto warning = listen_queue_warning(settings_.nnodes)) log_.warning(*warning);
   }
   if (!settings_.etcd.empty()) clear_stale_state();
-  thread_ = std::thread([this] { watch(); });
+  thread_.start("cluster-watch", [this](std::stop_token) { watch(); }, [this] {
+    {
+      std::lock_guard lock(mutex_);
+      wake_.notify_all();
+    }
+    store_->stop_waiting();  // the watch may be waiting in the store
+  });
 }
 
-ClusterLink::~ClusterLink() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  store_->stop_waiting();  // the watch may be waiting in the store
-  thread_.join();
-}
+ClusterLink::~ClusterLink() { thread_.stop(); }
 
 void ClusterLink::clear_stale_state() {
   // Keys of this job id with no live launcher but this one are an earlier run's, which ended

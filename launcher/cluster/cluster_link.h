@@ -46,10 +46,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collective/store/etcd_client.h"
+#include "common/background_thread.h"
 #include "common/error.h"
 #include "common/job_token.h"
 #include "launcher/cluster/control_store.h"
@@ -215,7 +215,6 @@ class ClusterLink {
   mutable std::mutex mutex_;
   std::condition_variable wake_;          // the watch: stop, or a generation joined
   std::condition_variable verdict_wake_;  // a failure known, the verdict seen, or the store lost
-  bool stop_ = false;
   int generation_ = -1;  // joined; -1 before the first join
   // The joined generation's rank map; shared, so that the watch's snapshot each round costs no copy.
   std::shared_ptr<const std::vector<RankedNode>> members_ = std::make_shared<const std::vector<RankedNode>>();
@@ -224,7 +223,7 @@ class ClusterLink {
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
   std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
-  std::thread thread_;
+  common::BackgroundThread thread_;  // the watch (node_watch.cc); its stop ends every wait here
 };
 
 }  // namespace paddle::launcher

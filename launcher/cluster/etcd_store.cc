@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
 #include <unordered_set>
 
 #include "common/error.h"
+#include "common/wait.h"
 
 namespace paddle::launcher {
 namespace {
@@ -44,30 +44,29 @@ void EtcdStore::heartbeat() {
 }
 
 std::optional<std::string> EtcdStore::wait_for(const std::string& key, std::chrono::milliseconds wait) {
-  const auto until = std::chrono::steady_clock::now() + wait;
-  while (true) {
-    if (auto value = etcd_.get(key)) return value;
-    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kPollInterval, until - std::chrono::steady_clock::now()));
-  }
+  std::optional<std::string> value;
+  common::wait_until(wait, [&] { return (value = etcd_.get(key)).has_value(); }, kPollInterval);
+  return value;
 }
 
 ControlStore::Changes EtcdStore::watch(const std::vector<std::string>& prefixes, int64_t after,
                                        std::chrono::milliseconds wait) {
-  const auto until = std::chrono::steady_clock::now() + wait;
-  while (true) {
-    Changes changes;
-    changes.revision = after;
-    for (const auto& prefix : prefixes)
-      for (auto& kv : etcd_.range(prefix)) {
-        if (kv.mod_revision <= after) continue;
-        changes.revision = std::max(changes.revision, kv.mod_revision);
-        changes.entries.push_back({std::move(kv.key), std::move(kv.value), kv.mod_revision});
-      }
-    std::sort(changes.entries.begin(), changes.entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
-    if (!changes.entries.empty() || std::chrono::steady_clock::now() >= until) return changes;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kPollInterval, until - std::chrono::steady_clock::now()));
-  }
+  Changes changes;
+  common::wait_until(
+      wait,
+      [&] {
+        changes = {after, {}};
+        for (const auto& prefix : prefixes)
+          for (auto& kv : etcd_.range(prefix)) {
+            if (kv.mod_revision <= after) continue;
+            changes.revision = std::max(changes.revision, kv.mod_revision);
+            changes.entries.push_back({std::move(kv.key), std::move(kv.value), kv.mod_revision});
+          }
+        return !changes.entries.empty();
+      },
+      kPollInterval);
+  std::sort(changes.entries.begin(), changes.entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  return changes;
 }
 
 std::vector<std::string> EtcdStore::silent(std::chrono::milliseconds over) {

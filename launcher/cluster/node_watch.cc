@@ -28,7 +28,7 @@ std::optional<JobFailure> ClusterLink::failure() {
 
 std::optional<JobFailure> ClusterLink::wait_for_failure(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  verdict_wake_.wait_for(lock, wait, [&] { return failure_.has_value() || stop_; });
+  verdict_wake_.wait_for(lock, wait, [&] { return failure_.has_value() || thread_.stop_requested(); });
   return failure_;
 }
 
@@ -53,7 +53,7 @@ void ClusterLink::watch() {
     bool failed, verdict_seen;
     {
       std::unique_lock lock(mutex_);
-      if (stop_) return;
+      if (thread_.stop_requested()) return;
       generation = generation_;
       members = members_;
       failed = failure_.has_value();
@@ -87,7 +87,7 @@ void ClusterLink::watch() {
     if (watching && answered) continue;
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, watching ? kRetryPause : settings_.heartbeat_interval,
-                   [&] { return stop_ || generation_ != generation; });
+                   [&] { return thread_.stop_requested() || generation_ != generation; });
   }
 }
 

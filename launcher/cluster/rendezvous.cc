@@ -13,6 +13,7 @@
 #include "collective/store/http_exchange.h"
 
 #include "common/parse.h"
+#include "common/wait.h"
 #include "launcher/cluster/cluster_link_detail.h"
 #include "launcher/cluster/member_list.h"
 
@@ -257,8 +258,11 @@ void ClusterLink::refuse(int generation, const std::vector<std::string>& nodes) 
     store_->put(prefix + settings_.node_ip, "1");
     if (!store_->hosted_here()) return;
     const auto give_up = Clock::now() + settings_.dead_after;
-    for (const auto& ip : nodes)
-      while (Clock::now() < give_up && !store_->get(prefix + ip)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto& ip : nodes) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now());
+      common::wait_until(std::max(left, std::chrono::milliseconds(0)), [&] { return store_->get(prefix + ip).has_value(); },
+                         std::chrono::milliseconds(20));
+    }
   } catch (const common::PeerError&) {
   }
 }

@@ -33,30 +33,29 @@ ConsoleEcho::ConsoleEcho(const LaunchPlan& plan, const EchoSelection& selection,
     if (options_.colour && !label.empty()) label = coloured(label, *p);
     followed_.push_back({LogFollower(p->log_file, options_.max_lag), std::move(label)});
   }
-  thread_ = std::thread([this] { run(); });
+  thread_.start("console-echo", [this](std::stop_token stop) { run(stop); }, [this] {
+    std::lock_guard lock(mutex_);
+    wake_.notify_all();
+  });
 }
 
 ConsoleEcho::~ConsoleEcho() { finish(); }
 
 uint64_t ConsoleEcho::finish() {
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return lost_;
-    stopping_ = true;
+  if (thread_.running()) {
+    finish_by_ = (Clock::now() + options_.write_timeout).time_since_epoch().count();
+    thread_.stop();
   }
-  finish_by_ = (Clock::now() + options_.write_timeout).time_since_epoch().count();
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
   return lost_;
 }
 
-void ConsoleEcho::run() {
+void ConsoleEcho::run(const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
-  while (!stopping_) {
+  while (!stop.stop_requested()) {
     lock.unlock();
     echo_new_lines(false);
     lock.lock();
-    wake_.wait_for(lock, options_.interval, [this] { return stopping_; });
+    wake_.wait_for(lock, options_.interval, [&] { return stop.stop_requested(); });
   }
   lock.unlock();
   echo_new_lines(true);

@@ -19,9 +19,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "common/background_thread.h"
 #include "launcher/console/echo_selection.h"
 #include "launcher/console/log_follower.h"
 #include "launcher/plan/launch_plan.h"
@@ -52,7 +52,7 @@ class ConsoleEcho {
     LogFollower follower;
     std::string label;
   };
-  void run();
+  void run(const std::stop_token& stop);
   void echo_new_lines(bool final);
   // Writes `text` (whole lines) to the console, each line whole, or counts it as lost.
   void write_lines(std::string_view text, const std::string& label);
@@ -63,10 +63,9 @@ class ConsoleEcho {
   uint64_t lost_ = 0, lost_said_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;
   // When finish() must be done writing (steady_clock ticks; 0 until it is called).
   std::atomic<std::chrono::steady_clock::rep> finish_by_{0};
-  std::thread thread_;
+  common::BackgroundThread thread_;
 };
 
 // Whether labels should be coloured on `fd`: a terminal, and NO_COLOR unset or empty.

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/listen.h"
 #include "launcher/console/log_echo.h"
 #include "launcher/dashboard/page.h"
 #include "launcher/job/job_state.h"
@@ -124,24 +125,14 @@ DashboardServer::DashboardServer(const std::string& host, int port, std::string 
       launcher_figures_(std::move(launcher_figures)),
       acceptor_(io_) {
   for (auto& [name, value] : config) config_[name] = value;
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (ec) throw common::UsageError(fmt::format("--dashboard: '{}' is not an IP address", host));
-  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-  acceptor_.open(endpoint.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw common::UsageError(fmt::format("--dashboard: cannot listen on {}:{}: {}", host, port, ec.message()));
+  common::listen_on<common::UsageError, common::UsageError>(acceptor_, host, port,
+                                                           asio::socket_base::max_listen_connections, "--dashboard");
   port_ = acceptor_.local_endpoint().port();
   accept();
-  thread_ = std::thread([this] { io_.run(); });
+  thread_.start("job-page", [this](std::stop_token) { io_.run(); }, [this] { io_.stop(); });
 }
 
-DashboardServer::~DashboardServer() {
-  io_.stop();
-  thread_.join();
-}
+DashboardServer::~DashboardServer() { thread_.stop(); }
 
 std::string DashboardServer::url() const { return fmt::format("http://{}:{}/", host_, port_); }
 

@@ -16,11 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/background_thread.h"
 #include "launcher/dashboard/job_metrics.h"
 
 #include <functional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,7 +55,7 @@ class DashboardServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;
-  std::thread thread_;
+  common::BackgroundThread thread_;
 };
 
 }  // namespace paddle::launcher

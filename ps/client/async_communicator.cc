@@ -10,17 +10,13 @@ AsyncCommunicator::AsyncCommunicator(std::unique_ptr<ParameterStore> sender, Tab
     : sender_(std::move(sender)),
       tables_(std::move(tables)),
       capacity_(std::max<size_t>(1, queue_capacity)), max_merge_(std::max<size_t>(1, max_merge)) {
-  thread_ = std::thread([this] { run(); });
+  thread_.start("ps-async-send", [this](std::stop_token stop) { run(stop); }, [this] {
+    std::lock_guard lock(mutex_);
+    changed_.notify_all();
+  });
 }
 
-AsyncCommunicator::~AsyncCommunicator() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
-}
+AsyncCommunicator::~AsyncCommunicator() { thread_.stop(); }
 
 void AsyncCommunicator::rethrow_locked() {
   if (error_) std::rethrow_exception(error_);
@@ -43,12 +39,12 @@ void AsyncCommunicator::flush() {
   rethrow_locked();
 }
 
-void AsyncCommunicator::run() {
+void AsyncCommunicator::run(const std::stop_token& stop) {
   while (true) {
     std::vector<StepGradients> batch;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      changed_.wait(lock, [&] { return stop.stop_requested() || !queue_.empty(); });
       if (queue_.empty()) return;
       while (!queue_.empty() && batch.size() < max_merge_) {
         batch.push_back(std::move(queue_.front()));

@@ -10,9 +10,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "common/background_thread.h"
 #include "ps/parameter_store.h"
 #include "ps/table_spec.h"
 
@@ -43,7 +43,7 @@ class AsyncCommunicator {
   uint64_t merged_sends() const { return sends_; }
 
  private:
-  void run();
+  void run(const std::stop_token& stop);
   void rethrow_locked();
 
   std::unique_ptr<ParameterStore> sender_;
@@ -52,10 +52,10 @@ class AsyncCommunicator {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<StepGradients> queue_;
-  bool busy_ = false, stop_ = false;
+  bool busy_ = false;
   std::exception_ptr error_;
   uint64_t sends_ = 0;
-  std::thread thread_;
+  common::BackgroundThread thread_;
 };
 
 }  // namespace paddle::ps

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/listen.h"
 #include "ps/table/checkpoint.h"
 #include "ps/server/server_session.h"
 
@@ -27,16 +28,7 @@ ParameterServer::ParameterServer(ServerOptions options, ServerTables tables)
     : options_(std::move(options)), helpers_(helper_count(options_.sparse_helpers)), tables_(std::move(tables)),
       acceptor_(io_), accept_retry_(io_) {
   for (auto& t : tables_.sparse) t->set_helpers(&helpers_);
-  boost::system::error_code ec;
-  const tcp::endpoint endpoint(asio::ip::make_address(options_.ip, ec), static_cast<unsigned short>(options_.port));
-  if (ec) throw common::ConfigError(fmt::format("parameter server: '{}' is not an IP address", options_.ip));
-  acceptor_.open(endpoint.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw common::Error(fmt::format("parameter server cannot listen on {}:{}: {}", options_.ip, options_.port,
-                                         ec.message()));
+  common::listen_on(acceptor_, options_.ip, options_.port, asio::socket_base::max_listen_connections, "parameter server");
   port_ = acceptor_.local_endpoint().port();
 }
 

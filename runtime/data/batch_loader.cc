@@ -30,25 +30,21 @@ std::vector<std::vector<size_t>> rank_batches(size_t samples, const ShardSpec& s
 
 BatchLoader::BatchLoader(const Dataset& data, const ShardSpec& spec, int64_t epoch)
     : data_(data), spec_(spec), batches_(rank_batches(data.size(), spec, epoch)) {
-  worker_ = std::thread([this] { produce(); });
-}
-
-BatchLoader::~BatchLoader() {
-  {
+  // Named for top -H and scripts/bench_train.sh.
+  worker_.start("batch-loader", [this](std::stop_token stop) { produce(stop); }, [this] {
     std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  changed_.notify_all();
-  worker_.join();
+    changed_.notify_all();
+  });
 }
 
-void BatchLoader::produce() {
-  pthread_setname_np(pthread_self(), "batch-loader");  // for top -H and scripts/bench_train.sh
+BatchLoader::~BatchLoader() { worker_.stop(); }
+
+void BatchLoader::produce(const std::stop_token& stop) {
   for (const auto& indices : batches_) {
     Batch batch = data_.gather(indices);
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_ || ready_.size() < spec_.prefetch; });
-    if (stop_) return;
+    changed_.wait(lock, [&] { return stop.stop_requested() || ready_.size() < spec_.prefetch; });
+    if (stop.stop_requested()) return;
     ready_.push_back(std::move(batch));
     ++produced_;
     changed_.notify_all();

@@ -11,8 +11,8 @@
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
 
+#include "common/background_thread.h"
 #include "runtime/data/dataset.h"
 
 namespace paddle::runtime {
@@ -42,7 +42,7 @@ class BatchLoader {
   std::optional<Batch> next();
 
  private:
-  void produce();
+  void produce(const std::stop_token& stop);
 
   const Dataset& data_;
   ShardSpec spec_;
@@ -51,8 +51,7 @@ class BatchLoader {
   std::condition_variable changed_;
   std::deque<Batch> ready_;
   size_t produced_ = 0;
-  bool stop_ = false;
-  std::thread worker_;
+  common::BackgroundThread worker_;
 };
 
 }  // namespace paddle::runtime

@@ -49,17 +49,16 @@ DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, si
     b.waiting = b.params.size();
   }
   model_.on_gradients_ready([this](const std::vector<Parameter*>& ready) { on_ready(ready); });
-  thread_ = std::thread([this] { communicate(); });
+  // Named for top -H and scripts/bench_train.sh.
+  thread_.start("grad-allreduce", [this](std::stop_token stop) { communicate(stop); }, [this] {
+    std::lock_guard lock(mutex_);
+    changed_.notify_all();
+  });
 }
 
 DataParallel::~DataParallel() {
   model_.on_gradients_ready({});
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
+  thread_.stop();
 }
 
 size_t DataParallel::shared_bucket_count() const {
@@ -106,13 +105,12 @@ void DataParallel::enqueue(size_t bucket) {
   changed_.notify_all();
 }
 
-void DataParallel::communicate() {
-  pthread_setname_np(pthread_self(), "grad-allreduce");  // for top -H and scripts/bench_train.sh
+void DataParallel::communicate(const std::stop_token& stop) {
   while (true) {
     size_t index;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      changed_.wait(lock, [&] { return stop.stop_requested() || !queue_.empty(); });
       if (queue_.empty()) return;
       index = queue_.front();
       queue_.pop_front();

@@ -21,10 +21,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collective/communicator.h"
+#include "common/background_thread.h"
 #include "kernels/event.h"
 #include "runtime/nn/sequential.h"
 
@@ -64,7 +64,7 @@ class DataParallel {
   void unpack(Bucket& b);
   void on_ready(const std::vector<Parameter*>& params);
   void enqueue(size_t bucket);
-  void communicate();
+  void communicate(const std::stop_token& stop);
 
   Sequential& model_;
   collective::Communicator& comm_;
@@ -77,9 +77,8 @@ class DataParallel {
   std::condition_variable changed_;
   std::deque<size_t> queue_;
   size_t in_flight_ = 0;
-  bool stop_ = false;
   std::exception_ptr error_;
-  std::thread thread_;
+  common::BackgroundThread thread_;
 };
 
 }  // namespace paddle::runtime
