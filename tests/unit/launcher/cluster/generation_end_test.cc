@@ -10,10 +10,12 @@
 #include "launcher/console/launch_log.h"
 #include "launcher/supervise/job_failure.h"
 #include "tests/unit/launcher/cluster/fake_control_store.h"
+#include "tests/unit/launcher/cluster/job_failures.h"
 
 using namespace paddle::launcher;
 using namespace std::chrono_literals;
 using paddle::launcher::testing::FakeControlStore;
+using paddle::launcher::testing::process_failed;
 
 namespace {
 
@@ -38,16 +40,6 @@ ClusterSettings job_settings(const std::string& node_ip, int min_nodes, int nnod
   s.settle_time = 100ms;
   s.elastic_timeout = 0ms;  // an elastic generation starts as soon as MIN nodes are there
   return s;
-}
-
-JobFailure process_failed(int rank, const std::string& ip, int status) {
-  JobFailure f;
-  f.cause = JobFailure::Cause::kProcessFailed;
-  f.node_rank = rank;
-  f.ip = ip;
-  f.what = "trainer " + std::to_string(rank) + " (local 0) ended with exit code " + std::to_string(status);
-  f.exit_status = status;
-  return f;
 }
 
 bool never_interrupted() { return false; }

@@ -7,10 +7,12 @@
 #include "launcher/cluster/judge.h"
 #include "launcher/supervise/job_failure.h"
 #include "tests/unit/launcher/cluster/fake_control_store.h"
+#include "tests/unit/launcher/cluster/job_failures.h"
 
 using namespace paddle::launcher;
 using namespace std::chrono_literals;
 using paddle::launcher::testing::FakeControlStore;
+using paddle::launcher::testing::process_failed;
 
 namespace {
 
@@ -21,16 +23,6 @@ RankedNode member(int rank, const std::string& ip) {
   n.node.ip = ip;
   n.node.hostname = "host" + std::to_string(rank);
   return n;
-}
-
-JobFailure process_failed(int rank, const std::string& ip, int status) {
-  JobFailure f;
-  f.cause = JobFailure::Cause::kProcessFailed;
-  f.node_rank = rank;
-  f.ip = ip;
-  f.what = "trainer " + std::to_string(rank) + " (local 0) ended with exit code " + std::to_string(status);
-  f.exit_status = status;
-  return f;
 }
 
 // The judge, its store and its clock; `watch()` hands the judge the reports its node's watch hears.
