@@ -5,6 +5,7 @@ parallelism, checkpoints and restarts, and failures. Loopback only."""
 import glob
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -246,6 +247,23 @@ def test_bad_config_and_data_are_named():
     r = subprocess.run([TRAIN, "--set", f"data_dir={workdir}"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 1 and f"{workdir}/train-images-idx3-ubyte.gz: cannot open" in r.stderr, r.stderr)
 
+
+
+def test_help_config_lists_every_key_with_its_default_and_range():
+    r = subprocess.run([TRAIN, "--help-config"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and r.stderr == "", r)
+    listed = re.findall(r"^(\S+)  \((.+)\)$", r.stdout, re.MULTILINE)
+    names = [name for name, _ in listed]
+    for key in ["model", "batch_size", "optimizer.lr", "ps.online.days", "amp.decr_ratio", "ps.sparse_rule.type"]:
+        check(key in names, f"--help-config lists {key}: {names}")
+    check(len(names) == len(set(names)) and len(names) > 80, f"every key once: {len(names)}")
+    shown = dict(listed)
+    check(shown["batch_size"] == "integer, default 64, >= 1", shown["batch_size"])
+    check(shown["seed"] == "integer, default 2024, [0, 4294967295]", shown["seed"])
+    check(shown["ps.mode"] == 'choice, default "sync", sync|async|geo', shown["ps.mode"])
+    # The table is what the parser checks: a key it lists is accepted, its bound refused.
+    r = subprocess.run([TRAIN, "--set", "seed=4294967296"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "seed: 4294967296 is not in [0, 4294967295]" in r.stderr, r.stderr)
 
 def _gpu_count():
     try:
