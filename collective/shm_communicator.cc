@@ -188,6 +188,11 @@ void ShmCommunicator::fail(const std::string& why) {
   throw CollectiveError(broken_);
 }
 
+void ShmCommunicator::begin(const char* what, size_t count) {
+  check_usable();
+  operation_ = {what, count, -1};
+}
+
 void ShmCommunicator::check_usable() const {
   if (!broken_.empty()) throw CollectiveError(fmt::format("an earlier collective failed: {}", broken_));
 }
@@ -328,7 +333,7 @@ std::unique_ptr<ReduceBuffer> ShmCommunicator::reduce_buffer(size_t count) {
     why = e.what();
   }
   agree(why, "could not map the node's shared-memory buckets");
-  return std::make_unique<ShmReduceBuffer>(*this, count, std::move(segments));
+  return std::make_unique<ShmReduceBuffer>(static_cast<ShmLockstep&>(*this), count, std::move(segments));
 }
 
 void ShmCommunicator::barrier() {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collective/communicator.h"
+#include "collective/shm_lockstep.h"
 #include "collective/shm_segment.h"
 
 namespace paddle::collective {
@@ -45,7 +46,7 @@ struct ShmOptions {
   std::vector<int> names;          // the job's rank of each member, for messages (default: 0..size-1)
 };
 
-class ShmCommunicator : public Communicator {
+class ShmCommunicator : public Communicator, private ShmLockstep {
  public:
   using Diagnosis = std::function<std::string()>;
 
@@ -71,14 +72,15 @@ class ShmCommunicator : public Communicator {
   const std::string& segment_name() const { return segment_->name(); }
 
  private:
-  friend class ShmReduceBuffer;  // steps with this communicator and names its ranks in errors
   struct Layout;
   void allreduce_small(float* data, size_t count);
   void allreduce_chunked(float* data, size_t count);
   void reduce_share(float* local, float* out, size_t offset, size_t length) const;
 
-  // One step: arrive with this rank's writes to the next half, wait for every rank.
-  void step();
+  // ShmLockstep, for its reduce buffers. One step: arrive with this rank's writes to the next
+  // half, wait for every rank.
+  void begin(const char* what, size_t count) override;
+  void step() override;
   // A step of a set-up that may fail on some ranks: `why` is this rank's failure, or empty. Throws
   // CollectiveError on every rank when one failed (this rank's `why`, or the failed ranks and
   // `what_failed`); the communicator stays usable.

@@ -5,8 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "collective/shm_communicator.h"
-
 namespace paddle::collective {
 namespace {
 
@@ -18,7 +16,7 @@ constexpr size_t kBlockFloats = 2048;  // 8 KB: a block's sum stays in L1 for it
 
 }  // namespace
 
-ShmReduceBuffer::ShmReduceBuffer(ShmCommunicator& comm, size_t count, std::vector<std::unique_ptr<ShmSegment>> segments)
+ShmReduceBuffer::ShmReduceBuffer(ShmLockstep& comm, size_t count, std::vector<std::unique_ptr<ShmSegment>> segments)
     : comm_(comm), rank_(comm.rank()), size_(comm.size()), count_(count), segments_(std::move(segments)) {
   const size_t ranks = static_cast<size_t>(size_);
   share_ = (count_ + ranks - 1) / ranks;
@@ -28,8 +26,7 @@ ShmReduceBuffer::ShmReduceBuffer(ShmCommunicator& comm, size_t count, std::vecto
 size_t ShmReduceBuffer::share_begin(int rank) const { return std::min(count_, static_cast<size_t>(rank) * share_); }
 
 void ShmReduceBuffer::allreduce(ReduceOp op) {
-  comm_.check_usable();
-  comm_.operation_ = {"bucket allreduce", count_, -1};
+  comm_.begin("bucket allreduce", count_);
   comm_.step();
   const size_t begin = share_begin(rank_), end = share_begin(rank_ + 1);
   const float scale = 1.0f / static_cast<float>(size_);

@@ -22,17 +22,16 @@
 #include <vector>
 
 #include "collective/communicator.h"
+#include "collective/shm_lockstep.h"
 #include "collective/shm_segment.h"
 
 namespace paddle::collective {
-
-class ShmCommunicator;
 
 class ShmReduceBuffer : public ReduceBuffer {
  public:
   // Made by ShmCommunicator::reduce_buffer: `segments` holds every rank's buffer of `count`
   // floats, mapped, by rank.
-  ShmReduceBuffer(ShmCommunicator& comm, size_t count, std::vector<std::unique_ptr<ShmSegment>> segments);
+  ShmReduceBuffer(ShmLockstep& comm, size_t count, std::vector<std::unique_ptr<ShmSegment>> segments);
 
   float* data() override { return buffer(rank_); }
   size_t size() const override { return count_; }
@@ -42,7 +41,7 @@ class ShmReduceBuffer : public ReduceBuffer {
   float* buffer(int rank) const { return static_cast<float*>(segments_[static_cast<size_t>(rank)]->data()); }
   size_t share_begin(int rank) const;
 
-  ShmCommunicator& comm_;
+  ShmLockstep& comm_;
   int rank_, size_;
   size_t count_, share_;
   std::vector<std::unique_ptr<ShmSegment>> segments_;  // every rank's buffer, by rank
