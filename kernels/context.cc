@@ -2,21 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
 #include <string>
 
 #include "common/error.h"
-
-#ifdef PADDLE_LAUNCH_WITH_CUDA
-#include "kernels/cuda/handles.h"
-#endif
-#ifdef PADDLE_LAUNCH_WITH_ONEDNN
-#include "kernels/onednn/onednn.h"
-#else
-namespace paddle::kernels::onednn {
-class OneDnn {};
-}  // namespace paddle::kernels::onednn
-#endif
 
 namespace paddle::kernels {
 
@@ -27,15 +15,6 @@ void throw_cuda_not_built(const char* what) {
       what));
 }
 
-Context::Context([[maybe_unused]] CpuKernels kernels) {
-#ifdef PADDLE_LAUNCH_WITH_ONEDNN
-  if (kernels == CpuKernels::kOneDnn) onednn_ = std::make_unique<onednn::OneDnn>();
-#endif
-}
-Context::~Context() = default;
-Context::Context(Context&&) noexcept = default;
-Context& Context::operator=(Context&&) noexcept = default;
-
 const Context& Context::host() {
   static const Context cpu(CpuKernels::kPlain);
   return cpu;
@@ -43,54 +22,11 @@ const Context& Context::host() {
 
 bool Context::uses_onednn() const { return onednn_ != nullptr; }
 
-onednn::OneDnn& Context::onednn() const {
-  if (!onednn_) throw std::logic_error("a oneDNN kernel was asked for on a context without oneDNN");
-  return *onednn_;
-}
-
 CpuKernels cpu_kernels_from(const char* value) {
   const std::string v = value != nullptr ? value : "";
   if (v.empty() || v == "onednn") return CpuKernels::kOneDnn;
   if (v == "plain") return CpuKernels::kPlain;
   throw common::ConfigError(fmt::format("PADDLE_CPU_KERNELS={} is not onednn or plain", v));
 }
-
-#ifdef PADDLE_LAUNCH_WITH_CUDA
-
-namespace {
-
-int checked_device(int device) {
-  const int devices = cuda::device_count();
-  if (device < 0 || device >= devices)
-    throw common::ConfigError(fmt::format("gpu:{} requested, but this process sees {} CUDA device(s)", device, devices));
-  return device;
-}
-
-}  // namespace
-
-Context::Context(int device, bool tf32) : handles_(std::make_unique<cuda::Handles>(checked_device(device), tf32)) {}
-
-bool Context::is_cuda() const { return handles_ != nullptr; }
-
-void Context::synchronize() const {
-  if (handles_) handles_->synchronize_device();
-}
-
-cuda::Handles& Context::cuda() const {
-  if (!handles_) throw std::logic_error("a CUDA kernel was asked for on the CPU");
-  return *handles_;
-}
-
-int cuda_device_count() { return cuda::device_count(); }
-
-#else
-
-Context::Context(int device, bool) { throw_cuda_not_built(fmt::format("gpu:{}", device).c_str()); }
-bool Context::is_cuda() const { return false; }
-void Context::synchronize() const {}
-cuda::Handles& Context::cuda() const { throw std::logic_error("a CUDA kernel was asked for on the CPU"); }
-int cuda_device_count() { return 0; }
-
-#endif
 
 }  // namespace paddle::kernels
