@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/dtype.h"
 
@@ -23,5 +24,7 @@ void widen_from_half(DType half, std::span<const uint16_t> from, std::span<float
 // Each value rounded to `half` and widened back, in place: the float32 values the halves hold
 // (the CPU autocast kernels' inputs).
 void round_through_half(DType half, std::span<float> values);
+// The same, into a copy of `values`.
+std::vector<float> rounded_through_half(DType half, std::span<const float> values);
 
 }  // namespace paddle::kernels

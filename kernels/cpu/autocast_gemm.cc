@@ -10,11 +10,7 @@
 namespace paddle::kernels::cpu {
 namespace {
 
-std::vector<float> rounded(DType half, const float* x, size_t n) {
-  std::vector<float> out(x, x + n);
-  round_through_half(half, out);
-  return out;
-}
+std::vector<float> rounded(DType half, const float* x, size_t n) { return rounded_through_half(half, {x, n}); }
 
 }  // namespace
 

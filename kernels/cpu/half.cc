@@ -46,4 +46,10 @@ void round_through_half(DType half, std::span<float> values) {
     for (float& x : values) x = static_cast<float>(Eigen::bfloat16(x));
 }
 
+std::vector<float> rounded_through_half(DType half, std::span<const float> values) {
+  std::vector<float> out(values.begin(), values.end());
+  round_through_half(half, out);
+  return out;
+}
+
 }  // namespace paddle::kernels
