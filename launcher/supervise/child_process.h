@@ -23,7 +23,8 @@ class ChildProcess {
   using ExitHandler = std::function<void(int wait_status)>;
   enum class Stdin { kNull, kPipe };
 
-  // Starts the process; throws std::runtime_error naming the command and log file when it can't.
+  // Starts the process; throws common::Error (DataError for the log file) naming the command or
+  // the log file when it cannot.
   // `join_cgroup_fd`: an open cgroup.procs the child moves itself into before it execs
   // (orphan_guard.h), or -1.
   ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
