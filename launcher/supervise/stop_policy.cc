@@ -45,7 +45,11 @@ void StopPolicy::await_exit(const Processes& part, const Processes& rest, const 
                         grace_period_.count() / 1000.0));
   part_ = part;
   rest_ = rest;
-  clock_.set_alarm(clock_.now() + grace_period_, [this] {
+  // An alarm whose time came just as its stop was replaced or ended may still ring (an asio
+  // timer cannot take back a wait that completed): it finds its stop gone and does nothing.
+  const uint64_t stop = ++stops_;
+  clock_.set_alarm(clock_.now() + grace_period_, [this, stop] {
+    if (stop != stops_ || part_.empty()) return;
     const Processes due = std::exchange(part_, {});
     const Processes rest = std::exchange(rest_, {});
     kill(due, rest, "did not exit within the grace period");
@@ -71,6 +75,7 @@ void StopPolicy::process_exited() {
 }
 
 void StopPolicy::end() {
+  ++stops_;
   clock_.cancel_alarm();
   part_.clear();
   rest_.clear();

@@ -11,6 +11,7 @@
 // (timer_stop_clock.h).
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,7 @@ class StopPolicy {
   EscapeeSignal signal_escapees_;
   // The stop whose SIGKILL is due: its processes, and the rest, whose running spares the escapees.
   Processes part_, rest_;
+  uint64_t stops_ = 0;  // stops begun or ended: the alarm of an earlier one is stale
 };
 
 }  // namespace paddle::launcher

@@ -100,6 +100,7 @@ class Job {
 
   void run_attempt(int attempt) {
     attempt_ = attempt;
+    stop_policy_.end();  // nothing of an earlier attempt's stop may reach this one's slots
     slots_.clear();
     slots_.reserve(plan_->processes.size());
     failed_.reset();

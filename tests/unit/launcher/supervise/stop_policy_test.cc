@@ -18,7 +18,10 @@ namespace {
 class FakeClock : public StopClock {
  public:
   TimePoint now() const override { return now_; }
-  void set_alarm(TimePoint when, std::function<void()> ring) override { alarm_.emplace(when, std::move(ring)); }
+  void set_alarm(TimePoint when, std::function<void()> ring) override {
+    last_ring = ring;
+    alarm_.emplace(when, std::move(ring));
+  }
   void cancel_alarm() override { alarm_.reset(); }
 
   void advance(std::chrono::milliseconds by) {
@@ -26,6 +29,9 @@ class FakeClock : public StopClock {
     if (alarm_ && alarm_->first <= now_) std::exchange(alarm_, std::nullopt)->second();
   }
   bool alarm_set() const { return alarm_.has_value(); }
+  // The last alarm set, which a test rings late, as an asio timer whose wait completed before
+  // it was cancelled still does.
+  std::function<void()> last_ring;
   std::chrono::milliseconds since_start(TimePoint t) const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t - TimePoint{});
   }
@@ -199,4 +205,26 @@ TEST_CASE("stop policy: the attempt's end calls off a pending SIGKILL") {
   CHECK_FALSE(s.policy.stopping());
   s.clock.advance(1h);
   CHECK(a.signals == std::vector<Signal>{{SIGTERM, 0ms}});
+}
+
+TEST_CASE("stop policy: an alarm that rings after its stop ended, or was replaced, kills nothing of a later stop") {
+  Scene s;
+  FakeProcess old_trainer(s.clock, "trainer 0"), server(s.clock, "server 0");
+  s.policy.stop_part({&old_trainer}, {&server});
+  const std::function<void()> stale = s.clock.last_ring;
+  s.policy.end();  // the attempt ended; its alarm's wait had completed already
+  s.clock.advance(5000ms);
+  stale();
+  CHECK(old_trainer.signals == std::vector<Signal>{{SIGTERM, 0ms}});
+  CHECK(s.escapee_signals.empty());  // a server still runs: the escapees were never the stop's
+
+  FakeProcess a(s.clock, "trainer 1"), b(s.clock, "trainer 2");
+  s.policy.stop_all({&a});
+  const std::function<void()> replaced = s.clock.last_ring;
+  s.clock.advance(1000ms);
+  s.policy.stop_all({&b});  // a new stop: its own grace period
+  replaced();
+  CHECK(b.signals == std::vector<Signal>{{SIGTERM, 6000ms}});
+  s.clock.advance(5000ms);
+  CHECK(b.signals == std::vector<Signal>{{SIGTERM, 6000ms}, {SIGKILL, 11000ms}});
 }
