@@ -194,6 +194,9 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
 }
 
 Evaluation CtrWorkload::evaluate() {
+  // An online run with every pass saved loads no pass's data: there is nothing to evaluate, on
+  // any worker (each holds the same pass's tail), so none meets the others at the servers.
+  if (config_.ps.online.enabled() && test_.size() == 0) return {};
   ps::ParameterStore& store = fleet_.parameter_store();
   const auto workers = static_cast<size_t>(worker_num());
   std::vector<size_t> share;  // every worker_num()-th test sample, from this worker's index on

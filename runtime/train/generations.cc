@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "common/error.h"
 #include "common/file.h"
@@ -65,7 +66,7 @@ std::vector<Generation> record_generation(const std::string& output_dir, const G
   std::vector<Generation> history;
   if (resuming)
     for (const Generation& g : read_generations(file))
-      if (g.from.step <= now.from.step) history.push_back(g);
+      if (std::pair(g.from.epoch, g.from.step) <= std::pair(now.from.epoch, now.from.step)) history.push_back(g);
   history.push_back(now);
   const auto json = generations_to_json(history);
   common::write_file_atomically(file, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

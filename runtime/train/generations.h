@@ -11,8 +11,8 @@
 //    "from_epoch": epochs completed when it started, "from_step": global steps then}
 // A fresh run starts a history of one entry. A resuming run (resume=true, a restarted
 // process, a PS run from start_pass) appends itself to the history it finds, keeping only the
-// entries that started at or before its own starting step: a history never runs ahead of the
-// checkpoint it continues. A generation that ended before its first checkpoint stays listed,
+// entries that started at or before its own start (by epoch, then step: an online run counts
+// its steps from 0 in every generation): a history never runs ahead of the checkpoint it continues. A generation that ended before its first checkpoint stays listed,
 // and the next one starts where it did.
 
 #include <nlohmann/json.hpp>

@@ -28,7 +28,8 @@ class OnlineSchedule : public Schedule {
  public:
   OnlineSchedule(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload);
 
-  const std::vector<Round>& rounds() const override { return rounds_; }
+  size_t round_count() const override { return rounds_.size(); }
+  Round round(size_t index) const override { return rounds_.at(index); }
   CheckpointPosition start() override;
   // Throws common::DataError naming the path when the pass's data is not there in time.
   void before_round(const Round& round) override;

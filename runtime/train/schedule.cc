@@ -4,8 +4,11 @@
 
 namespace paddle::runtime {
 
-EpochSchedule::EpochSchedule(const TrainConfig& config, Workload& workload) : config_(config), workload_(workload) {
-  for (int64_t epoch = 0; epoch < config.epochs; ++epoch) rounds_.push_back({epoch, fmt::format("pass: {}", epoch), nlohmann::json::object()});
+EpochSchedule::EpochSchedule(const TrainConfig& config, Workload& workload) : config_(config), workload_(workload) {}
+
+Round EpochSchedule::round(size_t index) const {
+  const auto epoch = static_cast<int64_t>(index);
+  return {epoch, fmt::format("pass: {}", epoch), nlohmann::json::object()};
 }
 
 void EpochSchedule::after_round(const Round&, const CheckpointPosition& at, bool complete) {

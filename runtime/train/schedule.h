@@ -11,8 +11,8 @@
 //                    pass's delta and the day's base); the workers line up where saves need it
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,8 +31,10 @@ struct Round {
 class Schedule {
  public:
   virtual ~Schedule() = default;
-  // Every round of the run, in order; the run trains those from start().epoch on.
-  virtual const std::vector<Round>& rounds() const = 0;
+  // The run's rounds, in order: round(0) to round(round_count() - 1); it trains those from
+  // start().epoch on. Made when asked: an epoch schedule may be long.
+  virtual size_t round_count() const = 0;
+  virtual Round round(size_t index) const = 0;
   // Where the run starts: a resumed run's completed rounds and steps.
   virtual CheckpointPosition start() = 0;
   virtual void before_round(const Round&) {}
@@ -46,14 +48,14 @@ class EpochSchedule : public Schedule {
  public:
   EpochSchedule(const TrainConfig& config, Workload& workload);
 
-  const std::vector<Round>& rounds() const override { return rounds_; }
+  size_t round_count() const override { return static_cast<size_t>(config_.epochs); }
+  Round round(size_t index) const override;
   CheckpointPosition start() override { return workload_.start(); }
   void after_round(const Round&, const CheckpointPosition& at, bool complete) override;
 
  private:
   const TrainConfig& config_;
   Workload& workload_;
-  std::vector<Round> rounds_;
 };
 
 }  // namespace paddle::runtime

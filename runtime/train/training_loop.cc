@@ -79,7 +79,6 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   }
   std::fflush(stdout);
 
-  const std::vector<Round>& rounds = schedule.rounds();
   double train_seconds = 0;
   int64_t trained_samples = 0;
   Evaluation evaluation;
@@ -89,8 +88,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   int64_t line_step = position.step;
   double line_comm = workload.communication_seconds();
   const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
-  for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < rounds.size() && !stop; ++r) {
-    const Round& round = rounds[r];
+  for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < schedule.round_count() && !stop; ++r) {
+    const Round round = schedule.round(r);
     schedule.before_round(round);
     const auto round_start = Clock::now();
     const int64_t round_first_step = position.step;

@@ -20,7 +20,9 @@ namespace paddle::runtime {
 //   kClassifier  "[Epoch E, batch B] loss: L, acc1: A, acc5: A" every log_every batches of an
 //                epoch, "[Epoch E] test_loss: L, test_acc1: A, test_acc5: A" after it;
 //   kRegression  "step S, loss: [L]" every log_every steps, "[Epoch E] test_loss: L, test_rmse: R";
-//   kClickRate   "TRAIN ---> pass: E loss: L" every log_every steps, "TEST ---> pass: E auc: A loss: L".
+//   kClickRate   "TRAIN ---> ROUND loss: L" every log_every steps, "TEST ---> ROUND auc: A loss: L"
+//                (with " samples: N" where the evaluation is the job's), ROUND being the schedule's
+//                name of it: "pass: E", or an online run's "day: D pass: P" (schedule.h).
 enum class LogStyle { kClassifier, kRegression, kClickRate };
 
 struct TopAccuracy {

@@ -84,3 +84,13 @@ TEST_CASE("a malformed history is named, with what to do") {
   CHECK(record_generation(dir, {0, 2, {0, 0}}, false).size() == 1);
   CHECK(on_disk(dir).size() == 1);
 }
+
+TEST_CASE("an online run's generations, whose steps start at 0 each time, are ordered by the passes they start at") {
+  const std::string dir = scratch_dir("online");
+  const Generation first{0, 2, {0, 0}}, at_pass_4{1, 2, {4, 0}};
+  record_generation(dir, first, false);
+  record_generation(dir, at_pass_4, true);
+  // The saves after pass 2 were removed: the run resumes at pass 2 and forgets the one at pass 4.
+  const Generation at_pass_2{2, 2, {2, 0}};
+  CHECK(record_generation(dir, at_pass_2, true) == std::vector<Generation>{first, at_pass_2});
+}

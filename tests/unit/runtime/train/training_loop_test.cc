@@ -151,7 +151,8 @@ class ScriptedSchedule : public Schedule {
     for (int64_t i = 0; i < 3; ++i)
       rounds_.push_back({10 + i, "day: d pass: " + std::to_string(i + 1), {{"day", "d"}, {"pass", i + 1}}});
   }
-  const std::vector<Round>& rounds() const override { return rounds_; }
+  size_t round_count() const override { return rounds_.size(); }
+  Round round(size_t index) const override { return rounds_.at(index); }
   CheckpointPosition start() override { return {1, 0}; }
   void before_round(const Round& round) override { before.push_back(round.index); }
   void after_round(const Round& round, const CheckpointPosition& at, bool complete) override {
