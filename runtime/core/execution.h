@@ -26,18 +26,21 @@ class Execution {
 
   const Device& device() const { return device_; }
   // Mixed precision at O1: the 16-bit type the model's matrix products (Linear's GEMMs) round
-  // their operands to, accumulating in float32 (kernels/autocast_gemm.h); none: float32.
+  // their operands to, accumulating in float32 (kernels/autocast_gemm.h); none: float32. Throws
+  // std::invalid_argument for a type that is not float16 or bfloat16.
   std::optional<kernels::DType> matmul_autocast() const { return matmul_autocast_; }
-  void set_matmul_autocast(std::optional<kernels::DType> half) { matmul_autocast_ = half; }
+  void set_matmul_autocast(std::optional<kernels::DType> half) { matmul_autocast_ = checked_half(half); }
   // The same for the model's convolutions (Conv2D's three cuDNN calls, kernels/autocast_conv.h).
   std::optional<kernels::DType> conv_autocast() const { return conv_autocast_; }
-  void set_conv_autocast(std::optional<kernels::DType> half) { conv_autocast_ = half; }
+  void set_conv_autocast(std::optional<kernels::DType> half) { conv_autocast_ = checked_half(half); }
   // What the kernels of kernels/<family>.h take: the CPU, or this device with its handles.
   const kernels::Context& context() const { return context_; }
   // Waits for every kernel and copy queued on the device so far (nothing on the CPU).
   void synchronize() { context_.synchronize(); }
 
  private:
+  static std::optional<kernels::DType> checked_half(std::optional<kernels::DType> half);
+
   Device device_;
   kernels::Context context_;
   std::optional<kernels::DType> matmul_autocast_;

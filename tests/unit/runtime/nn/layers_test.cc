@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "kernels/autocast_conv.h"
 #include "runtime/nn/layers.h"
@@ -89,6 +90,7 @@ TEST_CASE("Conv2D under O1 autocast runs its three convolutions through the auto
   Conv2D plain(2, 3, 3, 2, 1, rng, "conv"), amp(2, 3, 3, 2, 1, same, "conv");
   const std::vector<float> w32 = amp.parameters()[0]->value.to_vector();
   Execution cpu(Device::cpu());
+  CHECK_THROWS_AS(cpu.set_conv_autocast(paddle::kernels::DType::kFloat32), std::invalid_argument);  // not a half
   cpu.set_conv_autocast(paddle::kernels::DType::kBFloat16);
   amp.place(cpu);
   std::mt19937 data(6);
