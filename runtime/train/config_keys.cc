@@ -144,7 +144,7 @@ std::vector<ConfigKey> make_keys() {
       texts("ps.online.days", "online training: the days, in order (directory names); [] is not online"),
       integer("ps.online.passes_per_day", 1, 1, "online: passes in a day", 100000),
       text("ps.online.data_pattern", "", "online: a pass's data, with {day} and {pass} replaced"),
-      integer("ps.online.wait_seconds", 0, 0, "online: how long a pass waits for its data; 0: not at all"),
+      integer("ps.online.wait_seconds", 0, 0, "online: how long a pass waits for its data; 0: not at all", kIntMax),
   };
 }
 

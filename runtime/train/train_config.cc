@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/optimizer_kind.h"
+#include "ps/table/update_rule.h"
 #include "runtime/train/config_reader.h"
 
 namespace paddle::runtime {
@@ -103,7 +105,7 @@ DataConfig parse_data(const ConfigReader& r) {
 
 // The servers' rule: optimizer.type, which ps.server_optimizer (`given`, may be empty) may repeat.
 std::string server_rule(const std::string& given, const std::string& optimizer_type) {
-  const std::vector<std::string>& rules = config_key("optimizer.type").choices;
+  const std::vector<std::string> rules = common::optimizer_kind_names(ps::UpdateRule::kinds());
   if (!given.empty() && std::find(rules.begin(), rules.end(), given) == rules.end())
     throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not {}", given, choices_text(rules)));
   if (given.empty()) return optimizer_type;

@@ -1,11 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <set>
-
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "ps/table/update_rule.h"
 #include "runtime/train/train_config.h"
 
 using namespace paddle::runtime;
@@ -258,5 +258,31 @@ TEST_CASE("the key table's ranges are the checks: each bound refused just past i
   CHECK_THROWS_WITH_AS(load_train_config("", {"ps.sparse_rule.max_bound=-20"}),
                        "ps.sparse_rule.max_bound: -20 is less than ps.sparse_rule.min_bound -10", ConfigError);
   CHECK_THROWS_WITH_AS(load_train_config("", {"ps.server_optimizer=lamb"}),
-                       "ps.server_optimizer: 'lamb' is not sgd, momentum, adam or adagrad", ConfigError);
+                       "ps.server_optimizer: 'lamb' is not sgd, momentum, adagrad or adam", ConfigError);
+}
+
+TEST_CASE("every choice the key table lists parses, and the servers' rules are the program's optimizers") {
+  for (const ConfigKey& key : config_keys()) {
+    if (key.type != KeyType::kChoice) continue;
+    for (const std::string& choice : key.choices) {
+      std::vector<std::string> set{key.name + "=" + choice};
+      if (key.name == "model" && choice == "wide_deep") set.push_back("dataset=criteo");
+      if (key.name == "ps.storage" && choice == "ssd") set.push_back("ps.memory_budget_mb=1");
+      if (key.name == "ps.mode" && choice == "geo") set.push_back("ps.k_steps=1");
+      if (key.name == "lr_schedule.type" && choice == "piecewise") set.push_back("lr_schedule.values=[0.1]");
+      if (key.name == "amp.dtype" && choice == "float32") continue;  // a half type only: refused by name above
+      std::string error;
+      try {
+        load_train_config("", set);
+      } catch (const ConfigError& e) {
+        error = e.what();
+      }
+      CHECK_MESSAGE(error.empty(), std::string(set[0] + ": " + error));
+    }
+  }
+  std::vector<paddle::common::OptimizerKind> program(optimizer_kinds().begin(), optimizer_kinds().end()),
+      servers(paddle::ps::UpdateRule::kinds().begin(), paddle::ps::UpdateRule::kinds().end());
+  std::sort(program.begin(), program.end());
+  std::sort(servers.begin(), servers.end());
+  CHECK(program == servers);  // optimizer.type is the servers' rule too
 }
