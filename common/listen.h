@@ -4,8 +4,9 @@
 // acceptor's local_endpoint() then tells), SO_REUSEADDR so that a restarted job reuses its
 // ports at once, and a listen queue of `backlog`.
 //
-// Errors name the server and the address: "WHAT: 'IP' is not an IP address" (ConfigError, or
-// `Error` when the address came from a flag), "WHAT: cannot listen on IP:PORT: REASON" (`Error`).
+// Errors name the server and the address: "WHAT: 'IP' is not an IP address" (AddressError,
+// ConfigError by default) and "WHAT: cannot listen on IP:PORT: REASON" (ListenError, Error by
+// default); a server whose address came from a flag (the job page) makes both UsageError.
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -67,7 +67,7 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
     if (auto warning = listen_queue_warning(settings_.nnodes)) log_.warning(*warning);
   }
   if (!settings_.etcd.empty()) clear_stale_state();
-  thread_.start("cluster-watch", [this](std::stop_token) { watch(); }, [this] {
+  thread_.start("cluster-watch", [this](std::stop_token stop) { watch(stop); }, [this] {
     {
       std::lock_guard lock(mutex_);
       wake_.notify_all();

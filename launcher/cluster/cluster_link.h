@@ -183,7 +183,7 @@ class ClusterLink {
   void refuse(int generation, const std::vector<std::string>& nodes);
 
   // The node's own watch (node_watch.cc).
-  void watch();  // the background thread: heartbeats, the failure key, the master's judge
+  void watch(const std::stop_token& stop);  // the background thread: heartbeats, the failure key, the master's judge
   // One round: the judge's look (where this launcher judges), then one watch of the verdict and
   // (until this node knows of a failure, or always on the judge) the reports after revision
   // `after`, into failure_; returns the revision the watch covered.

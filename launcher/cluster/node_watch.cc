@@ -43,7 +43,7 @@ ControlPlaneFigures ClusterLink::figures() {
   return figures;
 }
 
-void ClusterLink::watch() {
+void ClusterLink::watch(const std::stop_token& stop) {
   auto reachable_at = Clock::now();  // the last time the store answered
   int watched_generation = -1;
   int64_t after = 0;  // the store's revision the watch of `watched_generation` has seen
@@ -53,7 +53,7 @@ void ClusterLink::watch() {
     bool failed, verdict_seen;
     {
       std::unique_lock lock(mutex_);
-      if (thread_.stop_requested()) return;
+      if (stop.stop_requested()) return;
       generation = generation_;
       members = members_;
       failed = failure_.has_value();
@@ -87,7 +87,7 @@ void ClusterLink::watch() {
     if (watching && answered) continue;
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, watching ? kRetryPause : settings_.heartbeat_interval,
-                   [&] { return thread_.stop_requested() || generation_ != generation; });
+                   [&] { return stop.stop_requested() || generation_ != generation; });
   }
 }
 

@@ -1,7 +1,5 @@
 #include "runtime/data/batch_loader.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <numeric>
 #include <random>

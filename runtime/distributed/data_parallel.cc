@@ -1,7 +1,5 @@
 #include "runtime/distributed/data_parallel.h"
 
-#include <pthread.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -248,7 +248,6 @@ def test_bad_config_and_data_are_named():
     check(r.returncode == 1 and f"{workdir}/train-images-idx3-ubyte.gz: cannot open" in r.stderr, r.stderr)
 
 
-
 def test_help_config_lists_every_key_with_its_default_and_range():
     r = subprocess.run([TRAIN, "--help-config"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 0 and r.stderr == "", r)
@@ -264,6 +263,7 @@ def test_help_config_lists_every_key_with_its_default_and_range():
     # The table is what the parser checks: a key it lists is accepted, its bound refused.
     r = subprocess.run([TRAIN, "--set", "seed=4294967296"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "seed: 4294967296 is not in [0, 4294967295]" in r.stderr, r.stderr)
+
 
 def _gpu_count():
     try:
