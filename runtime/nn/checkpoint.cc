@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -136,6 +138,30 @@ void load_into(CheckpointContents contents, const std::string& file, Sequential&
   optimizer.set_steps(contents.at.step);
 }
 
+// The epoch in a checkpoint's file name "checkpoint-EPOCH.bin"; nullopt for any other name.
+std::optional<int64_t> checkpoint_epoch(const std::string& name) {
+  constexpr std::string_view kPrefix = "checkpoint-", kSuffix = ".bin";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix) || name.size() == kPrefix.size() + kSuffix.size())
+    return std::nullopt;
+  const std::string digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return std::nullopt;
+  return std::stoll(digits);
+}
+
+// Checkpoint files of OUTPUT_DIR older than epoch BEFORE (all of them without it), newest first.
+std::vector<std::string> checkpoints_before(const std::string& output_dir, std::optional<int64_t> before) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (auto epoch = checkpoint_epoch(name); epoch && (!before || *epoch < *before)) found.emplace_back(*epoch, name);
+  }
+  std::ranges::sort(found, std::greater<>());
+  std::vector<std::string> names;
+  for (auto& [epoch, name] : found) names.push_back(std::move(name));
+  return names;
+}
+
 }  // namespace
 
 std::string master_weights_name(const std::string& param) { return std::string(kMasterPrefix) + param; }
@@ -194,20 +220,40 @@ CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& f
   return contents;
 }
 
-std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
-                                                         Optimizer& optimizer) {
+std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
+                                                       Optimizer& optimizer) {
   const fs::path latest = fs::path(output_dir) / "latest";
   std::ifstream pointer(latest);
   if (!pointer) return std::nullopt;
-  std::string name;
-  std::getline(pointer, name);
-  if (name.empty() || name.find('/') != std::string::npos)
-    throw CheckpointError(fmt::format("{}: names no checkpoint file in {} ('{}')", latest.string(), output_dir, name));
-  const fs::path path = fs::path(output_dir) / name;
-  CheckpointContents contents = parse_checkpoint(read_whole_file(path, latest), path.string());
-  const CheckpointPosition at = contents.at;
-  load_into(std::move(contents), path.string(), model, optimizer);
-  return at;
+  std::string named;
+  std::getline(pointer, named);
+  LoadedCheckpoint loaded;
+  std::optional<int64_t> newest_epoch = checkpoint_epoch(named);
+  std::vector<std::string> candidates;
+  if (named.empty() || named.find('/') != std::string::npos)
+    loaded.refused.push_back(fmt::format("{}: names no checkpoint file in {} ('{}')", latest.string(), output_dir, named));
+  else
+    candidates.push_back(named);
+  for (const std::string& older : checkpoints_before(output_dir, newest_epoch))
+    if (older != named) candidates.push_back(older);
+  for (const std::string& name : candidates) {
+    const fs::path path = fs::path(output_dir) / name;
+    std::optional<CheckpointContents> contents;
+    try {
+      contents = parse_checkpoint(read_whole_file(path, latest), path.string());
+    } catch (const CheckpointError& damaged) {
+      loaded.refused.push_back(damaged.what());
+      continue;
+    }
+    loaded.at = contents->at;
+    loaded.file = name;
+    load_into(std::move(*contents), path.string(), model, optimizer);
+    return loaded;
+  }
+  std::string refused;
+  for (const std::string& r : loaded.refused) refused += (refused.empty() ? "" : "; ") + r;
+  throw CheckpointError(loaded.refused.size() == 1 ? refused
+                                                   : fmt::format("{}: no whole checkpoint left to resume from: {}", output_dir, refused));
 }
 
 }  // namespace paddle::runtime

@@ -67,9 +67,20 @@ struct CheckpointContents {
 // checksum matches; never allocates more than the bytes given.
 CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& file);
 
-// Loads OUTPUT_DIR/latest into the model and optimizer; nothing when there is no checkpoint.
-// Throws CheckpointError naming the file for a truncated, corrupted or mismatched one.
-std::optional<CheckpointPosition> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
-                                                         Optimizer& optimizer);
+// What load_latest_checkpoint loaded, and the damaged checkpoints it refused on the way.
+struct LoadedCheckpoint {
+  CheckpointPosition at;
+  std::string file;                  // the file loaded, in OUTPUT_DIR
+  std::vector<std::string> refused;  // "FILE: what is wrong", one per damaged checkpoint, newest first
+};
+
+// Loads the newest whole checkpoint of OUTPUT_DIR into the model and optimizer: the one `latest`
+// names, else, when that one is damaged (missing, truncated, checksum mismatch), the newest older
+// checkpoint-EPOCH.bin that is whole. A run so goes back one epoch rather than stop, and never
+// loads a damaged file. nullopt when there is no `latest` (a first run).
+// Throws CheckpointError naming every file refused when none is whole, and naming the file for a
+// whole checkpoint that does not fit the model (another model: an older one would not fit either).
+std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
+                                                       Optimizer& optimizer);
 
 }  // namespace paddle::runtime

@@ -48,9 +48,11 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
 
   auto optimizer = make_optimizer(config.optimizer);
   if (resume) {
-    if (auto at = load_latest_checkpoint(config.output_dir, model_.net, *optimizer)) {
-      resumed_ = *at;
-      fmt::print("resumed from {}/latest: {} epoch(s), {} step(s) done\n", config.output_dir, at->epoch, at->step);
+    if (auto loaded = load_latest_checkpoint(config.output_dir, model_.net, *optimizer)) {
+      resumed_ = loaded->at;
+      for (const std::string& damaged : loaded->refused) fmt::print("refusing a damaged checkpoint: {}\n", damaged);
+      fmt::print("resumed from {}/{}: {} epoch(s), {} step(s) done\n", config.output_dir,
+                 loaded->refused.empty() ? "latest" : loaded->file, resumed_.epoch, resumed_.step);
     }
   }
   if (auto* comm = fleet.context().communicator(); comm && resume) {

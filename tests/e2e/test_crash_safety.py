@@ -137,24 +137,37 @@ def test_killed_while_checkpointing_latest_always_loads():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def test_a_damaged_checkpoint_is_named_on_resume():
+def test_a_damaged_checkpoint_is_refused_by_name_and_the_one_before_it_resumes():
     need(FASHION)
     workdir = scratch()
     out = os.path.join(workdir, "output")
     r = run_train(workdir, out, 2, SMALL_CNN)
     check(r.returncode == 0, "the first run", r)
-    path = os.path.join(out, "checkpoint-2.bin")
-    with open(path, "rb") as f:
+    newest, older = (os.path.join(out, f"checkpoint-{e}.bin") for e in (2, 1))
+    with open(newest, "rb") as f:
         good = f.read()
+    with open(older, "rb") as f:
+        good_older = f.read()
     resume = [*SMALL_CNN, "--set", "resume=true"]
     for damaged, cause in ((good[:-100], "truncated"),
                            (good[:-50] + bytes([good[-50] ^ 0x04]) + good[-49:], "checksum mismatch"),
                            (good.replace(b'"count":', b'"count":-', 1), "not a count")):
-        with open(path, "wb") as f:
-            f.write(damaged)
+        for path, data in ((newest, damaged), (older, good_older), (os.path.join(out, "latest"), b"checkpoint-2.bin\n")):
+            with open(path, "wb") as f:
+                f.write(data)
         r = run_train(workdir, out, 3, resume)
-        one_line_error(r, path, cause)
-        check(r.returncode == 1, f"exit 1 for a damaged file: {r.returncode}", r)
+        check(r.returncode == 0, f"{cause}: the run goes back to epoch 1 and finishes", r)
+        check(f"refusing a damaged checkpoint: {newest}: " in r.stdout and cause in r.stdout,
+              f"{cause}: the refusal names the file and what is wrong", r)
+        check(f"resumed from {out}/checkpoint-1.bin: 1 epoch(s)" in r.stdout, f"{cause}: resumed from epoch 1", r)
+        check(latest_checkpoint(out)[1]["epoch"] == 3, f"{cause}: and checkpoints epoch 3 again")
+    # With every checkpoint damaged, nothing loads: one line names each file and the run stops.
+    for e in (1, 2, 3):
+        with open(os.path.join(out, f"checkpoint-{e}.bin"), "r+b") as f:
+            f.truncate(64)
+    r = run_train(workdir, out, 4, resume)
+    one_line_error(r, f"{out}: no whole checkpoint left to resume from", *(f"checkpoint-{e}.bin: truncated" for e in (3, 2, 1)))
+    check(r.returncode == 1, f"exit 1 for damaged files: {r.returncode}", r)
     shutil.rmtree(workdir, ignore_errors=True)
 
 

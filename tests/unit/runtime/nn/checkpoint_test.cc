@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -33,8 +34,10 @@ TEST_CASE("checkpoints round-trip and reject mismatches") {
   auto opt_b = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   auto at = load_latest_checkpoint(dir.string(), b, *opt_b);
   REQUIRE(at);
-  CHECK(at->epoch == 3);
-  CHECK(at->step == 42);
+  CHECK(at->at.epoch == 3);
+  CHECK(at->at.step == 42);
+  CHECK(at->file == "checkpoint-3.bin");
+  CHECK(at->refused.empty());
   CHECK(b.parameters()[0]->value.to_vector() == a.parameters()[0]->value.to_vector());
   REQUIRE(opt_b->state().size() == opt->state().size());
   for (auto& [name, t] : opt->state()) CHECK(opt_b->state().at(name).to_vector() == t.to_vector());
@@ -168,6 +171,59 @@ TEST_CASE("loading a damaged checkpoint through latest names the checkpoint file
   std::ofstream(dir / "latest") << "\n";
   CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *opt), doctest::Contains("names no checkpoint file"),
                        CheckpointError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a damaged newest checkpoint is refused and the one before it loads; with none whole, each is named") {
+  const fs::path dir = fs::temp_directory_path() / ("ckpt-fallback-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::mt19937 rng(5);
+  Sequential model;
+  model.add(std::make_unique<Linear>(3, 2, rng, "fc"));
+  auto opt = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
+  std::vector<std::vector<float>> saved;
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    for (Parameter* p : model.parameters()) std::ranges::fill(p->grad.values(), 0.25f * static_cast<float>(epoch));
+    opt->step(model.parameters(), 0.1f);
+    save_checkpoint(dir.string(), {epoch, epoch * 10}, model, *opt);
+    saved.push_back(model.parameters()[0]->value.to_vector());
+  }
+  const auto damage = [&](int64_t epoch, bool truncate) {
+    const fs::path file = dir / ("checkpoint-" + std::to_string(epoch) + ".bin");
+    std::string bytes = paddle::common::read_file(file).value_or("");
+    if (truncate)
+      bytes.resize(bytes.size() / 2);
+    else
+      bytes[bytes.size() - 9] ^= 0x01;
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  auto fresh = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
+  damage(3, false);
+  auto loaded = load_latest_checkpoint(dir.string(), model, *fresh);
+  REQUIRE(loaded);
+  CHECK(loaded->file == "checkpoint-2.bin");
+  CHECK(loaded->at.epoch == 2);
+  CHECK(loaded->at.step == 20);
+  REQUIRE(loaded->refused.size() == 1);
+  CHECK(loaded->refused[0].starts_with((dir / "checkpoint-3.bin").string() + ": checksum mismatch"));
+  CHECK(model.parameters()[0]->value.to_vector() == saved[1]);
+
+  damage(2, true);
+  loaded = load_latest_checkpoint(dir.string(), model, *fresh);
+  REQUIRE(loaded);
+  CHECK(loaded->file == "checkpoint-1.bin");
+  CHECK(loaded->refused.size() == 2);
+  CHECK(model.parameters()[0]->value.to_vector() == saved[0]);
+
+  Sequential other;
+  other.add(std::make_unique<Linear>(4, 2, rng, "fc"));
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), other, *fresh), doctest::Contains("checkpoint-1.bin: tensor 'fc.w'"),
+                       CheckpointError);
+
+  fs::remove(dir / "checkpoint-1.bin");
+  const std::string none = dir.string() + ": no whole checkpoint left to resume from: " + (dir / "checkpoint-3.bin").string();
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *fresh), doctest::Contains(none.c_str()), CheckpointError);
   fs::remove_all(dir);
 }
 
