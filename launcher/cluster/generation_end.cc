@@ -69,18 +69,33 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
 }
 
 JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) {
-  const bool master_lost = provisional.cause == JobFailure::Cause::kLauncherLost && provisional.ip == settings_.master_ip &&
+  const bool provisional_master_lost = provisional.cause == JobFailure::Cause::kLauncherLost && provisional.ip == settings_.master_ip &&
                            settings_.etcd.empty();
-  if (master_lost) return provisional;
+  if (provisional_master_lost) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
   std::optional<JobFailure> root;
+  bool store_gone = false;
   // The watch brings the verdict (node_watch.cc); this thread only waits for it. `interrupted`
   // runs the supervisor's signal handler, which may report() (a SIGTERM): never under mutex_.
   while (!root && Clock::now() < deadline && !interrupted()) {
     std::unique_lock lock(mutex_);
     if (verdict_seen_ && failure_) root = failure_;
-    else if (Clock::now() - store_answered_ > settings_.dead_after) break;  // the store is gone: no verdict comes
+    else if (Clock::now() - store_answered_ > settings_.dead_after) store_gone = true;  // no verdict comes
     else verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
+    if (store_gone) break;
+  }
+  // A failure here may be only the echo of the master's node going away (its ranks left the
+  // collective): without the master's store no next generation can meet, so the lost master is
+  // the root cause, and it ends the job instead of a restart that would wait for it.
+  if (!root && store_gone && settings_.etcd.empty()) {
+    std::shared_ptr<const std::vector<RankedNode>> members;
+    {
+      std::lock_guard lock(mutex_);
+      members = members_;
+    }
+    JobFailure lost = master_lost(*members, "no verdict came");
+    lost.exit_status = provisional.exit_status;
+    return lost;
   }
   if (!root) return provisional;
   const std::string acks = generation_key(generation, "ack.");

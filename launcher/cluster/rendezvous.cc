@@ -57,7 +57,10 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
   const std::string status_key = generation_key(generation, "waiting");
   const auto started = Clock::now();
   auto last_report = started;
-  std::optional<Clock::time_point> reached;  // the last time the store answered
+  // The last time the store answered. A later generation's store answered the one before: from
+  // then on, silence for dead_after means it is gone (a master's launcher killed), not yet to come.
+  std::optional<Clock::time_point> reached;
+  if (generation > 0) reached = Clock::now();
   bool registered = false;
   // The judge's count of the registrations, kept from its watch: each arrives once.
   std::map<std::string, std::string> seen;

@@ -171,6 +171,7 @@ void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at
   nlohmann::json header;
   header["epoch"] = at.epoch;
   header["step"] = at.step;
+  if (!at.history.is_null()) header["history"] = at.history;
   header["tensors"] = nlohmann::json::array();
   auto tensors = tensors_of(model, optimizer);
   for (auto& [name, t] : tensors) header["tensors"].push_back({{"name", name}, {"count", t->numel()}});
@@ -202,6 +203,10 @@ CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& f
   CheckpointContents contents;
   contents.at.epoch = non_negative(header.contains("epoch") ? header["epoch"] : nlohmann::json(), file, "epoch");
   contents.at.step = non_negative(header.contains("step") ? header["step"] : nlohmann::json(), file, "step");
+  if (header.contains("history")) {
+    if (!header["history"].is_array()) throw CheckpointError(fmt::format("{}: bad header: history is not a list", file));
+    contents.at.history = header["history"];
+  }
   const auto list = tensor_list(header, data.size(), file);
   if (has_checksum) {
     const uint32_t stored = read_little_endian(rest.substr(data.size()));

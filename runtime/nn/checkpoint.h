@@ -5,7 +5,7 @@
 // File format (OUTPUT_DIR/checkpoint-EPOCH.bin, OUTPUT_DIR/latest names the newest):
 //   line 1: "PADDLE-LAUNCH-CHECKPOINT 2"
 //   line 2: JSON header {"epoch": completed epochs, "step": global step, "tensors":
-//           [{"name": ..., "count": floats}, ...]}
+//           [{"name": ..., "count": floats}, ...], optionally "history": [{figures of a round}, ...]}
 //   then the tensors' float32 values, little-endian, in header order;
 //   then 4 bytes: the CRC-32 (common/checksum.h) of every byte before them, little-endian.
 // Version 1, written before the checksum, is the same without its last 4 bytes and still loads.
@@ -23,6 +23,8 @@
 // after it, so a process killed mid-write or a full disk leaves `latest` naming the previous,
 // complete checkpoint. Reading trusts nothing in the file: every count is checked against the
 // bytes really there before anything is allocated, and the checksum before any value is used.
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -46,6 +48,9 @@ class CheckpointError : public common::DataError {
 struct CheckpointPosition {
   int64_t epoch = 0;  // epochs completed
   int64_t step = 0;   // optimizer steps taken
+  // The figures of each round done (metrics.json's "history"), kept in the header so that a run
+  // resumed, even at its very end, reports the whole run; null when not recorded.
+  nlohmann::json history;
 };
 
 // The optimizer-state name of PARAM's float32 master weights: "master/PARAM".

@@ -59,7 +59,8 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
     // Ranks on other machines may have no checkpoint of their own: rank 0's position is the job's.
     float at[2] = {static_cast<float>(resumed_.epoch), static_cast<float>(resumed_.step)};
     comm->broadcast(at, 2, 0);
-    resumed_ = {static_cast<int64_t>(at[0]), static_cast<int64_t>(at[1])};
+    resumed_.epoch = static_cast<int64_t>(at[0]);
+    resumed_.step = static_cast<int64_t>(at[1]);
   }
   // The checkpoint may come from another world size, whose epochs had another number of steps.
   schedule_.resumed_epoch = resumed_.epoch;

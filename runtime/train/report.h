@@ -26,7 +26,7 @@ struct RunFigures {
   double train_loss = 0;
   double samples_per_sec = 0;
   double wall_seconds = 0;
-  // One object per epoch this run trained: "epoch", "train_loss", "samples_per_sec",
+  // One object per epoch of the run, those before a resume included (from the checkpoint): "epoch", "train_loss", "samples_per_sec",
   // "seconds", and the leader's test figures ("test_loss", "test_acc", ...).
   nlohmann::json history = nlohmann::json::array();
 };

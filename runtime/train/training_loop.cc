@@ -71,6 +71,12 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   fmt::print("{}\n", workload.describe());
   RunFigures run;
   run.world_size = workload.worker_num();
+  if (position.history.is_array()) {  // a resumed run goes on with the figures of the rounds it resumed after
+    run.history = std::move(position.history);
+    if (!run.history.empty() && run.history.back().contains("train_loss"))
+      run.train_loss = run.history.back()["train_loss"].get<double>();
+  }
+  position.history = nlohmann::json();
   if (leader) {
     const Generation now{origin.generation, run.world_size, position};
     const bool resuming = origin.resuming || position.epoch > 0 || position.step > 0;
@@ -136,9 +142,11 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
       log_evaluation(style, round, evaluation);
       figures.update(evaluation_figures(evaluation));
     }
-    schedule.after_round(round, position, !stop);
     if (metrics) metrics->epoch(round.index, figures);
     run.history.push_back(std::move(figures));
+    position.history = run.history;
+    schedule.after_round(round, position, !stop);
+    position.history = nlohmann::json();
     workload.barrier();
   }
 

@@ -3,6 +3,7 @@
 onto a full disk, killed while it checkpoints, and resuming from a damaged checkpoint. Each ends
 with `latest` naming a checkpoint that loads, or with one line naming the file at fault."""
 
+import json
 import os
 import random
 import shutil
@@ -168,6 +169,28 @@ def test_a_damaged_checkpoint_is_refused_by_name_and_the_one_before_it_resumes()
     r = run_train(workdir, out, 4, resume)
     one_line_error(r, f"{out}: no whole checkpoint left to resume from", *(f"checkpoint-{e}.bin: truncated" for e in (3, 2, 1)))
     check(r.returncode == 1, f"exit 1 for damaged files: {r.returncode}", r)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_run_resumed_at_its_end_reports_the_whole_runs_figures():
+    """Found by the chaos soak: a job stopped after its last checkpoint and started again trained
+    nothing and reported a train loss of 0 and a history of no epochs."""
+    need(FASHION)
+    workdir = scratch()
+    out = os.path.join(workdir, "output")
+    r = run_train(workdir, out, 2, SMALL_CNN)
+    check(r.returncode == 0, "the first run", r)
+    with open(os.path.join(out, "metrics.json")) as f:
+        whole = json.load(f)
+    r = run_train(workdir, out, 2, [*SMALL_CNN, "--set", "resume=true"])
+    check(r.returncode == 0, "the run resumed at its end", r)
+    with open(os.path.join(out, "metrics.json")) as f:
+        again = json.load(f)
+    check(again["train_loss"] == whole["train_loss"] and again["test_loss"] == whole["test_loss"],
+          f"the same losses: {whole['train_loss']}, {whole['test_loss']} vs {again['train_loss']}, {again['test_loss']}")
+    strip = lambda h: [{k: v for k, v in e.items() if k not in ("seconds", "samples_per_sec")} for e in h]  # noqa: E731
+    check(strip(again["history"]) == strip(whole["history"]) and len(whole["history"]) == 2,
+          f"the same history of 2 epochs:\n{whole['history']}\n{again['history']}")
     shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -232,6 +232,33 @@ def test_a_failed_worker_restarts_every_node_once():
               f"{key}: uninterrupted {uninterrupted[key]} vs restarted {restarted[key]}")
 
 
+def test_a_killed_masters_launcher_ends_the_job_it_does_not_restart_into_a_wait():
+    """Found by the chaos soak: with restarts left, a node whose rank failed when the master's node
+    was killed took its own rank's failure for the root cause, restarted, and waited for the gone
+    master until the rendezvous timeout. It must stop within dead_after, naming the master."""
+    need(HOUSING)
+    with namespace_or_loopback(2) as hosts:
+        nodes = start_nodes(2, long_training(), ["--max_restarts=3", "--grace_period=1"], hosts=hosts)
+        try:
+            wait_for(lambda: all(n.exists("log", "workerlog.0") and "step " in n.read("log", "workerlog.0")
+                                 for n in nodes), 60, "training on both nodes")
+            workers = [p for n in nodes for p in n.children()]
+            killed = time.monotonic()
+            os.kill(nodes[0].proc.pid, signal.SIGKILL)
+            code = nodes[1].finish(40)
+            elapsed = time.monotonic() - killed
+            nodes[0].finish(10)
+        except BaseException:
+            for n in nodes:
+                n.kill()
+            raise
+        assert_sessions_gone([n.proc.pid for n in nodes] + workers)
+    check(code != 0, f"node 1 exits non-zero, not {code}")
+    check(elapsed < 20, f"node 1 stopped {elapsed:.1f} s after the kill")
+    check("restart 1 of 3" not in nodes[1].err, f"node 1 did not restart into a wait\n{nodes[1].err[-3000:]}")
+    check(f"the master {hosts.ips[0]}" in nodes[1].err, f"node 1 names the master\n{nodes[1].err[-3000:]}")
+
+
 def test_bad_cluster_input_is_one_line_and_starts_nothing():
     need(HOUSING)
     port = free_ports(1)[0]

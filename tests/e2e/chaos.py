@@ -1,0 +1,607 @@
+#!/usr/bin/env python3
+"""A seeded chaos soak: jobs on network-namespace hosts (netns_hosts.py) under a storm of faults
+that land at random moments, overlap and hit the recovery path itself; after every run it checks
+what a user of a long training job must be able to count on.
+
+    python3 chaos.py --seed 7 --faults 200 --minutes 30     (scripts/chaos.sh sets the paths)
+
+Each run is one job, driven as an operator would: started on every host; when it stops, started
+again in the same directories (it resumes from what it saved) until it finishes. A run ends
+finished, or lost once it has used every attempt (an invariant broken). Faults, drawn from the
+seed, while a job attempt runs:
+  kill-worker      SIGKILL of a training process on a random host
+  kill-server      SIGKILL of a parameter server (PS jobs)
+  kill-launcher    SIGKILL of a node's launcher (the master's node too)
+  pause-launcher   SIGSTOP of a node's launcher for longer than dead_after (5 s), then SIGCONT
+  cut-host         a host's veth down for 1 to 8 s, then up
+  disk-full        the node 0's output directory (a small tmpfs) filled up for 1 to 4 s
+  kill-in-recovery a worker killed, then another as soon as the restarted generation runs
+  restart-etcd     etcd killed and started again on its data (elastic jobs)
+and while the job is down between attempts:
+  damage-save      the newest checkpoint or PS save truncated, or one byte flipped
+
+Invariants, checked after every run (a broken one is printed and makes the exit status 1):
+  - a finished run equals its undisturbed reference run (same seed, no faults): collective and
+    sync PS bit for bit (final parameters, PS tables), async PS within AUC_TOLERANCE;
+  - an attempt that stops does so within STOP_BOUND s of its last fault, non-zero, and its
+    launchers' root cause names a fault it was dealt;
+  - no damaged checkpoint or save is loaded: each is refused by its checksum, by name;
+  - no process is left on any host after an attempt (by network namespace, and by the launchers'
+    sessions), and no attempt outlives its time bound (a hang).
+"""
+
+import argparse
+import collections
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, child_env, pid_alive, session_members  # noqa: E402
+from netns_hosts import NamespaceHosts, cmdline, comm, pids_in, where_it_waits  # noqa: E402
+
+LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
+TRAIN = os.environ.get("TRAIN", "train")
+SHARED = os.environ.get("SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data"))
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs")
+
+DEAD_AFTER = 5.0       # the launchers' fixed silence limit (launcher/cluster/cluster_link.h)
+STOP_BOUND = 30.0      # s from an attempt's last fault to its last launcher's exit, when it stops
+ORPHAN_WAIT = 10.0     # s an attempt's processes have to be gone after its launchers exit
+ATTEMPTS = 8           # attempts a run may use before it counts as lost
+AUC_TOLERANCE = 0.02   # an async PS run's test AUC against its reference
+
+
+class Violation(Exception):
+    """An invariant that did not hold; the soak goes on and reports it."""
+
+
+class Clock:
+    def __init__(self):
+        self.start = time.monotonic()
+
+    def now(self):
+        return time.monotonic() - self.start
+
+
+class Node:
+    """One launcher of an attempt: host `index`, its own directory, its console in files there."""
+
+    def __init__(self, hosts, index, workdir, cmd, attempt):
+        self.index, self.workdir = index, workdir
+        self.out_path = os.path.join(workdir, f"launcher-{attempt}.out")
+        self.err_path = os.path.join(workdir, f"launcher-{attempt}.err")
+        with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
+            self.proc = hosts.popen(index, cmd, cwd=workdir, stdout=out, stderr=err)
+        self.exited_at = None
+
+    def err(self):
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+    def poll(self, clock):
+        if self.proc.poll() is not None and self.exited_at is None:
+            self.exited_at = clock.now()
+        return self.proc.returncode
+
+
+class Attempt:
+    """One start of a job on every host, with the faults dealt to it."""
+
+    def __init__(self, run, number):
+        self.run, self.number = run, number
+        self.faults = []            # (time, name, target, cause words one of which the stop must name)
+        self.nodes = []
+        self.started = None
+
+    def running(self):
+        return any(n.proc.returncode is None for n in self.nodes)
+
+
+class Job:
+    """What one kind of job is: its nodes' commands, what shows it is training, its result."""
+
+    name = ""
+    faults = ()
+    hosts = 2
+
+    def __init__(self, soak, directory):
+        self.soak, self.directory = soak, directory
+        self.workdirs = []
+        for i in range(self.hosts):
+            d = os.path.join(directory, f"host{i}")
+            os.makedirs(d)
+            self.workdirs.append(d)
+
+    def prepare(self):
+        pass
+
+    def commands(self, master):
+        raise NotImplementedError
+
+    def training(self):
+        return False
+
+    def result(self):
+        raise NotImplementedError
+
+    def equal(self, reference, result):
+        raise NotImplementedError
+
+    def newest_save(self):
+        return None
+
+    def refusals(self):
+        """Lines of the job's logs saying a damaged file was refused."""
+        found = []
+        for w in self.workdirs:
+            for log in glob.glob(os.path.join(w, "log", "workerlog.*")):
+                with open(log, errors="replace") as f:
+                    found += [line for line in f if "refusing" in line]
+        return found
+
+    def close(self):
+        pass
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class CollectiveJob(Job):
+    """fit_a_line on UCI housing, one rank on each of 2 hosts through a master on host 0, with
+    --max_restarts=2 and a checkpoint each epoch on host 0, in a small tmpfs."""
+
+    name = "collective"
+    faults = ("kill-worker", "kill-worker", "kill-launcher", "pause-launcher", "cut-host", "disk-full",
+              "kill-in-recovery")
+
+    def __init__(self, soak, directory, epochs):
+        super().__init__(soak, directory)
+        self.epochs = epochs
+        self.output = os.path.join(self.workdirs[0], "output")
+        os.makedirs(self.output)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", self.output], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip(f"cannot mount a tmpfs for the output directory: {r.stderr.strip()}")
+        self.mounted = True
+
+    def commands(self, master):
+        args = ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
+                "--set", f"epochs={self.epochs}", "--set", "batch_size=2", "--set", "optimizer.type=momentum",
+                "--set", "optimizer.lr=0.0005", "--set", "resume=true", "--set", "log_every=1000"]
+        return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--grace_period=1", TRAIN, *args]
+                for _ in range(2)]
+
+    def training(self):
+        return os.path.exists(os.path.join(self.output, "latest"))
+
+    def result(self):
+        with open(os.path.join(self.output, "metrics.json")) as f:
+            metrics = json.load(f)
+        return {"final": read_bytes(os.path.join(self.output, "final.bin")), "metrics": metrics}
+
+    def equal(self, reference, result):
+        if result["final"] != reference["final"]:
+            return "final parameters differ from the undisturbed run's"
+        for key in ("train_loss", "test_loss", "steps", "epochs"):
+            if result["metrics"][key] != reference["metrics"][key]:
+                return f"{key} {result['metrics'][key]} differs from the undisturbed run's {reference['metrics'][key]}"
+        return None
+
+    def newest_save(self):
+        try:
+            with open(os.path.join(self.output, "latest")) as f:
+                return os.path.join(self.output, f.read().strip())
+        except OSError:
+            return None
+
+    def fill(self):
+        st = os.statvfs(self.output)
+        with open(os.path.join(self.output, "filler"), "wb") as f:
+            try:
+                f.write(b"\0" * (st.f_bavail * st.f_frsize))
+            except OSError:
+                pass
+
+    def unfill(self):
+        try:
+            os.remove(os.path.join(self.output, "filler"))
+        except FileNotFoundError:
+            pass
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", "-l", self.output], capture_output=True)
+            self.mounted = False
+
+
+class Soak:
+    def __init__(self, seed, faults, minutes, jobs, keep):
+        self.rng = random.Random(seed)
+        self.seed, self.fault_budget, self.deadline = seed, faults, minutes * 60
+        self.jobs = jobs
+        self.clock = Clock()
+        self.dir = tempfile.mkdtemp(prefix="chaos-")
+        self.keep = keep
+        self.stats = collections.Counter()
+        self.lost_seconds = []
+        self.violations = []
+        self.references = {}
+        self.hosts = None
+
+    # --- reporting
+    def say(self, text):
+        print(f"[{self.clock.now():7.1f}s] {text}", flush=True)
+
+    def violated(self, run, text):
+        self.violations.append(f"run {run}: {text}")
+        self.say(f"VIOLATION run {run}: {text}")
+
+    # --- processes
+    def host_pids(self, i):
+        return [p for p in pids_in(self.hosts.names[i]) if p not in self.persistent]
+
+    def processes_of(self, i, name):
+        """Live processes on host i whose command line starts with the program `name`."""
+        return [p for p in self.host_pids(i)
+                if os.path.basename(cmdline(p).split(" ")[0]) == name and comm(p) != "paddle-watchdog"]
+
+    def trainers(self, i, role=None):
+        found = []
+        for p in self.processes_of(i, os.path.basename(TRAIN)):
+            if role is None:
+                found.append(p)
+                continue
+            try:
+                with open(f"/proc/{p}/environ", "rb") as f:
+                    env = f.read()
+            except OSError:
+                continue
+            is_server = b"TRAINING_ROLE=PSERVER" in env
+            if (role == "server") == is_server:
+                found.append(p)
+        return found
+
+    def signal(self, pid, sig):
+        try:
+            os.kill(pid, sig)
+            return True
+        except ProcessLookupError:
+            return False
+
+    # --- one attempt
+    def start_attempt(self, job, attempt):
+        master = self.hosts.master_address()
+        commands = job.commands(master)
+        # The master's node last, as a user's nodes come up in any order.
+        for i in reversed(range(len(commands))):
+            attempt.nodes.insert(0, Node(self.hosts, i, job.workdirs[i], commands[i], attempt.number))
+        attempt.started = self.clock.now()
+
+    def wait_training(self, job, attempt, limit=60):
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            for n in attempt.nodes:
+                n.poll(self.clock)
+            if not attempt.running():
+                return False
+            if job.training():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def sleep_running(self, attempt, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and attempt.running():
+            for n in attempt.nodes:
+                n.poll(self.clock)
+            time.sleep(0.05)
+
+    def deal(self, job, attempt, fault):
+        """Injects `fault` into the running attempt; records what the stop must then name."""
+        rng = self.rng
+        hosts = self.hosts
+        record = lambda target, causes: attempt.faults.append((self.clock.now(), fault, target, causes))  # noqa: E731
+        if fault in ("kill-worker", "kill-in-recovery"):
+            h = rng.randrange(len(attempt.nodes))
+            victims = self.trainers(h, "worker")
+            if not victims:
+                return False
+            victim = rng.choice(victims)
+            self.signal(victim, signal.SIGKILL)
+            record(f"train pid {victim} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h}"])
+            if fault == "kill-in-recovery":
+                restarted = self.wait_restart(attempt, victims_before=set(self.all_trainers()))
+                if restarted:
+                    h2 = rng.randrange(len(attempt.nodes))
+                    second = [p for p in self.trainers(h2, "worker") if p in restarted]
+                    if second:
+                        self.signal(second[0], signal.SIGKILL)
+                        record(f"train pid {second[0]} on host {h2}, in recovery",
+                               ["SIGKILL", "signal 9", "exit status 137", f"node {h2}"])
+        elif fault == "kill-server":
+            h = rng.randrange(len(attempt.nodes))
+            victims = self.trainers(h, "server")
+            if not victims:
+                return False
+            self.signal(victims[0], signal.SIGKILL)
+            record(f"server pid {victims[0]} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h}", "server"])
+        elif fault == "kill-launcher":
+            h = rng.randrange(len(attempt.nodes))
+            node = attempt.nodes[h]
+            if node.proc.poll() is not None:
+                return False
+            self.signal(node.proc.pid, signal.SIGKILL)
+            record(f"launcher pid {node.proc.pid} on host {h}", [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h]])
+        elif fault == "pause-launcher":
+            h = rng.randrange(len(attempt.nodes))
+            node = attempt.nodes[h]
+            if node.proc.poll() is not None:
+                return False
+            pause = DEAD_AFTER + rng.uniform(1, 3)
+            self.signal(node.proc.pid, signal.SIGSTOP)
+            record(f"launcher pid {node.proc.pid} on host {h} stopped for {pause:.1f} s",
+                   [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h]])
+            time.sleep(pause)
+            self.signal(node.proc.pid, signal.SIGCONT)
+        elif fault == "cut-host":
+            h = rng.randrange(len(attempt.nodes))
+            cut = rng.uniform(1, 8)
+            hosts.cut(h)
+            record(f"host {h} ({hosts.ips[h]}) cut off for {cut:.1f} s",
+                   [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h], f"node {1 - h}", "unreachable", "Connection"])
+            time.sleep(cut)
+            hosts.mend(h)
+        elif fault == "disk-full":
+            full = rng.uniform(1, 4)
+            job.fill()
+            record(f"{job.output} full for {full:.1f} s", ["No space left on device"])
+            self.sleep_running(attempt, full)
+            job.unfill()
+        else:
+            raise ValueError(fault)
+        return True
+
+    def all_trainers(self):
+        return [p for i in range(len(self.hosts.names)) for p in self.trainers(i, "worker")]
+
+    def wait_restart(self, attempt, victims_before, limit=20):
+        """Trainers started after the kill: the restarted generation, or None if none comes."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and attempt.running():
+            for n in attempt.nodes:
+                n.poll(self.clock)
+            fresh = [p for p in self.all_trainers() if p not in victims_before]
+            if fresh:
+                return set(fresh)
+            time.sleep(0.02)
+        return None
+
+    def finish_attempt(self, run, job, attempt, bound):
+        """Waits for every launcher of the attempt; kills all on a hang. Returns their exit statuses."""
+        deadline = time.monotonic() + bound
+        while attempt.running() and time.monotonic() < deadline:
+            for n in attempt.nodes:
+                n.poll(self.clock)
+            time.sleep(0.05)
+        for n in attempt.nodes:
+            n.poll(self.clock)
+        if attempt.running():
+            self.stats["hangs"] += 1
+            stacks = "\n".join(f"--- launcher on host {n.index}:\n{where_it_waits(n.proc.pid)}"
+                               for n in attempt.nodes if n.proc.returncode is None)
+            self.violated(run, f"attempt {attempt.number} still runs after {bound:.0f} s (a hang):\n{stacks}")
+            for n in attempt.nodes:
+                n.proc.send_signal(signal.SIGCONT)
+            self.hosts.mend_all() if hasattr(self.hosts, "mend_all") else None
+            for i in range(len(self.hosts.names)):
+                for p in self.host_pids(i):
+                    self.signal(p, signal.SIGKILL)
+            for n in attempt.nodes:
+                n.proc.wait()
+                n.poll(self.clock)
+        return [n.proc.returncode for n in attempt.nodes]
+
+    def check_no_orphans(self, run, attempt):
+        left = []
+        deadline = time.monotonic() + ORPHAN_WAIT
+        while time.monotonic() < deadline:
+            left = [(i, p) for i in range(len(self.hosts.names)) for p in self.host_pids(i)]
+            left += [(n.index, p) for n in attempt.nodes for p in session_members(n.proc.pid)]
+            if not left:
+                return
+            time.sleep(0.1)
+        self.stats["orphans"] += len(left)
+        self.violated(run, "processes left after the attempt: "
+                      + "; ".join(f"host {i} pid {p}: {cmdline(p)}" for i, p in left))
+        for _, p in left:
+            self.signal(p, signal.SIGKILL)
+
+    def check_stop(self, run, attempt, codes):
+        """An attempt that ended non-zero: in time after its last fault, naming one of its faults."""
+        if not attempt.faults:
+            self.violated(run, f"attempt {attempt.number} failed with no fault dealt: exit {codes}\n"
+                          + "\n".join(n.err()[-1500:] for n in attempt.nodes))
+            return
+        last_fault = max(t for t, *_ in attempt.faults)
+        ended = max(n.exited_at for n in attempt.nodes)
+        if ended - last_fault > STOP_BOUND:
+            self.violated(run, f"attempt {attempt.number} stopped {ended - last_fault:.1f} s after its last fault "
+                          f"(bound {STOP_BOUND:.0f} s)")
+        consoles = "\n".join(n.err() for n in attempt.nodes)
+        causes = [c for *_, cs in attempt.faults for c in cs]
+        if not any(c in consoles for c in causes):
+            self.violated(run, f"attempt {attempt.number} stopped (exit {codes}) naming none of its faults "
+                          f"({', '.join(f for _, f, _, _ in attempt.faults)}):\n"
+                          + "\n".join(n.err()[-1500:] for n in attempt.nodes))
+        for code in codes:
+            if code == 0:
+                continue
+            if code is None or code < 0 and code != -signal.SIGKILL:
+                self.violated(run, f"a launcher ended by signal {-code}, not with an exit status")
+
+    def damage(self, run, job):
+        path = job.newest_save()
+        if not path or not os.path.exists(path):
+            return None
+        data = read_bytes(path)
+        if len(data) < 16:
+            return None
+        how = self.rng.choice(["truncate", "flip"])
+        if how == "truncate":
+            data = data[:self.rng.randrange(1, len(data) - 1)]
+        else:
+            at = self.rng.randrange(len(data))
+            data = data[:at] + bytes([data[at] ^ (1 << self.rng.randrange(8))]) + data[at + 1:]
+        with open(path, "wb") as f:
+            f.write(data)
+        self.say(f"run {run}: fault damage-save: {how} {path} while the job is down")
+        return path
+
+    def run_once(self, run, job, faults_for_run, bound):
+        """Drives `job` until it finishes, dealing it up to `faults_for_run` faults."""
+        started = self.clock.now()
+        remaining = faults_for_run
+        damaged = []
+        for number in range(ATTEMPTS):
+            attempt = Attempt(run, number)
+            self.start_attempt(job, attempt)
+            if remaining > 0 and self.wait_training(job, attempt):
+                # Up to 3 faults an attempt, at random moments of its training.
+                for _ in range(min(remaining, self.rng.randint(1, 3))):
+                    self.sleep_running(attempt, self.rng.uniform(0, 1.5))
+                    if not attempt.running():
+                        break
+                    fault = self.rng.choice(job.faults)
+                    if self.deal(job, attempt, fault):
+                        t, name, target, _ = attempt.faults[-1]
+                        self.say(f"run {run}: fault {name}: {target}")
+                        remaining -= 1
+            for f in attempt.faults:
+                self.stats["faults"] += 1
+            codes = self.finish_attempt(run, job, attempt, bound)
+            self.check_no_orphans(run, attempt)
+            if all(c == 0 for c in codes):
+                self.stats["attempts finished"] += 1
+                if damaged and not any(os.path.basename(p) in line for p in damaged for line in job.refusals()):
+                    self.violated(run, f"damaged {damaged} never refused by name")
+                return True, self.clock.now() - started
+            self.stats["attempts stopped"] += 1
+            self.check_stop(run, attempt, codes)
+            restarts = sum(n.err().count("restarting the whole job") for n in attempt.nodes[:1])
+            self.stats["restarts"] += restarts + 1
+            if remaining > 0 and self.rng.random() < 0.5:
+                p = self.damage(run, job)
+                if p:
+                    damaged.append(p)
+                    self.stats["faults"] += 1
+                    remaining -= 1
+        self.violated(run, f"lost: still unfinished after {ATTEMPTS} attempts")
+        self.stats["lost runs"] += 1
+        return False, self.clock.now() - started
+
+    def make_job(self, kind, directory):
+        if kind == "collective":
+            return CollectiveJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "40")))
+        raise ValueError(kind)
+
+    def reference(self, kind):
+        if kind not in self.references:
+            job = self.make_job(kind, os.path.join(self.dir, f"reference-{kind}"))
+            try:
+                attempt = Attempt("reference", 0)
+                self.start_attempt(job, attempt)
+                codes = self.finish_attempt(f"reference {kind}", job, attempt, 300)
+                if any(codes):
+                    raise AssertionError(f"the undisturbed {kind} run failed: {codes}\n"
+                                         + "\n".join(n.err()[-2000:] for n in attempt.nodes))
+                duration = max(n.exited_at for n in attempt.nodes) - attempt.started
+                self.references[kind] = (job.result(), duration)
+                self.say(f"reference {kind} run: {duration:.1f} s undisturbed")
+            finally:
+                job.close()
+        return self.references[kind]
+
+    def soak(self):
+        self.hosts = NamespaceHosts(2)
+        self.persistent = set()
+        run = 0
+        try:
+            self.say(f"chaos soak: seed {self.seed}, up to {self.fault_budget} faults in {self.deadline / 60:.0f} min, "
+                     f"jobs {', '.join(self.jobs)}, on {self.hosts}")
+            while self.stats["faults"] < self.fault_budget and self.clock.now() < self.deadline:
+                kind = self.jobs[run % len(self.jobs)]
+                reference, duration = self.reference(kind)
+                job = self.make_job(kind, os.path.join(self.dir, f"run{run}-{kind}"))
+                self.stats["runs"] += 1
+                try:
+                    faults = min(self.fault_budget - self.stats["faults"], self.rng.randint(2, 5))
+                    finished, took = self.run_once(run, job, faults, bound=3 * duration + 90)
+                    if finished:
+                        why = job.equal(reference, job.result())
+                        if why:
+                            self.violated(run, why)
+                            self.stats["runs unequal"] += 1
+                        else:
+                            self.stats["runs finished equal"] += 1
+                        self.lost_seconds.append((took - duration, faults))
+                        self.say(f"run {run} ({kind}) finished {'unequal' if why else 'equal to its reference'} "
+                                 f"in {took:.1f} s")
+                finally:
+                    job.close()
+                    if not self.keep:
+                        shutil.rmtree(job.directory, ignore_errors=True)
+                run += 1
+        finally:
+            self.hosts.kill_everything()
+            self.hosts.close()
+            if not self.keep:
+                shutil.rmtree(self.dir, ignore_errors=True)
+        return self.report()
+
+    def report(self):
+        s = self.stats
+        lost = sum(t for t, _ in self.lost_seconds)
+        faults_in_finished = sum(f for _, f in self.lost_seconds)
+        print(f"faults injected: {s['faults']} in {self.clock.now() / 60:.1f} min (seed {self.seed})")
+        print(f"runs: {s['runs']}, finished equal to their reference: {s['runs finished equal']}, "
+              f"attempts stopped with a named cause: {s['attempts stopped']}")
+        print(f"restarts: {s['restarts']}")
+        print(f"mean time lost per fault: {lost / max(1, faults_in_finished):.1f} s")
+        print(f"orphans: {s['orphans']}, hangs: {s['hangs']}, corrupt loads: {s['corrupt loads']}, "
+              f"lost runs: {s['lost runs']}, runs unequal: {s['runs unequal']}")
+        print(f"invariants broken: {len(self.violations)}")
+        for v in self.violations:
+            print(f"  {v.splitlines()[0]}")
+        return 0 if not self.violations else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--faults", type=int, default=200)
+    parser.add_argument("--minutes", type=float, default=30)
+    parser.add_argument("--jobs", default="collective")
+    parser.add_argument("--keep", action="store_true", help="keep the runs' directories")
+    a = parser.parse_args()
+    if os.geteuid() != 0:
+        print("chaos: the soak makes network namespaces and mounts tmpfs: run it as root", file=sys.stderr)
+        return 77
+    try:
+        return Soak(a.seed, a.faults, a.minutes, a.jobs.split(","), a.keep).soak()
+    except Skip as why:
+        print(f"chaos: cannot run here: {why}", file=sys.stderr)
+        return 77
+
+
+if __name__ == "__main__":
+    sys.exit(main())
