@@ -178,6 +178,10 @@ class ClusterLink {
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
   // How long a node that does not judge waits for the member list before it looks again.
   std::chrono::milliseconds member_wait() const;
+  // For the judge of a later generation of a fixed job: the error naming a node of the last
+  // generation that has not registered again and whose launcher the store counts as gone, so that
+  // the rendezvous ends at once instead of waiting for it until --rendezvous_timeout.
+  std::optional<std::string> member_left(int generation, const std::map<std::string, std::string>& registered);
   // The registrations of `generation` contradict each other: say so, and on the master wait
   // (up to dead_after) until every node in `nodes` has found it too.
   void refuse(int generation, const std::vector<std::string>& nodes);

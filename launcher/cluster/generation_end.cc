@@ -77,12 +77,23 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
   bool store_gone = false;
   // The watch brings the verdict (node_watch.cc); this thread only waits for it. `interrupted`
   // runs the supervisor's signal handler, which may report() (a SIGTERM): never under mutex_.
-  while (!root && Clock::now() < deadline && !interrupted()) {
+  while (!root && !store_gone && Clock::now() < deadline && !interrupted()) {
     std::unique_lock lock(mutex_);
-    if (verdict_seen_ && failure_) root = failure_;
-    else if (Clock::now() - store_answered_ > settings_.dead_after) store_gone = true;  // no verdict comes
-    else verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
-    if (store_gone) break;
+    if (verdict_seen_ && failure_) {
+      root = failure_;
+    } else if (Clock::now() - store_answered_ > settings_.dead_after) {
+      // Silence this long may be this launcher's own (stopped, then continued): ask once.
+      lock.unlock();
+      try {
+        store_->heartbeat();
+        lock.lock();
+        store_answered_ = Clock::now();
+      } catch (const common::PeerError&) {
+        store_gone = true;  // no verdict comes
+      }
+    } else {
+      verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
+    }
   }
   // A failure here may be only the echo of the master's node going away (its ranks left the
   // collective): without the master's store no next generation can meet, so the lost master is

@@ -72,6 +72,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
     for (const auto& [ip, registration] : seen) have.push_back(ip);
     return rendezvous_status(have, "");
   };
+  std::optional<std::string> left;  // a node of the last generation gone: no meeting without it
   while (true) {
     std::string unreachable;
     std::optional<std::string> members;
@@ -90,6 +91,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
           throw common::UsageError(fmt::format("--nnodes={}: {} nodes registered with {}: {}", settings_.nnodes,
                                                have.size(), store_->describe(), fmt::join(have, ", ")));
         }
+        if (generation > 0 && !left) left = member_left(generation, seen);
         if (static_cast<int>(seen.size()) == settings_.nnodes) {
           std::vector<NodeRegistration> nodes;
           for (const auto& [ip, registration] : seen) nodes.push_back(NodeRegistration::from_json(registration));
@@ -113,6 +115,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       if (dynamic_cast<const collective::StoreRefused*>(&e)) throw;
       unreachable = fmt::format("{} is not reachable yet", store_->describe());
     }
+    if (left) throw common::PeerError(*left);
     if (reached && Clock::now() - *reached > settings_.dead_after)
       throw common::PeerError(fmt::format("{} went away during the rendezvous of job {} (its launcher exited or was "
                                           "killed: see its log)",
@@ -126,6 +129,25 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
     }
     if (!unreachable.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::optional<std::string> ClusterLink::member_left(int generation, const std::map<std::string, std::string>& registered) {
+  std::shared_ptr<const std::vector<RankedNode>> members;
+  {
+    std::lock_guard lock(mutex_);
+    members = members_;
+  }
+  std::vector<std::string> awaited;
+  for (const auto& m : *members)
+    if (!registered.count(m.node.ip)) awaited.push_back(m.node.ip);
+  if (awaited.empty()) return std::nullopt;
+  const auto gone = store_->gone(awaited);
+  for (const auto& m : *members)
+    if (auto it = gone.find(m.node.ip); it != gone.end())
+      return fmt::format("node {} ({}) left job {} before the rendezvous of generation {}: {}; a fixed job cannot meet "
+                         "again without it",
+                         m.node_rank, m.node.ip, settings_.job_id, generation, it->second);
+  return std::nullopt;
 }
 
 std::chrono::milliseconds ClusterLink::member_wait() const {

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/wait.h"
 
 namespace paddle::runtime {
@@ -50,6 +53,19 @@ void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
 
 }  // namespace
 
+nlohmann::json OnlineSchedule::saved_figures(size_t passes) const {
+  nlohmann::json history = nlohmann::json::array();
+  for (size_t i = 0; i < passes; ++i) {
+    const std::filesystem::path path = std::filesystem::path(passes_[i].delta_dir) / kPassFigures;
+    const std::optional<std::string> text = common::read_file(path);
+    if (!text) continue;  // saved by a build before figures were kept
+    nlohmann::json figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!figures.is_object()) throw common::DataError(fmt::format("{}: not a JSON object", path.string()));
+    history.push_back(std::move(figures));
+  }
+  return history;
+}
+
 OnlineSchedule::OnlineSchedule(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload)
     : config_(config),
       fleet_(fleet),
@@ -76,7 +92,9 @@ CheckpointPosition OnlineSchedule::start() {
                passes_[resume_at].pass, resume_at, passes_.size());
   std::fflush(stdout);
   workload_.begin(/*initialize_dense=*/resume_at == 0, /*passes_done=*/static_cast<int64_t>(resume_at));
-  return {static_cast<int64_t>(resume_at), 0};
+  CheckpointPosition at{static_cast<int64_t>(resume_at), 0};
+  at.history = saved_figures(resume_at);
+  return at;
 }
 
 void OnlineSchedule::before_round(const Round& round) {
@@ -85,11 +103,13 @@ void OnlineSchedule::before_round(const Round& round) {
   workload_.use_pass_data(pass.data);
 }
 
-void OnlineSchedule::after_round(const Round& round, const CheckpointPosition&, bool complete) {
+void OnlineSchedule::after_round(const Round& round, const CheckpointPosition& at, bool complete) {
   const OnlinePass& pass = passes_.at(static_cast<size_t>(round.index));
   if (complete && fleet_.is_first_worker()) {
     const std::string& save_dir = config_.ps.save_dir;
     fleet_.save_persistables(pass.delta_dir, ps::SaveMode::kDelta);
+    if (at.history.is_array() && !at.history.empty())
+      common::write_file_atomically(std::filesystem::path(pass.delta_dir) / kPassFigures, at.history.back().dump() + "\n");
     record_save(save_dir, saves_, {pass.day, pass.pass, ps::SaveMode::kDelta, pass.delta_dir});
     if (pass.last_of_day) {
       for (const ps::ShrinkReport& report : fleet_.shrink())

@@ -7,12 +7,14 @@
 //     (online_passes.h saves_to_load), and every worker skips the passes they cover
 //   before each pass: wait for its data to arrive (ps.online.wait_seconds, saying what it
 //     waits for), and load it (its test_fraction tail is held out)
-//   after each pass: worker 0 has the servers save a delta to SAVE_DIR/DAY/PASS; after a
+//   after each pass: worker 0 has the servers save a delta to SAVE_DIR/DAY/PASS, beside which
+//     it writes the pass's figures (metrics.json's history entry) as figures.json; after a
 //     day's last pass they shrink (besides ps.shrink_every_passes) and save the day's base;
 //     then a barrier, so no worker pushes the next pass's gradients into a table being saved
 //
 // Every worker reads SAVE_DIR/donefile.txt to find where to start: on several hosts
-// ps.save_dir is a directory they share.
+// ps.save_dir is a directory they share. A resumed run's history starts with the figures of the
+// passes saved, so that it reports the whole run even when no pass is left to train.
 
 #include <vector>
 
@@ -36,6 +38,10 @@ class OnlineSchedule : public Schedule {
   void after_round(const Round& round, const CheckpointPosition& at, bool complete) override;
 
  private:
+  static constexpr const char* kPassFigures = "figures.json";
+  // The figures of the first `passes` passes, from their delta directories.
+  nlohmann::json saved_figures(size_t passes) const;
+
   const TrainConfig& config_;
   Fleet& fleet_;
   CtrWorkload& workload_;

@@ -11,6 +11,21 @@ nlohmann::json or_null(const std::optional<double>& value) { return value ? nloh
 
 }  // namespace
 
+Evaluation evaluation_from_figures(const nlohmann::json& figures) {
+  Evaluation e;
+  const auto number = [&](const char* name) {
+    return figures.contains(name) && figures[name].is_number() ? std::optional<double>(figures[name].get<double>())
+                                                               : std::nullopt;
+  };
+  e.loss = number("test_loss").value_or(0);
+  e.acc1 = number("test_acc");
+  e.acc5 = number("test_acc5");
+  e.rmse = number("test_rmse");
+  e.auc = number("test_auc");
+  e.samples = number("test_samples");
+  return e;
+}
+
 nlohmann::json evaluation_figures(const Evaluation& evaluation) {
   nlohmann::json figures = {{"test_loss", evaluation.loss}};
   const std::pair<const char*, const std::optional<double>*> named[] = {

@@ -33,6 +33,8 @@ struct RunFigures {
 
 // The test figures of `evaluation` that the task has, as metrics.json names them.
 nlohmann::json evaluation_figures(const Evaluation& evaluation);
+// The inverse: the Evaluation a round's figures (a history entry) hold.
+Evaluation evaluation_from_figures(const nlohmann::json& figures);
 
 // Writes OUTPUT_DIR/metrics.json and returns what it wrote.
 nlohmann::json write_report(const std::string& output_dir, const nlohmann::json& identity, const RunFigures& run,

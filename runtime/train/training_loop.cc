@@ -151,7 +151,13 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   }
 
   nlohmann::json report;
-  if (!evaluated && (leader || workload.evaluates_together())) evaluation = workload.evaluate();
+  if (!evaluated && (leader || workload.evaluates_together())) {
+    evaluation = workload.evaluate();
+    // Resumed with nothing left to train, a run that cannot evaluate again (an online run whose
+    // passes are all saved holds no pass's test data) reports its last round's figures.
+    if (!evaluation.acc1 && !evaluation.rmse && !evaluation.auc && !run.history.empty())
+      evaluation = evaluation_from_figures(run.history.back());
+  }
   if (leader) {
     workload.save_final(position);
     run.position = position;

@@ -224,6 +224,65 @@ class CollectiveJob(Job):
             self.mounted = False
 
 
+class PsJob(Job):
+    """An online CTR job (wide & deep on Criteo-format data, 2 days x 3 passes of 4000 lines) of 2 servers and
+    2 workers over 2 hosts through a master on host 0, with --max_restarts=2: a delta save after
+    each pass and a base at each day's end in a directory both hosts share, as on a shared file
+    system; a restart resumes at the first pass not saved."""
+
+    faults = ("kill-worker", "kill-server", "kill-launcher", "pause-launcher", "cut-host")
+
+    def __init__(self, soak, directory, mode):
+        super().__init__(soak, directory)
+        from test_ps_tables import write_criteo
+        self.mode = mode
+        self.name = f"ps-{mode}"
+        self.save_dir = os.path.join(directory, "model")
+        self.days = ["20261101", "20261102"]
+        # One copy of the data for every run of the soak: runs only read it.
+        self.data = os.path.join(soak.dir, "ps-data")
+        for d, day in enumerate(self.days):
+            for p in (1, 2, 3):
+                path = os.path.join(self.data, day, f"{p}.txt")
+                if not os.path.exists(path):
+                    write_criteo(path + ".tmp", 4000, seed=100 + 10 * d + p)
+                    os.rename(path + ".tmp", path)
+
+    def commands(self, master):
+        args = ["--config", os.path.join(CONFIGS, "wide_deep.json"), "--set", "batch_size=32", "--set", "log_every=5",
+                "--set", f"ps.mode={self.mode}", "--set", "ps.accessor=ctr", "--set", "ps.ctr.base_threshold=0",
+                "--set", "ps.ctr.delta_threshold=0", "--set", "ps.ctr.delete_threshold=1.5",
+                "--set", f"ps.save_dir={self.save_dir}", "--set", f"ps.online.days={json.dumps(self.days)}",
+                "--set", "ps.online.passes_per_day=3",
+                "--set", f"ps.online.data_pattern={os.path.join(self.data, '{day}', '{pass}.txt')}",
+                "--set", "ps.online.wait_seconds=5", "--set", "ctr.hidden=[32,16]", "--set", "ctr.embedding_dim=5"]
+        return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--grace_period=1",
+                 "--server_num=1", "--worker_num=1", TRAIN, *args] for _ in range(2)]
+
+    def training(self):
+        # The job's start is fair game too: servers starting, saves loading, the first pass.
+        return os.path.exists(os.path.join(self.workdirs[0], "log", "endpoints.log"))
+
+    def result(self):
+        from test_ps_tables import sparse_rows
+        with open(os.path.join(self.workdirs[0], "output", "metrics.json")) as f:
+            metrics = json.load(f)
+        tables = sparse_rows(os.path.join(self.save_dir, self.days[-1], "base")) if self.mode == "sync" else None
+        return {"metrics": metrics, "tables": tables}
+
+    def equal(self, reference, result):
+        if self.mode == "sync":
+            if result["tables"] != reference["tables"]:
+                return "the last base's tables differ from the undisturbed run's"
+            return None
+        a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
+        if b is None:
+            return "the finished run reports no test AUC"
+        if abs(a - b) > AUC_TOLERANCE:
+            return f"test AUC {b:.4f} is more than {AUC_TOLERANCE} from the undisturbed run's {a:.4f}"
+        return None
+
+
 class Soak:
     def __init__(self, seed, faults, minutes, jobs, keep):
         self.rng = random.Random(seed)
@@ -237,6 +296,7 @@ class Soak:
         self.violations = []
         self.references = {}
         self.hosts = None
+        self.current_job, self.damaged = None, []  # the run's damaged files not yet seen refused
 
     # --- reporting
     def say(self, text):
@@ -279,6 +339,15 @@ class Soak:
             return False
 
     # --- one attempt
+    def poll(self, attempt):
+        """Notes which launchers have exited, and each damaged file a process refused by name (a
+        restart truncates the logs, so they are read while the attempt runs)."""
+        for n in attempt.nodes:
+            n.poll(self.clock)
+        if self.damaged:
+            lines = self.current_job.refusals()
+            self.damaged = [p for p in self.damaged if not any(f"/{os.path.basename(p)}: " in line for line in lines)]
+
     def start_attempt(self, job, attempt):
         master = self.hosts.master_address()
         commands = job.commands(master)
@@ -290,8 +359,7 @@ class Soak:
     def wait_training(self, job, attempt, limit=60):
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
-            for n in attempt.nodes:
-                n.poll(self.clock)
+            self.poll(attempt)
             if not attempt.running():
                 return False
             if job.training():
@@ -302,8 +370,7 @@ class Soak:
     def sleep_running(self, attempt, seconds):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and attempt.running():
-            for n in attempt.nodes:
-                n.poll(self.clock)
+            self.poll(attempt)
             time.sleep(0.05)
 
     def deal(self, job, attempt, fault):
@@ -378,8 +445,7 @@ class Soak:
         """Trainers started after the kill: the restarted generation, or None if none comes."""
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline and attempt.running():
-            for n in attempt.nodes:
-                n.poll(self.clock)
+            self.poll(attempt)
             fresh = [p for p in self.all_trainers() if p not in victims_before]
             if fresh:
                 return set(fresh)
@@ -390,11 +456,9 @@ class Soak:
         """Waits for every launcher of the attempt; kills all on a hang. Returns their exit statuses."""
         deadline = time.monotonic() + bound
         while attempt.running() and time.monotonic() < deadline:
-            for n in attempt.nodes:
-                n.poll(self.clock)
+            self.poll(attempt)
             time.sleep(0.05)
-        for n in attempt.nodes:
-            n.poll(self.clock)
+        self.poll(attempt)
         if attempt.running():
             self.stats["hangs"] += 1
             stacks = "\n".join(f"--- launcher on host {n.index}:\n{where_it_waits(n.proc.pid)}"
@@ -471,7 +535,7 @@ class Soak:
         """Drives `job` until it finishes, dealing it up to `faults_for_run` faults."""
         started = self.clock.now()
         remaining = faults_for_run
-        damaged = []
+        self.current_job, self.damaged = job, []
         for number in range(ATTEMPTS):
             attempt = Attempt(run, number)
             self.start_attempt(job, attempt)
@@ -489,11 +553,13 @@ class Soak:
             for f in attempt.faults:
                 self.stats["faults"] += 1
             codes = self.finish_attempt(run, job, attempt, bound)
+            self.poll(attempt)
             self.check_no_orphans(run, attempt)
             if all(c == 0 for c in codes):
                 self.stats["attempts finished"] += 1
-                if damaged and not any(os.path.basename(p) in line for p in damaged for line in job.refusals()):
-                    self.violated(run, f"damaged {damaged} never refused by name")
+                if self.damaged:
+                    self.stats["corrupt loads"] += len(self.damaged)
+                    self.violated(run, f"the damaged {', '.join(self.damaged)} finished the run unrefused")
                 return True, self.clock.now() - started
             self.stats["attempts stopped"] += 1
             self.check_stop(run, attempt, codes)
@@ -502,7 +568,7 @@ class Soak:
             if remaining > 0 and self.rng.random() < 0.5:
                 p = self.damage(run, job)
                 if p:
-                    damaged.append(p)
+                    self.damaged.append(p)
                     self.stats["faults"] += 1
                     remaining -= 1
         self.violated(run, f"lost: still unfinished after {ATTEMPTS} attempts")
@@ -511,7 +577,9 @@ class Soak:
 
     def make_job(self, kind, directory):
         if kind == "collective":
-            return CollectiveJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "40")))
+            return CollectiveJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "120")))
+        if kind in ("ps-sync", "ps-async"):
+            return PsJob(self, directory, kind[3:])
         raise ValueError(kind)
 
     def reference(self, kind):
@@ -547,7 +615,10 @@ class Soak:
                     faults = min(self.fault_budget - self.stats["faults"], self.rng.randint(2, 5))
                     finished, took = self.run_once(run, job, faults, bound=3 * duration + 90)
                     if finished:
-                        why = job.equal(reference, job.result())
+                        try:
+                            why = job.equal(reference, job.result())
+                        except (OSError, KeyError, TypeError, ValueError, AssertionError) as e:
+                            why = f"its result cannot be read or compared: {e!r}"
                         if why:
                             self.violated(run, why)
                             self.stats["runs unequal"] += 1
@@ -593,6 +664,8 @@ def main():
     parser.add_argument("--jobs", default="collective")
     parser.add_argument("--keep", action="store_true", help="keep the runs' directories")
     a = parser.parse_args()
+    # A SIGTERM (a test's timeout) ends the soak through its cleanup: hosts, mounts, directories.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
         print("chaos: the soak makes network namespaces and mounts tmpfs: run it as root", file=sys.stderr)
         return 77

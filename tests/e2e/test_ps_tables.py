@@ -199,6 +199,28 @@ def test_online_days_and_passes_save_deltas_and_bases_shrink_and_resume_after_a_
           + ", ".join(f"table {k[1]} on server {k[0]}: {len(v)} rows" for k, v in sorted(a_tables.items())))
 
 
+def test_an_online_run_started_again_with_every_pass_saved_reports_the_whole_runs_figures():
+    """Found by the chaos soak: a job stopped after its last save and started again trained no
+    pass and reported no AUC and a history of no passes."""
+    workdir = scratch()
+    online_data(workdir, passes=6)
+    args = online_args(workdir) + ["--set", 'ps.online.days=["20261101"]']
+    proc, _ = start(["--server_num=2", "--worker_num=2"], args, workdir=workdir, script=TRAIN)
+    r = finish(proc, workdir, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the run exits 0", r)
+    whole = metrics(workdir)
+    proc, _ = start(["--server_num=2", "--worker_num=2"], args, workdir=workdir, script=TRAIN)
+    r = finish(proc, workdir, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the run started again exits 0", r)
+    check("online: every pass of 1 day(s) is saved already" in r.read("log", "workerlog.0"), "nothing left to train", r)
+    again = metrics(workdir)
+    check(again["test_auc"] == whole["test_auc"] and again["train_loss"] == whole["train_loss"],
+          f"the same AUC and train loss: {whole['test_auc']}, {whole['train_loss']} vs {again['test_auc']}, {again['train_loss']}")
+    strip = lambda h: [{k: v for k, v in e.items() if k not in ("seconds", "samples_per_sec")} for e in h]  # noqa: E731
+    check(len(whole["history"]) == 3 and strip(again["history"]) == strip(whole["history"]),
+          f"the same history of 3 passes:\n{whole['history']}\n{again['history']}")
+
+
 def test_each_server_reports_its_tables_memory_on_the_job_page():
     workdir = scratch()
     online_data(workdir)

@@ -65,6 +65,12 @@ class FakeControlStore : public ControlStore {
     written_.notify_all();
   }
 
+  // Counts IP's launcher gone, with WHY, while the link's threads may be asking.
+  void lose(const std::string& ip, const std::string& why) {
+    std::lock_guard lock(mutex_);
+    lost[ip] = why;
+  }
+
   void heartbeat() override {}
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
     std::lock_guard lock(mutex_);

@@ -180,3 +180,17 @@ TEST_CASE("elastic admission: a newcomer ends the generation on purpose and the 
   CHECK((*next.nodes)[2].node.ip == "10.0.0.3");
   CHECK(s.store.get("job.generation") == "1");
 }
+
+TEST_CASE("rendezvous: a fixed job's next generation ends at once, naming a node of the last one whose launcher is gone") {
+  // Found by the chaos soak: the master's node waited for it until --rendezvous_timeout.
+  Scene s(job_settings("10.0.0.1", 2, 2));
+  s.registers(0, "10.0.0.2");
+  REQUIRE(s.link.join(0, registration("10.0.0.1")).nodes->size() == 2);
+  s.store.lose("10.0.0.2", "its launcher is silent: nothing heard from it for 5.2 s");
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(s.link.join(1, registration("10.0.0.1")),
+                       doctest::Contains("node 1 (10.0.0.2) left job job before the rendezvous of generation 1: its "
+                                         "launcher is silent"),
+                       paddle::common::PeerError);
+  CHECK(std::chrono::steady_clock::now() - started < 2s);
+}
