@@ -98,7 +98,8 @@ class Attempt:
     def __init__(self, run, number):
         self.run, self.number = run, number
         self.faults = []            # (time, name, target, cause words one of which the stop must name)
-        self.nodes = []
+        self.nodes = []             # the launcher now on each host
+        self.replaced = []          # launchers an elastic job's operator started again
         self.started = None
 
     def running(self):
@@ -111,6 +112,7 @@ class Job:
     name = ""
     faults = ()
     hosts = 2
+    replaces_lost_nodes = False  # an elastic job's operator starts a node's launcher again when it ends
 
     def __init__(self, soak, directory):
         self.soak, self.directory = soak, directory
@@ -154,6 +156,58 @@ class Job:
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+class Etcd:
+    """A one-member etcd outside every host (in the bridge's namespace, at 198.18.1.254), which
+    every host reaches; restart() kills it and starts it again on its data."""
+
+    ADDRESS = "198.18.1.254"
+
+    def __init__(self, hosts, directory):
+        self.binary = shutil.which("etcd")
+        if not self.binary:
+            raise Skip("the elastic job needs etcd (Debian's etcd-server; scripts/setup.sh installs it)")
+        self.hosts, self.data = hosts, os.path.join(directory, "etcd")
+        subprocess.run(["ip", "-n", hosts.bridge_ns, "addr", "add", f"{self.ADDRESS}/24", "dev", "br0"], check=True)
+        subprocess.run(["ip", "-n", hosts.bridge_ns, "link", "set", "lo", "up"], check=True)  # its own address
+        self.proc = None
+        try:
+            self.start()
+        except BaseException:
+            self.kill()
+            raise
+
+    @property
+    def url(self):
+        return f"etcd://{self.ADDRESS}:2379"
+
+    def start(self):
+        client, peer = f"http://{self.ADDRESS}:2379", f"http://{self.ADDRESS}:2380"
+        with open(self.data + ".log", "a") as log:
+            self.proc = subprocess.Popen(
+                ["ip", "netns", "exec", self.hosts.bridge_ns, self.binary, "--name", "chaos", "--data-dir", self.data,
+                 "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                 "--initial-advertise-peer-urls", peer, "--initial-cluster", f"chaos={peer}"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ask = ("import json, urllib.request; r = urllib.request.Request(" + repr(client + "/v3/kv/range")
+                   + ", data=json.dumps({'key': 'eA=='}).encode()); print(urllib.request.urlopen(r, timeout=1).read())")
+            r = subprocess.run(["ip", "netns", "exec", self.hosts.bridge_ns, sys.executable, "-c", ask],
+                               capture_output=True, text=True)
+            if r.returncode == 0 and "header" in r.stdout:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"etcd did not serve in 20 s; its log: {self.data}.log")
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def close(self):
+        self.kill()
 
 
 class CollectiveJob(Job):
@@ -222,6 +276,30 @@ class CollectiveJob(Job):
         if self.mounted:
             subprocess.run(["umount", "-l", self.output], capture_output=True)
             self.mounted = False
+
+
+class ElasticJob(CollectiveJob):
+    """The collective job as an elastic one on etcd (--nnodes=2:2, --max_restarts=2), its output in a
+    directory both hosts share, as elastic jobs keep theirs on shared storage: any node may hold
+    rank 0 in a generation. A node whose launcher ends is started again by the soak, as a cluster
+    scheduler would, and joins the next generation."""
+
+    name = "elastic"
+    faults = ("kill-worker", "kill-launcher", "pause-launcher", "cut-host", "restart-etcd", "kill-in-recovery")
+    replaces_lost_nodes = True
+
+    def __init__(self, soak, directory, epochs):
+        super().__init__(soak, directory, epochs)
+        self.etcd = soak.etcd()
+
+    def commands(self, master):
+        args = ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
+                "--set", f"epochs={self.epochs}", "--set", "batch_size=2", "--set", "optimizer.type=momentum",
+                "--set", "optimizer.lr=0.0005", "--set", "resume=true", "--set", "log_every=1000",
+                "--set", f"output_dir={self.output}"]
+        job_id = f"chaos{os.getpid()}x{os.path.basename(self.directory)}"
+        return [[LAUNCH, f"--master={self.etcd.url}", "--nnodes=2:2", "--elastic_timeout=1", f"--job_id={job_id}",
+                 "--max_restarts=2", "--grace_period=1", TRAIN, *args] for _ in range(2)]
 
 
 class PsJob(Job):
@@ -297,6 +375,13 @@ class Soak:
         self.references = {}
         self.hosts = None
         self.current_job, self.damaged = None, []  # the run's damaged files not yet seen refused
+        self._etcd = None
+
+    def etcd(self):
+        """The soak's etcd, started on first use."""
+        if self._etcd is None:
+            self._etcd = Etcd(self.hosts, self.dir)
+        return self._etcd
 
     # --- reporting
     def say(self, text):
@@ -344,6 +429,16 @@ class Soak:
         restart truncates the logs, so they are read while the attempt runs)."""
         for n in attempt.nodes:
             n.poll(self.clock)
+        job = self.current_job
+        if job and job.replaces_lost_nodes and attempt.running() and len(attempt.replaced) < 6:
+            for i, n in enumerate(attempt.nodes):
+                if n.proc.returncode not in (None, 0) and n.exited_at is not None \
+                        and self.clock.now() - n.exited_at > 1.0:
+                    attempt.replaced.append(n)
+                    cmd = job.commands(None)[i]
+                    attempt.nodes[i] = Node(self.hosts, i, job.workdirs[i], cmd, f"{attempt.number}.{len(attempt.replaced)}")
+                    self.say(f"run {attempt.run}: the operator starts host {i}'s launcher again "
+                             f"(it exited {n.proc.returncode})")
         if self.damaged:
             lines = self.current_job.refusals()
             self.damaged = [p for p in self.damaged if not any(f"/{os.path.basename(p)}: " in line for line in lines)]
@@ -428,6 +523,13 @@ class Soak:
                    [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h], f"node {1 - h}", "unreachable", "Connection"])
             time.sleep(cut)
             hosts.mend(h)
+        elif fault == "restart-etcd":
+            down = rng.uniform(0.5, 4)
+            etcd = self.etcd()
+            etcd.kill()
+            record(f"etcd at {etcd.ADDRESS} down for {down:.1f} s", ["etcd", etcd.ADDRESS])
+            self.sleep_running(attempt, down)
+            etcd.start()
         elif fault == "disk-full":
             full = rng.uniform(1, 4)
             job.fill()
@@ -480,7 +582,7 @@ class Soak:
         deadline = time.monotonic() + ORPHAN_WAIT
         while time.monotonic() < deadline:
             left = [(i, p) for i in range(len(self.hosts.names)) for p in self.host_pids(i)]
-            left += [(n.index, p) for n in attempt.nodes for p in session_members(n.proc.pid)]
+            left += [(n.index, p) for n in attempt.nodes + attempt.replaced for p in session_members(n.proc.pid)]
             if not left:
                 return
             time.sleep(0.1)
@@ -531,7 +633,7 @@ class Soak:
         self.say(f"run {run}: fault damage-save: {how} {path} while the job is down")
         return path
 
-    def run_once(self, run, job, faults_for_run, bound):
+    def run_once(self, run, job, faults_for_run, reference_seconds, bound):
         """Drives `job` until it finishes, dealing it up to `faults_for_run` faults."""
         started = self.clock.now()
         remaining = faults_for_run
@@ -540,9 +642,10 @@ class Soak:
             attempt = Attempt(run, number)
             self.start_attempt(job, attempt)
             if remaining > 0 and self.wait_training(job, attempt):
-                # Up to 3 faults an attempt, at random moments of its training.
-                for _ in range(min(remaining, self.rng.randint(1, 3))):
-                    self.sleep_running(attempt, self.rng.uniform(0, 1.5))
+                # Up to 3 faults an attempt: the first anywhere in an undisturbed run's time, the
+                # others soon after, often in the recovery from the one before.
+                for k in range(min(remaining, self.rng.randint(1, 3))):
+                    self.sleep_running(attempt, self.rng.uniform(0, max(0.5, 0.8 * reference_seconds) if k == 0 else 1.5))
                     if not attempt.running():
                         break
                     fault = self.rng.choice(job.faults)
@@ -555,6 +658,9 @@ class Soak:
             codes = self.finish_attempt(run, job, attempt, bound)
             self.poll(attempt)
             self.check_no_orphans(run, attempt)
+            # The launchers' own restarts (each node says the same), and the operator's.
+            self.stats["restarts"] += max(n.err().count("restarting the whole job") for n in attempt.nodes)
+            self.stats["restarts"] += len(attempt.replaced) + (1 if number > 0 else 0)
             if all(c == 0 for c in codes):
                 self.stats["attempts finished"] += 1
                 if self.damaged:
@@ -563,8 +669,6 @@ class Soak:
                 return True, self.clock.now() - started
             self.stats["attempts stopped"] += 1
             self.check_stop(run, attempt, codes)
-            restarts = sum(n.err().count("restarting the whole job") for n in attempt.nodes[:1])
-            self.stats["restarts"] += restarts + 1
             if remaining > 0 and self.rng.random() < 0.5:
                 p = self.damage(run, job)
                 if p:
@@ -578,6 +682,8 @@ class Soak:
     def make_job(self, kind, directory):
         if kind == "collective":
             return CollectiveJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "120")))
+        if kind == "elastic":
+            return ElasticJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "120")))
         if kind in ("ps-sync", "ps-async"):
             return PsJob(self, directory, kind[3:])
         raise ValueError(kind)
@@ -613,7 +719,7 @@ class Soak:
                 self.stats["runs"] += 1
                 try:
                     faults = min(self.fault_budget - self.stats["faults"], self.rng.randint(2, 5))
-                    finished, took = self.run_once(run, job, faults, bound=3 * duration + 90)
+                    finished, took = self.run_once(run, job, faults, duration, bound=3 * duration + 90)
                     if finished:
                         try:
                             why = job.equal(reference, job.result())
@@ -633,6 +739,8 @@ class Soak:
                         shutil.rmtree(job.directory, ignore_errors=True)
                 run += 1
         finally:
+            if self._etcd:
+                self._etcd.close()
             self.hosts.kill_everything()
             self.hosts.close()
             if not self.keep:
