@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <string_view>
 
 #include "launcher/cluster/cluster_link_detail.h"
 #include "launcher/cluster/etcd_store.h"
@@ -79,13 +81,41 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
 ClusterLink::~ClusterLink() { thread_.stop(); }
 
 void ClusterLink::clear_stale_state() {
-  // Keys of this job id with no live launcher but this one are an earlier run's, which ended
-  // without cleaning up (every launcher was killed): they would fail or confuse this run.
+  // Keys of this job id that no live launcher made are an earlier run's, which ended without
+  // cleaning up (its launchers killed, or cut off when the job stopped): they would fail or
+  // confuse this run. With no live launcher but this one, every key is such.
   const std::vector<std::string> alive = store_->alive_nodes();
-  if (std::any_of(alive.begin(), alive.end(), [&](const std::string& ip) { return ip != settings_.node_ip; })) return;
-  const std::string prefix = key("g");
-  if (store_->range(prefix).empty()) return;
-  store_->remove_prefix(prefix);
+  const bool alone =
+      std::none_of(alive.begin(), alive.end(), [&](const std::string& ip) { return ip != settings_.node_ip; });
+  const std::vector<ControlStore::Entry> entries = store_->range(key("g"));
+  if (entries.empty()) return;
+  if (alone) {
+    store_->remove_prefix(key("g"));
+  } else {
+    // Others are alive: fresh launchers of this run, or the members of a live one. A generation
+    // is live while a member's own registration (leased: it ends with its launcher) is there as
+    // the member list holds it; a fresh launcher at a member's address registers anew, with new
+    // endpoints. Registrations are left alone: a fresh launcher's is this run's, an old one expires.
+    std::map<std::string, std::string> values;
+    for (const auto& e : entries) values[e.key] = e.value;
+    bool stale = false;
+    for (const auto& e : entries) {
+      constexpr std::string_view kMembers = "members";
+      if (!e.key.ends_with(kMembers)) continue;
+      const std::string generation_prefix = e.key.substr(0, e.key.size() - kMembers.size());
+      try {
+        for (const NodeRegistration& member : decode_member_list(e.value)) {
+          auto it = values.find(generation_prefix + "node." + member.ip);
+          if (it != values.end() && NodeRegistration::from_json(it->second).to_json() == member.to_json()) return;
+        }
+      } catch (const std::exception&) {  // not a member list this build reads: nobody's now
+      }
+      stale = true;
+    }
+    if (!stale) return;  // registrations only: this run meeting now
+    for (const auto& e : entries)
+      if (e.key.find(".node.") == std::string::npos) store_->remove_prefix(e.key);
+  }
   store_->remove_prefix(key("generation"));
   log_.info(fmt::format("{}: removed the keys an earlier run of job {} left (no launcher of it is alive)",
                         store_->describe(), settings_.job_id));

@@ -259,12 +259,14 @@ class CollectiveJob(Job):
             return None
 
     def fill(self):
-        st = os.statvfs(self.output)
-        with open(os.path.join(self.output, "filler"), "wb") as f:
-            try:
-                f.write(b"\0" * (st.f_bavail * st.f_frsize))
-            except OSError:
-                pass
+        """Writes one file until the tmpfs has no byte left (unbuffered: the last write fails, not a close)."""
+        try:
+            with open(os.path.join(self.output, "filler"), "wb", buffering=0) as f:
+                chunk = b"\0" * (1 << 20)
+                while True:
+                    f.write(chunk)
+        except OSError:
+            pass
 
     def unfill(self):
         try:

@@ -194,3 +194,55 @@ TEST_CASE("rendezvous: a fixed job's next generation ends at once, naming a node
                        paddle::common::PeerError);
   CHECK(std::chrono::steady_clock::now() - started < 2s);
 }
+
+namespace {
+
+// The keys a run of 10.0.0.1 and 10.0.0.2 leaves in etcd when it stops without cleaning up.
+void leave_an_earlier_runs_keys(FakeControlStore& store) {
+  store.put("job.g0.members", encode_member_list({registration("10.0.0.1"), registration("10.0.0.2")}));
+  store.put("job.g0.report.10.0.0.2", process_failed(1, "10.0.0.2", 1).to_json().dump());
+  store.put("job.g0.failed", process_failed(1, "10.0.0.2", 1).to_json().dump());
+  store.put("job.generation", "0");
+}
+
+ClusterSettings on_etcd(ClusterSettings s) {
+  s.etcd = {{"10.0.0.9", 2379}};
+  s.host_master = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("stale state: a run started again with one --job_id on etcd drops the keys of the run before it, not its own") {
+  // Found by the chaos soak: both nodes of the new run were alive, so the earlier run's keys
+  // stayed, and its member list and verdict failed the new run at once, attempt after attempt.
+  auto store = std::make_unique<FakeControlStore>();
+  leave_an_earlier_runs_keys(*store);
+  NodeRegistration fresh = registration("10.0.0.2");
+  fresh.endpoints = {"10.0.0.2:7001"};  // the other node of the new run, registered first
+  store->put("job.g0.node.10.0.0.2", fresh.to_json().dump());
+  store->alive = {"10.0.0.1", "10.0.0.2"};
+  FakeControlStore& keys = *store;
+  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
+  LaunchLog log{null.get()};
+  ClusterLink link(on_etcd(job_settings("10.0.0.1", 2, 2)), log, std::move(store));
+  CHECK_FALSE(keys.get("job.g0.members"));
+  CHECK_FALSE(keys.get("job.g0.failed"));
+  CHECK_FALSE(keys.get("job.g0.report.10.0.0.2"));
+  CHECK_FALSE(keys.get("job.generation"));
+  CHECK(keys.get("job.g0.node.10.0.0.2") == fresh.to_json().dump());
+}
+
+TEST_CASE("stale state: a launcher joining a live run on etcd removes nothing") {
+  auto store = std::make_unique<FakeControlStore>();
+  leave_an_earlier_runs_keys(*store);
+  store->put("job.g0.node.10.0.0.2", registration("10.0.0.2").to_json().dump());  // the member, alive
+  store->alive = {"10.0.0.2"};
+  FakeControlStore& keys = *store;
+  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
+  LaunchLog log{null.get()};
+  ClusterLink link(on_etcd(job_settings("10.0.0.3", 2, 3)), log, std::move(store));
+  CHECK(keys.get("job.g0.members"));
+  CHECK(keys.get("job.g0.failed"));
+  CHECK(keys.get("job.generation") == "0");
+}
