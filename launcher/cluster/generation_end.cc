@@ -69,9 +69,9 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
 }
 
 JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) {
-  const bool provisional_master_lost = provisional.cause == JobFailure::Cause::kLauncherLost && provisional.ip == settings_.master_ip &&
-                           settings_.etcd.empty();
-  if (provisional_master_lost) return provisional;
+  const bool master_gone = provisional.cause == JobFailure::Cause::kLauncherLost &&
+                           provisional.ip == settings_.master_ip && settings_.etcd.empty();
+  if (master_gone) return provisional;
   const auto deadline = Clock::now() + settings_.settle_time + 2 * settings_.dead_after;
   std::optional<JobFailure> root;
   bool store_gone = false;

@@ -131,7 +131,8 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
   }
 }
 
-std::optional<std::string> ClusterLink::member_left(int generation, const std::map<std::string, std::string>& registered) {
+std::optional<std::string> ClusterLink::member_left(int generation,
+                                                    const std::map<std::string, std::string>& registered) {
   std::shared_ptr<const std::vector<RankedNode>> members;
   {
     std::lock_guard lock(mutex_);

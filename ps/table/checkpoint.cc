@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -111,6 +112,23 @@ void save_checkpoint(const std::string& dir, const ServerTables& tables, int ser
   bin.append_checksum();
   bin.commit();
   common::write_file_atomically(base + ".json", manifest.dump(2) + "\n");
+}
+
+void verify_checkpoint(const std::string& dir, int server_count) {
+  for (int i = 0; i < server_count; ++i) {
+    const std::string base = base_path(dir, i);
+    const std::optional<std::string> text = common::read_file(base + ".json");
+    if (!text) throw DataError(fmt::format("checkpoint {}.json is missing", base));
+    const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
+    if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
+    if (manifest.value("server_count", -1) != server_count)
+      throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
+                                  manifest.value("server_count", -1), server_count));
+    if (manifest.value("format", 1) >= kChecksumFormat)
+      checked_size(base + ".bin");
+    else
+      file_size(base + ".bin");
+  }
 }
 
 SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count) {

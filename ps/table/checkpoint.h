@@ -32,6 +32,13 @@ namespace paddle::ps {
 void save_checkpoint(const std::string& dir, const ServerTables& tables, int server_index, int server_count,
                      SaveMode mode = SaveMode::kAll);
 
+// Checks, loading nothing, that the save in DIR is whole for SERVER_COUNT servers: each
+// DIR/ps-server-I.json is a manifest of that many servers, and each .bin's checksum matches (the
+// formats before 2 have none). Throws common::DataError naming the first file at fault. A worker
+// that reaches the save directory calls it before it has the servers load anything, so that a
+// damaged save is refused whole, never half loaded by the servers whose shares are sound.
+void verify_checkpoint(const std::string& dir, int server_count);
+
 // Throws common::DataError naming the file for a missing, truncated, corrupted or mismatched
 // checkpoint. Returns the checkpoint's mode.
 SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count);

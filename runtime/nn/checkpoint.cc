@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -204,7 +204,8 @@ CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& f
   contents.at.epoch = non_negative(header.contains("epoch") ? header["epoch"] : nlohmann::json(), file, "epoch");
   contents.at.step = non_negative(header.contains("step") ? header["step"] : nlohmann::json(), file, "step");
   if (header.contains("history")) {
-    if (!header["history"].is_array()) throw CheckpointError(fmt::format("{}: bad header: history is not a list", file));
+    if (!header["history"].is_array())
+      throw CheckpointError(fmt::format("{}: bad header: history is not a list", file));
     contents.at.history = header["history"];
   }
   const auto list = tensor_list(header, data.size(), file);
@@ -236,7 +237,8 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output
   std::optional<int64_t> newest_epoch = checkpoint_epoch(named);
   std::vector<std::string> candidates;
   if (named.empty() || named.find('/') != std::string::npos)
-    loaded.refused.push_back(fmt::format("{}: names no checkpoint file in {} ('{}')", latest.string(), output_dir, named));
+    loaded.refused.push_back(
+        fmt::format("{}: names no checkpoint file in {} ('{}')", latest.string(), output_dir, named));
   else
     candidates.push_back(named);
   for (const std::string& older : checkpoints_before(output_dir, newest_epoch))
@@ -257,8 +259,8 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output
   }
   std::string refused;
   for (const std::string& r : loaded.refused) refused += (refused.empty() ? "" : "; ") + r;
-  throw CheckpointError(loaded.refused.size() == 1 ? refused
-                                                   : fmt::format("{}: no whole checkpoint left to resume from: {}", output_dir, refused));
+  if (loaded.refused.size() == 1) throw CheckpointError(refused);
+  throw CheckpointError(fmt::format("{}: no whole checkpoint left to resume from: {}", output_dir, refused));
 }
 
 }  // namespace paddle::runtime

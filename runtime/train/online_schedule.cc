@@ -6,11 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/wait.h"
+#include "ps/table/checkpoint.h"
 
 namespace paddle::runtime {
 namespace {
@@ -77,8 +80,34 @@ OnlineSchedule::OnlineSchedule(const TrainConfig& config, Fleet& fleet, CtrWorkl
                        {{"day", pass.day}, {"pass", pass.pass}}});
 }
 
+size_t OnlineSchedule::first_pass_to_train() {
+  const int servers = static_cast<int>(fleet_.topology().server_endpoints.size());
+  while (true) {
+    const size_t resume_at = first_unsaved_pass(passes_, saves_);
+    std::optional<std::pair<OnlineSave, std::string>> damaged;
+    for (const OnlineSave& s : saves_to_load(passes_, saves_, resume_at)) {
+      try {
+        ps::verify_checkpoint(s.dir, servers);
+      } catch (const common::DataError& e) {
+        damaged.emplace(s, e.what());
+        break;
+      }
+    }
+    if (!damaged) return resume_at;
+    // The save and every save after it, which built on it, count as not made: their passes run again.
+    const auto at = std::find_if(saves_.begin(), saves_.end(), [&](const OnlineSave& s) {
+      return s.day == damaged->first.day && s.pass == damaged->first.pass && s.mode == damaged->first.mode;
+    });
+    fmt::print("online: refusing a damaged save: {}; the {} of day {}{} and the {} save(s) after it count as not made\n",
+               damaged->second, ps::save_mode_name(damaged->first.mode), damaged->first.day,
+               damaged->first.mode == ps::SaveMode::kDelta ? fmt::format(" pass {}", damaged->first.pass) : "",
+               saves_.end() - at - 1);
+    saves_.erase(at, saves_.end());
+  }
+}
+
 CheckpointPosition OnlineSchedule::start() {
-  const size_t resume_at = first_unsaved_pass(passes_, saves_);
+  const size_t resume_at = first_pass_to_train();
   if (fleet_.is_first_worker())
     for (const OnlineSave& s : saves_to_load(passes_, saves_, resume_at)) {
       fmt::print("online: loading the {} of day {}{} from {}\n", ps::save_mode_name(s.mode), s.day,
@@ -109,7 +138,8 @@ void OnlineSchedule::after_round(const Round& round, const CheckpointPosition& a
     const std::string& save_dir = config_.ps.save_dir;
     fleet_.save_persistables(pass.delta_dir, ps::SaveMode::kDelta);
     if (at.history.is_array() && !at.history.empty())
-      common::write_file_atomically(std::filesystem::path(pass.delta_dir) / kPassFigures, at.history.back().dump() + "\n");
+      common::write_file_atomically(std::filesystem::path(pass.delta_dir) / kPassFigures,
+                                    at.history.back().dump() + "\n");
     record_save(save_dir, saves_, {pass.day, pass.pass, ps::SaveMode::kDelta, pass.delta_dir});
     if (pass.last_of_day) {
       for (const ps::ShrinkReport& report : fleet_.shrink())

@@ -3,8 +3,10 @@
 // PaddleRec's online trainer does (train_config.h OnlineConfig, online_passes.h). The one
 // training loop (training_loop.h) trains each pass as a round; this schedule adds:
 //
-//   start: worker 0 has the servers load the last base and the deltas after it
-//     (online_passes.h saves_to_load), and every worker skips the passes they cover
+//   start: every worker verifies the saves to load by their checksums, refusing a damaged one
+//     (it and the saves after it count as not made); worker 0 has the servers load the last base
+//     and the deltas after it (online_passes.h saves_to_load), and every worker skips the
+//     passes they cover
 //   before each pass: wait for its data to arrive (ps.online.wait_seconds, saying what it
 //     waits for), and load it (its test_fraction tail is held out)
 //   after each pass: worker 0 has the servers save a delta to SAVE_DIR/DAY/PASS, beside which
@@ -39,6 +41,10 @@ class OnlineSchedule : public Schedule {
 
  private:
   static constexpr const char* kPassFigures = "figures.json";
+  // The first pass not saved, once every save to load is verified whole (ps/table/checkpoint.h):
+  // a damaged one is refused, and it and the saves after it count as not made. Every worker
+  // verifies the same files in the shared save directory, so all start at the same pass.
+  size_t first_pass_to_train();
   // The figures of the first `passes` passes, from their delta directories.
   nlohmann::json saved_figures(size_t passes) const;
 

@@ -26,8 +26,9 @@ struct RunFigures {
   double train_loss = 0;
   double samples_per_sec = 0;
   double wall_seconds = 0;
-  // One object per epoch of the run, those before a resume included (from the checkpoint): "epoch", "train_loss", "samples_per_sec",
-  // "seconds", and the leader's test figures ("test_loss", "test_acc", ...).
+  // One object per epoch of the run, those before a resume included (from the checkpoint or the
+  // saves): "epoch", "train_loss", "samples_per_sec", "seconds", and the leader's test figures
+  // ("test_loss", "test_acc", ...).
   nlohmann::json history = nlohmann::json::array();
 };
 

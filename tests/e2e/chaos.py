@@ -140,13 +140,27 @@ class Job:
     def newest_save(self):
         return None
 
-    def refusals(self):
-        """Lines of the job's logs saying a damaged file was refused."""
+    def refusal_mark(self, path):
+        """What a log line refusing the damaged `path` holds: the path as the job names it."""
+        return path + ": "
+
+    def loaded(self, path, line):
+        """Whether the log `line` says the job loaded `path` (in PS jobs: its save's directory)."""
+        return "online: loading the " in line and line.rstrip().endswith(" from " + os.path.dirname(path))
+
+    def load_lines(self, since):
+        """Lines of the job's logs written after `since` (time.time()) that say what it loaded or
+        refused to load: a log written before is an earlier attempt's."""
         found = []
         for w in self.workdirs:
             for log in glob.glob(os.path.join(w, "log", "workerlog.*")):
+                try:
+                    if os.path.getmtime(log) <= since:
+                        continue
+                except OSError:
+                    continue
                 with open(log, errors="replace") as f:
-                    found += [line for line in f if "refusing" in line]
+                    found += [line for line in f if "refusing" in line or "resumed from" in line or "loading" in line]
         return found
 
     def close(self):
@@ -258,6 +272,13 @@ class CollectiveJob(Job):
         except OSError:
             return None
 
+    def refusal_mark(self, path):
+        return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}: "  # output/checkpoint-E.bin
+
+    def loaded(self, path, line):
+        # `latest` names the damaged file until a new checkpoint replaces it, after a resume.
+        return line.startswith("resumed from ") and "/latest: " in line
+
     def fill(self):
         """Writes one file until the tmpfs has no byte left (unbuffered: the last write fails, not a close)."""
         try:
@@ -342,6 +363,15 @@ class PsJob(Job):
     def training(self):
         # The job's start is fair game too: servers starting, saves loading, the first pass.
         return os.path.exists(os.path.join(self.workdirs[0], "log", "endpoints.log"))
+
+    def newest_save(self):
+        """A random server's shard of the newest save the donefile lists."""
+        try:
+            with open(os.path.join(self.save_dir, "donefile.txt")) as f:
+                saves = [line.split() for line in f if line.strip()]
+        except OSError:
+            return None
+        return os.path.join(saves[-1][3], f"ps-server-{self.soak.rng.randrange(2)}.bin") if saves else None
 
     def result(self):
         from test_ps_tables import sparse_rows
@@ -442,8 +472,18 @@ class Soak:
                     self.say(f"run {attempt.run}: the operator starts host {i}'s launcher again "
                              f"(it exited {n.proc.returncode})")
         if self.damaged:
-            lines = self.current_job.refusals()
-            self.damaged = [p for p in self.damaged if not any(f"/{os.path.basename(p)}: " in line for line in lines)]
+            # Each damaged file ends refused by name, or loaded (a corrupt load), or never needed
+            # (a delta the newer base covers): the run then finishes without naming it.
+            lines = job.load_lines(since=min(t for _, t in self.damaged))
+            for entry in list(self.damaged):
+                p = entry[0]
+                if any(job.refusal_mark(p) in line for line in lines):
+                    self.damaged.remove(entry)
+                elif any(job.loaded(p, line) for line in lines):
+                    self.damaged.remove(entry)
+                    self.stats["corrupt loads"] += 1
+                    self.violated(attempt.run, f"the damaged {p} was loaded: "
+                                  + next(line for line in lines if job.loaded(p, line)).strip())
 
     def start_attempt(self, job, attempt):
         master = self.hosts.master_address()
@@ -665,16 +705,13 @@ class Soak:
             self.stats["restarts"] += len(attempt.replaced) + (1 if number > 0 else 0)
             if all(c == 0 for c in codes):
                 self.stats["attempts finished"] += 1
-                if self.damaged:
-                    self.stats["corrupt loads"] += len(self.damaged)
-                    self.violated(run, f"the damaged {', '.join(self.damaged)} finished the run unrefused")
                 return True, self.clock.now() - started
             self.stats["attempts stopped"] += 1
             self.check_stop(run, attempt, codes)
             if remaining > 0 and self.rng.random() < 0.5:
                 p = self.damage(run, job)
                 if p:
-                    self.damaged.append(p)
+                    self.damaged.append((p, time.time()))
                     self.stats["faults"] += 1
                     remaining -= 1
         self.violated(run, f"lost: still unfinished after {ATTEMPTS} attempts")

@@ -221,6 +221,33 @@ def test_an_online_run_started_again_with_every_pass_saved_reports_the_whole_run
           f"the same history of 3 passes:\n{whole['history']}\n{again['history']}")
 
 
+def test_a_damaged_save_is_refused_by_its_checksum_and_its_passes_run_again_to_the_same_table():
+    """A base truncated while the job is down: every worker refuses it before the servers load
+    anything, the day's last pass runs again on the deltas before it, and the tables end as an
+    undisturbed run's."""
+    whole, damaged = scratch(), scratch()
+    for workdir in (whole, damaged):
+        online_data(workdir, passes=3)
+    job = ["--server_num=2", "--worker_num=2"]
+    for workdir in (whole, damaged):
+        proc, _ = start(job, online_args(workdir) + ["--set", 'ps.online.days=["20261101"]'], workdir=workdir, script=TRAIN)
+        r = finish(proc, workdir, time.monotonic(), timeout=240)
+        check(r.returncode == 0, "the run exits 0", r)
+    shard = os.path.join(damaged, "model", "20261101", "base", "ps-server-1.bin")
+    with open(shard, "r+b") as f:
+        f.truncate(os.path.getsize(shard) // 2)
+    proc, _ = start(job, online_args(damaged) + ["--set", 'ps.online.days=["20261101"]'], workdir=damaged, script=TRAIN)
+    r = finish(proc, damaged, time.monotonic(), timeout=240)
+    check(r.returncode == 0, "the run started again exits 0", r)
+    log = r.read("log", "workerlog.0")
+    check(f"online: refusing a damaged save: checkpoint {shard}: checksum mismatch" in log, "the base is refused by name", r)
+    check("online: resuming at day 20261101 pass 3 (2 of 3 passes saved)" in log, f"pass 3 runs again\n{log[:3000]}")
+    check("loading the base" not in log, "nothing of the damaged save is loaded")
+    a_tables, a_dense = sparse_rows(os.path.join(whole, "model", "20261101", "base"))
+    b_tables, b_dense = sparse_rows(os.path.join(damaged, "model", "20261101", "base"))
+    check(a_tables == b_tables and a_dense == b_dense, "the day's new base equals the undisturbed run's, row for row")
+
+
 def test_each_server_reports_its_tables_memory_on_the_job_page():
     workdir = scratch()
     online_data(workdir)

@@ -182,3 +182,25 @@ TEST_CASE("a checkpoint of other rows is refused by name") {
   CHECK_THROWS_WITH_AS(load_checkpoint(dir.string(), tables, 0, 1),
                        doctest::Contains("sparse table 0 is a ctr table, the model's plain"), paddle::common::DataError);
 }
+
+TEST_CASE("verifying a save reads every server's share and names the first damaged or missing file, loading nothing") {
+  const auto dir = scratch_dir("ps-checkpoint-verify");
+  for (int index = 0; index < 2; ++index) {
+    ServerTables tables = build_server_tables(small_specs(20), index, 2);
+    tables.sparse[0]->add({static_cast<uint64_t>(index)}, {1, 2, 3});
+    save_checkpoint(dir.string(), tables, index, 2);
+  }
+  CHECK_NOTHROW(verify_checkpoint(dir.string(), 2));
+  CHECK_THROWS_WITH_AS(verify_checkpoint(dir.string(), 3), doctest::Contains("was saved by 2 servers, this job has 3"),
+                       paddle::common::DataError);
+  const auto bin = dir / "ps-server-1.bin";
+  std::string bytes = paddle::common::read_file(bin).value_or("");
+  REQUIRE(bytes.size() > 8);
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(bin, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string flipped = "checkpoint " + bin.string() + ": checksum mismatch";
+  CHECK_THROWS_WITH_AS(verify_checkpoint(dir.string(), 2), doctest::Contains(flipped.c_str()), paddle::common::DataError);
+  std::filesystem::remove(dir / "ps-server-0.json");
+  const std::string missing = "checkpoint " + (dir / "ps-server-0").string() + ".json is missing";
+  CHECK_THROWS_WITH_AS(verify_checkpoint(dir.string(), 2), doctest::Contains(missing.c_str()), paddle::common::DataError);
+}
