@@ -178,6 +178,9 @@ class ClusterLink {
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
   // How long a node that does not judge waits for the member list before it looks again.
   std::chrono::milliseconds member_wait() const;
+  // Whether the store answers a request of this launcher's own before `until`, asking again
+  // after each failure.
+  bool store_answers(int generation, std::chrono::steady_clock::time_point until);
   // For the judge of a later generation of a fixed job: the error naming a node of the last
   // generation that has not registered again and whose launcher the store counts as gone, so that
   // the rendezvous ends at once instead of waiting for it until --rendezvous_timeout.

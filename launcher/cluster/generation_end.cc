@@ -68,6 +68,18 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
   return failure;
 }
 
+bool ClusterLink::store_answers(int generation, Clock::time_point until) {
+  do {
+    try {
+      store_->get(generation_key(generation, "failed"));
+      return true;
+    } catch (const common::PeerError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  } while (Clock::now() < until);
+  return false;
+}
+
 JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) {
   const bool master_gone = provisional.cause == JobFailure::Cause::kLauncherLost &&
                            provisional.ip == settings_.master_ip && settings_.etcd.empty();
@@ -82,15 +94,13 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
     if (verdict_seen_ && failure_) {
       root = failure_;
     } else if (Clock::now() - store_answered_ > settings_.dead_after) {
-      // Silence this long may be this launcher's own (stopped, then continued): ask once.
+      // Silence this long may be this launcher's own (stopped, then continued): ask the store
+      // itself, a request of its own rather than a heartbeat another may stand for, for a while.
       lock.unlock();
-      try {
-        store_->heartbeat();
-        lock.lock();
-        store_answered_ = Clock::now();
-      } catch (const common::PeerError&) {
-        store_gone = true;  // no verdict comes
-      }
+      const bool answered = store_answers(generation, std::min(deadline, Clock::now() + kRetryFor));
+      lock.lock();
+      if (answered) store_answered_ = Clock::now();
+      else store_gone = true;  // no verdict comes
     } else {
       verdict_wake_.wait_until(lock, std::min(deadline, Clock::now() + kInterruptLook));
     }

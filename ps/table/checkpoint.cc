@@ -121,13 +121,19 @@ void verify_checkpoint(const std::string& dir, int server_count) {
     if (!text) throw DataError(fmt::format("checkpoint {}.json is missing", base));
     const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
     if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
-    if (manifest.value("server_count", -1) != server_count)
-      throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
-                                  manifest.value("server_count", -1), server_count));
-    if (manifest.value("format", 1) >= kChecksumFormat)
+    int saved_by = -1, format = 1;
+    try {
+      saved_by = manifest.value("server_count", -1);
+      format = manifest.value("format", 1);
+    } catch (const nlohmann::json::exception& e) {
+      throw DataError(fmt::format("checkpoint {}.json: a value of the wrong type: {}", base, e.what()));
+    }
+    if (saved_by != server_count)
+      throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir, saved_by, server_count));
+    if (format >= kChecksumFormat)
       checked_size(base + ".bin");
     else
-      file_size(base + ".bin");
+      file_size(base + ".bin");  // no checksum to check: as the load does, trust what is there
   }
 }
 

@@ -190,7 +190,7 @@ CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& f
   std::string_view rest = bytes;
   const std::string_view magic = take_line(rest, file, "first line");
   if (magic.starts_with(kFormatName) && magic != kMagic && magic != kMagicV1)
-    throw CheckpointError(fmt::format("{}: format version {}, this build reads versions 1 and 2 (written by a newer "
+    throw CheckpointVersionError(fmt::format("{}: format version {}, this build reads versions 1 and 2 (written by a newer "
                                       "paddle-launch?)",
                                       file, magic.substr(kFormatName.size(), 16)));
   if (magic != kMagic && magic != kMagicV1)
@@ -248,6 +248,8 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output
     std::optional<CheckpointContents> contents;
     try {
       contents = parse_checkpoint(read_whole_file(path, latest), path.string());
+    } catch (const CheckpointVersionError&) {
+      throw;
     } catch (const CheckpointError& damaged) {
       loaded.refused.push_back(damaged.what());
       continue;

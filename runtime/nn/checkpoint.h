@@ -45,12 +45,19 @@ class CheckpointError : public common::DataError {
   using common::DataError::DataError;
 };
 
+// A whole checkpoint of a newer format than this build reads: not damage, so no older
+// checkpoint is loaded in its place (the run would later overwrite it).
+class CheckpointVersionError : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
 struct CheckpointPosition {
   int64_t epoch = 0;  // epochs completed
   int64_t step = 0;   // optimizer steps taken
   // The figures of each round done (metrics.json's "history"), kept in the header so that a run
   // resumed, even at its very end, reports the whole run; null when not recorded.
-  nlohmann::json history;
+  nlohmann::json history = nullptr;
 };
 
 // The optimizer-state name of PARAM's float32 master weights: "master/PARAM".
@@ -84,7 +91,8 @@ struct LoadedCheckpoint {
 // checkpoint-EPOCH.bin that is whole. A run so goes back one epoch rather than stop, and never
 // loads a damaged file. nullopt when there is no `latest` (a first run).
 // Throws CheckpointError naming every file refused when none is whole, and naming the file for a
-// whole checkpoint that does not fit the model (another model: an older one would not fit either).
+// whole checkpoint that does not fit the model (another model: an older one would not fit either)
+// or is of a newer format (CheckpointVersionError).
 std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& output_dir, Sequential& model,
                                                        Optimizer& optimizer);
 

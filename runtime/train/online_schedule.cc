@@ -63,8 +63,10 @@ nlohmann::json OnlineSchedule::saved_figures(size_t passes) const {
     const std::optional<std::string> text = common::read_file(path);
     if (!text) continue;  // saved by a build before figures were kept
     nlohmann::json figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!figures.is_object()) throw common::DataError(fmt::format("{}: not a JSON object", path.string()));
-    history.push_back(std::move(figures));
+    if (figures.is_object())
+      history.push_back(std::move(figures));
+    else  // the figures are the report's, not the model's: the run goes on without them
+      fmt::print("online: leaving out {} from the run's history: not a JSON object\n", path.string());
   }
   return history;
 }

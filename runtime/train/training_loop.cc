@@ -73,7 +73,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   run.world_size = workload.worker_num();
   if (position.history.is_array()) {  // a resumed run goes on with the figures of the rounds it resumed after
     run.history = std::move(position.history);
-    if (!run.history.empty() && run.history.back().contains("train_loss"))
+    if (!run.history.empty() && run.history.back().is_object() && run.history.back().contains("train_loss") &&
+        run.history.back()["train_loss"].is_number())
       run.train_loss = run.history.back()["train_loss"].get<double>();
   }
   position.history = nlohmann::json();

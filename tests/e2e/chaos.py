@@ -276,8 +276,10 @@ class CollectiveJob(Job):
         return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}: "  # output/checkpoint-E.bin
 
     def loaded(self, path, line):
-        # `latest` names the damaged file until a new checkpoint replaces it, after a resume.
-        return line.startswith("resumed from ") and "/latest: " in line
+        # A resume from `latest` at the damaged checkpoint's epoch loaded it (a later one is a
+        # checkpoint made after the damage).
+        epoch = os.path.basename(path).removeprefix("checkpoint-").removesuffix(".bin")
+        return line.startswith("resumed from ") and f"/latest: {epoch} epoch(s)" in line
 
     def fill(self):
         """Writes one file until the tmpfs has no byte left (unbuffered: the last write fails, not a close)."""
@@ -312,8 +314,8 @@ class ElasticJob(CollectiveJob):
     replaces_lost_nodes = True
 
     def __init__(self, soak, directory, epochs):
+        self.etcd = soak.etcd()  # first: without etcd nothing is mounted
         super().__init__(soak, directory, epochs)
-        self.etcd = soak.etcd()
 
     def commands(self, master):
         args = ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
@@ -402,6 +404,7 @@ class Soak:
         self.dir = tempfile.mkdtemp(prefix="chaos-")
         self.keep = keep
         self.stats = collections.Counter()
+        self.kinds = collections.Counter()  # faults dealt, by kind
         self.lost_seconds = []
         self.violations = []
         self.references = {}
@@ -522,7 +525,7 @@ class Soak:
                 return False
             victim = rng.choice(victims)
             self.signal(victim, signal.SIGKILL)
-            record(f"train pid {victim} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h}"])
+            record(f"train pid {victim} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h} ("])
             if fault == "kill-in-recovery":
                 restarted = self.wait_restart(attempt, victims_before=set(self.all_trainers()))
                 if restarted:
@@ -531,21 +534,21 @@ class Soak:
                     if second:
                         self.signal(second[0], signal.SIGKILL)
                         record(f"train pid {second[0]} on host {h2}, in recovery",
-                               ["SIGKILL", "signal 9", "exit status 137", f"node {h2}"])
+                               ["SIGKILL", "signal 9", "exit status 137", f"node {h2} ("])
         elif fault == "kill-server":
             h = rng.randrange(len(attempt.nodes))
             victims = self.trainers(h, "server")
             if not victims:
                 return False
             self.signal(victims[0], signal.SIGKILL)
-            record(f"server pid {victims[0]} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h}", "server"])
+            record(f"server pid {victims[0]} on host {h}", ["SIGKILL", "signal 9", "exit status 137", f"node {h} ("])
         elif fault == "kill-launcher":
             h = rng.randrange(len(attempt.nodes))
             node = attempt.nodes[h]
             if node.proc.poll() is not None:
                 return False
             self.signal(node.proc.pid, signal.SIGKILL)
-            record(f"launcher pid {node.proc.pid} on host {h}", [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h]])
+            record(f"launcher pid {node.proc.pid} on host {h}", self.node_causes(h))
         elif fault == "pause-launcher":
             h = rng.randrange(len(attempt.nodes))
             node = attempt.nodes[h]
@@ -553,18 +556,21 @@ class Soak:
                 return False
             pause = DEAD_AFTER + rng.uniform(1, 3)
             self.signal(node.proc.pid, signal.SIGSTOP)
-            record(f"launcher pid {node.proc.pid} on host {h} stopped for {pause:.1f} s",
-                   [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h]])
-            time.sleep(pause)
-            self.signal(node.proc.pid, signal.SIGCONT)
+            record(f"launcher pid {node.proc.pid} on host {h} stopped for {pause:.1f} s", self.node_causes(h))
+            try:
+                self.watch(attempt, pause)
+            finally:
+                self.signal(node.proc.pid, signal.SIGCONT)
         elif fault == "cut-host":
             h = rng.randrange(len(attempt.nodes))
             cut = rng.uniform(1, 8)
             hosts.cut(h)
-            record(f"host {h} ({hosts.ips[h]}) cut off for {cut:.1f} s",
-                   [f"node {h} ({hosts.ips[h]}", "master", hosts.ips[h], f"node {1 - h}", "unreachable", "Connection"])
-            time.sleep(cut)
-            hosts.mend(h)
+            # The nodes on either side of the cut name each other, or the master they lost.
+            record(f"host {h} ({hosts.ips[h]}) cut off for {cut:.1f} s", self.node_causes(h) + self.node_causes(1 - h))
+            try:
+                self.watch(attempt, cut)
+            finally:
+                hosts.mend(h)
         elif fault == "restart-etcd":
             down = rng.uniform(0.5, 4)
             etcd = self.etcd()
@@ -581,6 +587,18 @@ class Soak:
         else:
             raise ValueError(fault)
         return True
+
+    def node_causes(self, h):
+        """What a root cause naming host h's launcher, or the master it hosts, says."""
+        causes = [f"({self.hosts.ips[h]},", f"({self.hosts.ips[h]})"]
+        return causes + ["the master", "lost etcd"] if h == 0 or self.current_job.replaces_lost_nodes else causes
+
+    def watch(self, attempt, seconds):
+        """Sleeps `seconds` while polling the attempt (its logs are read as they are written)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.poll(attempt)
+            time.sleep(0.05)
 
     def all_trainers(self):
         return [p for i in range(len(self.hosts.names)) for p in self.trainers(i, "worker")]
@@ -610,7 +628,6 @@ class Soak:
             self.violated(run, f"attempt {attempt.number} still runs after {bound:.0f} s (a hang):\n{stacks}")
             for n in attempt.nodes:
                 n.proc.send_signal(signal.SIGCONT)
-            self.hosts.mend_all() if hasattr(self.hosts, "mend_all") else None
             for i in range(len(self.hosts.names)):
                 for p in self.host_pids(i):
                     self.signal(p, signal.SIGKILL)
@@ -645,9 +662,17 @@ class Soak:
         if ended - last_fault > STOP_BOUND:
             self.violated(run, f"attempt {attempt.number} stopped {ended - last_fault:.1f} s after its last fault "
                           f"(bound {STOP_BOUND:.0f} s)")
-        consoles = "\n".join(n.err() for n in attempt.nodes)
+        # The launchers' error lines (the root cause, a failed process, a fatal error), not their
+        # chatter: "joining ... at the master IP" names every host in every run.
+        errors, in_error = [], False
+        for n in attempt.nodes + attempt.replaced:
+            for line in n.err().splitlines():
+                if line.startswith(("INFO", "WARNING", "ERROR", "paddle-launch:")):
+                    in_error = line.startswith(("ERROR", "paddle-launch:"))
+                if in_error:  # an error record and its indented lines (the process's own words)
+                    errors.append(line)
         causes = [c for *_, cs in attempt.faults for c in cs]
-        if not any(c in consoles for c in causes):
+        if not any(c in line for c in causes for line in errors):
             self.violated(run, f"attempt {attempt.number} stopped (exit {codes}) naming none of its faults "
                           f"({', '.join(f for _, f, _, _ in attempt.faults)}):\n"
                           + "\n".join(n.err()[-1500:] for n in attempt.nodes))
@@ -690,11 +715,16 @@ class Soak:
                     self.sleep_running(attempt, self.rng.uniform(0, max(0.5, 0.8 * reference_seconds) if k == 0 else 1.5))
                     if not attempt.running():
                         break
+                    if self.clock.now() > self.deadline:
+                        remaining = 0  # the soak's time is up: this run only finishes
+                        break
                     fault = self.rng.choice(job.faults)
+                    dealt = len(attempt.faults)
                     if self.deal(job, attempt, fault):
-                        t, name, target, _ = attempt.faults[-1]
-                        self.say(f"run {run}: fault {name}: {target}")
-                        remaining -= 1
+                        for _, name, target, _ in attempt.faults[dealt:]:
+                            self.say(f"run {run}: fault {name}: {target}")
+                            self.kinds[name] += 1
+                        remaining -= len(attempt.faults) - dealt
             for f in attempt.faults:
                 self.stats["faults"] += 1
             codes = self.finish_attempt(run, job, attempt, bound)
@@ -708,9 +738,10 @@ class Soak:
                 return True, self.clock.now() - started
             self.stats["attempts stopped"] += 1
             self.check_stop(run, attempt, codes)
-            if remaining > 0 and self.rng.random() < 0.5:
+            if remaining > 0 and self.rng.random() < 0.5 and self.clock.now() < self.deadline:
                 p = self.damage(run, job)
                 if p:
+                    self.kinds["damage-save"] += 1
                     self.damaged.append((p, time.time()))
                     self.stats["faults"] += 1
                     remaining -= 1
@@ -790,7 +821,8 @@ class Soak:
         s = self.stats
         lost = sum(t for t, _ in self.lost_seconds)
         faults_in_finished = sum(f for _, f in self.lost_seconds)
-        print(f"faults injected: {s['faults']} in {self.clock.now() / 60:.1f} min (seed {self.seed})")
+        print(f"faults injected: {s['faults']} in {self.clock.now() / 60:.1f} min (seed {self.seed}): "
+              + ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items())))
         print(f"runs: {s['runs']}, finished equal to their reference: {s['runs finished equal']}, "
               f"attempts stopped with a named cause: {s['attempts stopped']}")
         print(f"restarts: {s['restarts']}")

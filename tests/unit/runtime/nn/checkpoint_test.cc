@@ -287,3 +287,19 @@ TEST_CASE("a checkpoint of an AMP (O2) model stores the float32 master weights a
   CHECK(opt_again->state().at("master/fc.w").to_vector() == master);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a newest checkpoint of a newer format is not damage: nothing older loads in its place") {
+  const fs::path dir = fs::temp_directory_path() / ("ckpt-newer-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::mt19937 rng(9);
+  Sequential model;
+  model.add(std::make_unique<Linear>(3, 2, rng, "fc"));
+  auto opt = make_optimizer(OptimizerConfig{OptimizerKind::kSgd});
+  save_checkpoint(dir.string(), {1, 5}, model, *opt);
+  save_checkpoint(dir.string(), {2, 10}, model, *opt);
+  std::ofstream(dir / "checkpoint-2.bin", std::ios::binary | std::ios::trunc) << "PADDLE-LAUNCH-CHECKPOINT 9\n{}\n";
+  CHECK_THROWS_WITH_AS(load_latest_checkpoint(dir.string(), model, *opt), doctest::Contains("format version 9"),
+                       CheckpointVersionError);
+  fs::remove_all(dir);
+}
