@@ -100,6 +100,7 @@ class Attempt:
         self.faults = []            # (time, name, target, cause words one of which the stop must name)
         self.nodes = []             # the launcher now on each host
         self.replaced = []          # launchers an elastic job's operator started again
+        self.killed = set()         # pids of launchers the soak killed: they name nothing
         self.started = None
 
     def running(self):
@@ -548,6 +549,7 @@ class Soak:
             if node.proc.poll() is not None:
                 return False
             self.signal(node.proc.pid, signal.SIGKILL)
+            attempt.killed.add(node.proc.pid)
             record(f"launcher pid {node.proc.pid} on host {h}", self.node_causes(h))
         elif fault == "pause-launcher":
             h = rng.randrange(len(attempt.nodes))
@@ -664,15 +666,19 @@ class Soak:
                           f"(bound {STOP_BOUND:.0f} s)")
         # The launchers' error lines (the root cause, a failed process, a fatal error), not their
         # chatter: "joining ... at the master IP" names every host in every run.
+        # A launcher the soak killed names nothing; one that exited 0 had nothing to name (its
+        # processes finished before the fault reached them).
+        survivors = [n for n in attempt.nodes + attempt.replaced
+                     if n.proc.pid not in attempt.killed and n.proc.returncode != 0]
         errors, in_error = [], False
-        for n in attempt.nodes + attempt.replaced:
+        for n in survivors:
             for line in n.err().splitlines():
                 if line.startswith(("INFO", "WARNING", "ERROR", "paddle-launch:")):
                     in_error = line.startswith(("ERROR", "paddle-launch:"))
                 if in_error:  # an error record and its indented lines (the process's own words)
                     errors.append(line)
         causes = [c for *_, cs in attempt.faults for c in cs]
-        if not any(c in line for c in causes for line in errors):
+        if survivors and not any(c in line for c in causes for line in errors):
             self.violated(run, f"attempt {attempt.number} stopped (exit {codes}) naming none of its faults "
                           f"({', '.join(f for _, f, _, _ in attempt.faults)}):\n"
                           + "\n".join(n.err()[-1500:] for n in attempt.nodes))
