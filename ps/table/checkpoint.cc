@@ -64,6 +64,15 @@ uint64_t file_size(const std::string& file) {
   return size;
 }
 
+// The manifest BASE.json as a JSON object; throws DataError naming it when missing or not one.
+nlohmann::json read_manifest(const std::string& base) {
+  const std::optional<std::string> text = common::read_file(base + ".json");
+  if (!text) throw DataError(fmt::format("checkpoint {}.json is missing", base));
+  nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
+  if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
+  return manifest;
+}
+
 // Non-const: operator[] gives null for a key the manifest lacks, where the const one would assert.
 void check_manifest(nlohmann::json& manifest, const std::string& dir, const std::string& base,
                     const ServerTables& tables, int server_count) {
@@ -117,10 +126,7 @@ void save_checkpoint(const std::string& dir, const ServerTables& tables, int ser
 void verify_checkpoint(const std::string& dir, int server_count) {
   for (int i = 0; i < server_count; ++i) {
     const std::string base = base_path(dir, i);
-    const std::optional<std::string> text = common::read_file(base + ".json");
-    if (!text) throw DataError(fmt::format("checkpoint {}.json is missing", base));
-    const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
-    if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
+    const nlohmann::json manifest = read_manifest(base);
     int saved_by = -1, format = 1;
     try {
       saved_by = manifest.value("server_count", -1);
@@ -139,10 +145,7 @@ void verify_checkpoint(const std::string& dir, int server_count) {
 
 SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int server_index, int server_count) {
   const std::string base = base_path(dir, server_index);
-  std::ifstream manifest_file(base + ".json");
-  if (!manifest_file) throw DataError(fmt::format("checkpoint {}.json is missing", base));
-  nlohmann::json manifest = nlohmann::json::parse(manifest_file, nullptr, false);
-  if (!manifest.is_object()) throw DataError(fmt::format("checkpoint {}.json is not a JSON object", base));
+  nlohmann::json manifest = read_manifest(base);
   int format = 1;
   bool accessor_rows = false;
   SaveMode mode = SaveMode::kAll;

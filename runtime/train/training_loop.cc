@@ -145,8 +145,9 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     }
     if (metrics) metrics->epoch(round.index, figures);
     run.history.push_back(std::move(figures));
-    position.history = run.history;
+    position.history = std::move(run.history);  // lent to the schedule's save, not copied each round
     schedule.after_round(round, position, !stop);
+    run.history = std::move(position.history);
     position.history = nlohmann::json();
     workload.barrier();
   }

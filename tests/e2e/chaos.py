@@ -243,12 +243,14 @@ class CollectiveJob(Job):
             raise Skip(f"cannot mount a tmpfs for the output directory: {r.stderr.strip()}")
         self.mounted = True
 
-    def commands(self, master):
-        args = ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
+    def train_args(self):
+        return ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
                 "--set", f"epochs={self.epochs}", "--set", "batch_size=2", "--set", "optimizer.type=momentum",
                 "--set", "optimizer.lr=0.0005", "--set", "resume=true", "--set", "log_every=1000"]
-        return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--grace_period=1", TRAIN, *args]
-                for _ in range(2)]
+
+    def commands(self, master):
+        return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--grace_period=1", TRAIN,
+                 *self.train_args()] for _ in range(2)]
 
     def training(self):
         return os.path.exists(os.path.join(self.output, "latest"))
@@ -319,10 +321,7 @@ class ElasticJob(CollectiveJob):
         super().__init__(soak, directory, epochs)
 
     def commands(self, master):
-        args = ["--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set", f"data_dir={SHARED}/uci_housing",
-                "--set", f"epochs={self.epochs}", "--set", "batch_size=2", "--set", "optimizer.type=momentum",
-                "--set", "optimizer.lr=0.0005", "--set", "resume=true", "--set", "log_every=1000",
-                "--set", f"output_dir={self.output}"]
+        args = [*self.train_args(), "--set", f"output_dir={self.output}"]
         job_id = f"chaos{os.getpid()}x{os.path.basename(self.directory)}"
         return [[LAUNCH, f"--master={self.etcd.url}", "--nnodes=2:2", "--elastic_timeout=1", f"--job_id={job_id}",
                  "--max_restarts=2", "--grace_period=1", TRAIN, *args] for _ in range(2)]
