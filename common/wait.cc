@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "common/error.h"
@@ -38,6 +40,14 @@ bool wait_until(std::chrono::milliseconds timeout, const std::function<bool()>& 
     std::this_thread::sleep_for(std::min<Clock::duration>(poll, deadline - now));
   }
   return true;
+}
+
+bool sleep_for(std::chrono::milliseconds duration, const std::stop_token& stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  std::unique_lock lock(mutex);
+  wake.wait_for(lock, stop, duration, [] { return false; });
+  return !stop.stop_requested();
 }
 
 }  // namespace paddle::common

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,8 @@ void wait_until_ready(const WaitOptions& options, const std::function<std::vecto
 // the deadline); returns whether it did.
 bool wait_until(std::chrono::milliseconds timeout, const std::function<bool()>& done,
                 std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+
+// Sleeps `duration`, or less when `stop` is requested meanwhile; returns whether it slept it all.
+bool sleep_for(std::chrono::milliseconds duration, const std::stop_token& stop);
 
 }  // namespace paddle::common

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/wait.h"
 #include "common/job_token.h"
 #include "launcher/cluster/cluster_peers.h"
 #include "launcher/console/launch_log.h"
@@ -40,6 +41,7 @@
 #include "launcher/plan/training_command.h"
 #include "launcher/supervise/orphan_guard.h"
 #include "launcher/supervise/orphan_watchdog.h"
+#include "launcher/supervise/stop_signals.h"
 #include "launcher/supervise/supervisor.h"
 
 namespace paddle::launcher {
@@ -75,7 +77,8 @@ int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMa
   if (page && options.dashboard_linger > 0) {
     log.info(fmt::format("dashboard: the job has ended; {} stays up for {} s (Ctrl-C ends it sooner)", page->url(),
                          options.dashboard_linger));
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(options.dashboard_linger * 1000)));
+    common::sleep_for(std::chrono::milliseconds(static_cast<long>(options.dashboard_linger * 1000)),
+                      supervision.stop_signals->stop_token());
   }
   return status;
 }
@@ -151,7 +154,7 @@ int dispatch(const Run& run) {
   const DispatchPlan plan = make_dispatch_plan(run.options, run.host.env, random_master_port(), own_executable_path());
   LaunchLog log;
   start_launch_log(log, run.options.log_dir + "/dispatch", run.options);
-  return dispatch_job(plan, run.supervision.grace_period, log);
+  return dispatch_job(plan, run.supervision.grace_period, *run.supervision.stop_signals, log);
 }
 
 // 3. through a master: the plan comes from the rendezvous, generation by generation.
@@ -161,6 +164,7 @@ int run_through_master(Run& run, std::vector<std::string> command, PortReservati
   LaunchLog log;
   start_launch_log(log, run.options.log_dir, run.options);
   if (agent) agent->watch_dispatcher(log);
+  cluster.stop_signals = run.supervision.stop_signals;
   ClusterPeers peers(run.options, std::move(command), run.host, ports, std::move(cluster), log);
   return supervise_guarded(run.options, peers, run.host.env, run.supervision, watchdog, log);  // 4. and 5.
 }
@@ -183,12 +187,14 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
     for (const auto& p : plan.processes) mine.push_back(p.endpoint);
     ClusterSettings settings = ips_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(run.host.env, "the master store");
+    settings.stop_signals = run.supervision.stop_signals;
     ClusterPeers peers(options, plan.command, run.host, ports, std::move(settings), log, std::move(mine));
     return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
   }
   if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {  // --servers/--workers across nodes
     ClusterSettings settings = ps_lists_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(run.host.env, "the master store");
+    settings.stop_signals = run.supervision.stop_signals;
     ClusterPeers peers(options, run.host, ports, std::move(settings), log, std::move(plan));
     return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
   }
@@ -209,11 +215,17 @@ int run(int argc, const char* const argv[]) {
     return 0;
   }
   Run run = read_options(std::move(command_line.options));  // 1.
-  if (run.options.dispatch.requested()) return dispatch(run);
+  if (run.options.dispatch.requested()) {
+    StopSignals signals;
+    run.supervision.stop_signals = &signals;
+    return dispatch(run);
+  }
 
   // 2. Plan: the host's facts, the training command, the ports.
   orphan_guard_choice(run.host.env);  // checked now: the guard itself is made only when processes start
   OrphanWatchdog watchdog;  // forked while this process has one thread: before the agent, the host's facts, the store
+  StopSignals signals;      // the first thread besides this one: every later thread leaves the signals to it
+  run.supervision.stop_signals = &signals;
   std::optional<NodeAgent> agent;
   if (run.options.agent) agent.emplace(run.options, run.host.env);
   gather_host_facts(run.host);
@@ -241,6 +253,9 @@ int main(int argc, char* argv[]) {
   try {
     if (status) return paddle::launcher::run_status_command(argc, argv);
     return paddle::launcher::run(argc, argv);
+  } catch (const paddle::launcher::Stopped& e) {
+    fmt::print(stderr, "paddle-launch: {}\n", e.what());
+    return e.exit_code();
   } catch (const paddle::common::Error& e) {
     fmt::print(stderr, "paddle-launch: error: {}\n", e.what());
     return e.exit_code();

@@ -72,7 +72,7 @@ std::optional<HttpAnswer> HttpStore::request(http::verb verb, const std::string&
 void HttpStore::stop_waiting() {
   std::lock_guard lock(mutex_);
   stopping_ = true;
-  if (busy_ && polling_) connection_.interrupt();
+  if (busy_) connection_.interrupt();
 }
 
 HttpAnswer HttpStore::checked(http::verb verb, const std::string& target, const std::string& body,

@@ -87,8 +87,10 @@ class HttpStore {
   // The server's counters (GET /stats), as its JSON text. Throws PeerError when unreachable.
   std::string stats();
 
-  // Ends a long poll in flight now (its connection is shut down, so the server forgets this
-  // client's presence) and refuses later ones: for a client that is leaving.
+  // Ends the request in flight on the kept connection now, a long poll or a connect to a server
+  // that does not answer (its connection is shut down, so the server forgets this client's
+  // presence), and refuses later long polls: for a client that is leaving. Short requests after
+  // it go ahead (a leaving launcher's last report).
   void stop_waiting();
   // When this client last had an answer (or has a request in flight now): the server heard it then.
   std::chrono::steady_clock::time_point last_heard() const;

@@ -60,9 +60,18 @@ bool StoreConnection::open(std::chrono::milliseconds timeout) {
   beast::error_code ec;
   const auto address = asio::ip::make_address(ip_, ec);
   if (ec) return false;
+  const asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port_));
+  // The socket is interrupt()'s from before the connect: a server whose host drops packets holds
+  // a connect for the whole timeout.
+  stream_.socket().open(endpoint.protocol(), ec);
+  if (ec) return false;
+  socket_ = stream_.socket().native_handle();
+  if (interrupted_) {
+    close();
+    return false;
+  }
   stream_.expires_after(timeout);
-  stream_.async_connect(asio::ip::tcp::endpoint(address, static_cast<unsigned short>(port_)),
-                        [&](beast::error_code e) { ec = e; });
+  stream_.async_connect(endpoint, [&](beast::error_code e) { ec = e; });
   run();
   if (ec) {
     close();
@@ -81,7 +90,6 @@ bool StoreConnection::open(std::chrono::milliseconds timeout) {
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
   }
   open_ = true;
-  socket_ = stream_.socket().native_handle();
   if (!token_) return true;
   HttpAnswer challenge;
   if (!send(http::verb::get, "/auth/challenge", "", timeout, challenge) || challenge.status != 200 ||

@@ -68,6 +68,8 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
                           settings_.job_id));
     if (auto warning = listen_queue_warning(settings_.nnodes)) log_.warning(*warning);
   }
+  if (settings_.stop_signals != nullptr)
+    on_stop_signal_.emplace(settings_.stop_signals->stop_token(), std::function<void()>([this] { store_->stop_waiting(); }));
   if (!settings_.etcd.empty()) clear_stale_state();
   thread_.start("cluster-watch", [this](std::stop_token stop) { watch(stop); }, [this] {
     {
@@ -79,6 +81,14 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
 }
 
 ClusterLink::~ClusterLink() { thread_.stop(); }
+
+void ClusterLink::throw_if_stopped(const std::string& waiting_for) const {
+  if (settings_.stop_signals != nullptr) settings_.stop_signals->throw_if_stopped(waiting_for);
+}
+
+bool ClusterLink::stop_requested() const {
+  return settings_.stop_signals != nullptr && settings_.stop_signals->first() != 0;
+}
 
 void ClusterLink::clear_stale_state() {
   // Keys of this job id that no live launcher made are an earlier run's, which ended without

@@ -59,6 +59,7 @@
 #include "launcher/plan/rank_map.h"
 #include "launcher/supervise/control_plane_figures.h"
 #include "launcher/supervise/job_failure.h"
+#include "launcher/supervise/stop_signals.h"
 
 namespace paddle::launcher {
 
@@ -88,6 +89,9 @@ struct ClusterSettings {
   std::chrono::milliseconds dead_after{5000};
   std::chrono::milliseconds settle_time{1500};
   std::optional<common::JobToken> token;  // PADDLE_JOB_TOKEN, shared by every node of the job
+  // The launcher's SIGINT and SIGTERM: every wait of the link ends on one, the rendezvous and the
+  // master's wait for the others to finish by throwing Stopped. None (the unit tests): not watched.
+  const StopSignals* stop_signals = nullptr;
 
   bool elastic() const { return min_nodes < nnodes; }
   // "the master 10.0.0.1:6069" or "etcd 10.0.0.5:2379".
@@ -142,9 +146,14 @@ class ClusterLink {
   // `interrupted` is called without the link's lock held: it may report() (a signal handler does).
   JobFailure verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted);
 
-  // This node's processes of `generation` all succeeded. The master's launcher then waits for
-  // every node to finish (the others need its store until they do), printing who it waits for;
-  // returns a failure reported meanwhile.
+  // This node's processes of `generation` all succeeded: it writes its done key. The master's
+  // launcher then waits for every node's (the others need its store until they do), printing who
+  // it waits for; returns a failure reported meanwhile.
+  // The done key decides, so that every node gives one answer: the master ends with success once
+  // it has every node's, and a node whose key reached the master succeeds with it, even when it
+  // then finds the master ended (it was paused past dead_after meanwhile, and its watch counted
+  // the master lost), unless a node reported a failure of `generation`. A node whose key could
+  // not reach the master fails, the master lost, as the master counted it lost.
   std::optional<JobFailure> finish(int generation);
 
   // PS: this node's workers of `generation` have all exited 0 (JOB.gG.workers_done.IP); and
@@ -173,6 +182,12 @@ class ClusterLink {
   void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
   // The rank map of the member list `members`, now the joined generation.
   JoinedGeneration complete(int generation, const std::string& members);
+  // Throws Stopped naming `waiting_for` once the launcher was signalled; whether it was, for the
+  // waits that end without throwing.
+  void throw_if_stopped(const std::string& waiting_for) const;
+  bool stop_requested() const;
+  // "waiting in the rendezvous of job J (generation G) at the master IP:PORT: STATUS".
+  std::string waiting_in_rendezvous(int generation, const std::string& status) const;
   // Throws RendezvousTimeout with `status()` once rendezvous_timeout has passed since `started`.
   void check_rendezvous_time(std::chrono::steady_clock::time_point started, const std::function<std::string()>& status);
   std::string rendezvous_status(const std::vector<std::string>& have, const std::string& unreachable) const;
@@ -201,6 +216,10 @@ class ClusterLink {
 
   // A generation's end (generation_end.cc) and the store (cluster_link.cc).
   void stop_judging();
+  // After this node's done key reached the store: a failure of `generation` that a node reported
+  // (one this node concluded from silence is not: the store has just answered), asked of the
+  // store itself; nothing when there is none, or when the store has ended since.
+  std::optional<JobFailure> reported_failure(int generation);
   // Removes the job's keys when every member has written its done key (etcd outlives the job).
   void forget_job_if_all_done(const std::string& done_prefix);
   // Waits until every node of `waiting` has written PREFIX+IP, `until` passes or `interrupted()`.
@@ -226,11 +245,17 @@ class ClusterLink {
   // The joined generation's rank map; shared, so that the watch's snapshot each round costs no copy.
   std::shared_ptr<const std::vector<RankedNode>> members_ = std::make_shared<const std::vector<RankedNode>>();
   std::optional<JobFailure> failure_;
+  // failure_ is this node's own conclusion from the store's silence (master_lost), not what a
+  // node reported: a store that answers later proves it wrong (this launcher was paused).
+  bool failure_from_silence_ = false;
   bool verdict_seen_ = false;
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
   std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
   common::BackgroundThread thread_;  // the watch (node_watch.cc); its stop ends every wait here
+  // A signal ends the store's wait in flight (the rendezvous' long poll), and any after it. Last,
+  // so it is gone before the store it calls.
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_signal_;
 };
 
 }  // namespace paddle::launcher

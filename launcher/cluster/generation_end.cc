@@ -57,7 +57,7 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
       break;
     } catch (const common::PeerError&) {
     }
-    if (Clock::now() >= give_up) break;
+    if (Clock::now() >= give_up || stop_requested()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   {
@@ -76,7 +76,7 @@ bool ClusterLink::store_answers(int generation, Clock::time_point until) {
     } catch (const common::PeerError&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-  } while (Clock::now() < until);
+  } while (Clock::now() < until && !stop_requested());
   return false;
 }
 
@@ -157,12 +157,19 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
   const std::string prefix = generation_key(generation, "done.");
   try {
     store_->put(prefix + settings_.node_ip, "1");
-  } catch (const common::PeerError&) {
-    return failure();
+  } catch (const common::PeerError& e) {
+    // The done key decides (cluster_link.h): the master cannot end with success without it.
+    if (auto f = failure()) return f;
+    std::shared_ptr<const std::vector<RankedNode>> members;
+    {
+      std::lock_guard lock(mutex_);
+      members = members_;
+    }
+    return master_lost(*members, fmt::format("this node's done key could not reach it ({})", e.what()));
   }
   if (!store_->hosted_here()) {
     // Only the master's node waits for the others: its store must outlive their use of it.
-    if (auto f = failure()) return f;
+    if (auto f = reported_failure(generation)) return f;
     stop_judging();
     if (!settings_.etcd.empty()) forget_job_if_all_done(prefix);
     return std::nullopt;
@@ -173,6 +180,13 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
   std::shared_ptr<const std::vector<RankedNode>> members;
   std::unordered_set<std::string> awaited;
   int64_t after = 0;
+  // Who is awaited, named only when shown.
+  const auto awaited_names = [&] {
+    std::vector<std::string> names;
+    for (const auto& m : *members)
+      if (awaited.count(m.node.ip)) names.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
+    return fmt::format("{}", fmt::join(names, ", "));
+  };
   while (true) {
     if (auto f = failure()) return f;
     {
@@ -188,6 +202,8 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       stop_judging();
       return std::nullopt;
     }
+    if (stop_requested())
+      throw_if_stopped(fmt::format("keeping the master store up, this node done, until {} finish", awaited_names()));
     try {
       const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
       after = changes.revision;
@@ -196,13 +212,26 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // our own store: asked again
     }
     if (Clock::now() - last_report >= settings_.report_interval && !awaited.empty()) {
-      std::vector<std::string> names;
-      for (const auto& m : *members)
-        if (awaited.count(m.node.ip)) names.push_back(fmt::format("node {} ({})", m.node_rank, m.node.ip));
-      log_.info(fmt::format("this node is done; keeping the master store up until {} finish", fmt::join(names, ", ")));
+      log_.info(fmt::format("this node is done; keeping the master store up until {} finish", awaited_names()));
       last_report = Clock::now();
     }
   }
+}
+
+std::optional<JobFailure> ClusterLink::reported_failure(int generation) {
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_ && !failure_from_silence_) return failure_;
+  }
+  try {
+    const std::vector<ControlStore::Entry> reports = store_->range(generation_key(generation, "report."));
+    if (!reports.empty()) return JobFailure::from_json(reports.front().value);
+  } catch (const common::PeerError& e) {
+    log_.info(fmt::format("this node is done and {} has its done key; it has ended since, as it may once every node's "
+                          "is there ({})",
+                          store_->describe(), e.what()));
+  }
+  return std::nullopt;
 }
 
 void ClusterLink::forget_job_if_all_done(const std::string& done_prefix) {

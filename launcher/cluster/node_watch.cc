@@ -79,7 +79,10 @@ void ClusterLink::watch(const std::stop_token& stop) {
       ++heartbeats_missed_;
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
-        if (!failure_) failure_ = master_lost(*members, e.what());
+        if (!failure_) {
+          failure_ = master_lost(*members, e.what());
+          failure_from_silence_ = true;
+        }
       }
       verdict_wake_.notify_all();
     }
@@ -126,8 +129,9 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   }
   {
     std::lock_guard lock(mutex_);
-    if (seen && generation_ == generation && (is_verdict || !failure_)) {
+    if (seen && generation_ == generation && (is_verdict || !failure_ || failure_from_silence_)) {
       failure_ = seen;
+      failure_from_silence_ = false;
       verdict_seen_ = is_verdict;
     }
   }

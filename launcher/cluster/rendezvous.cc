@@ -45,6 +45,11 @@ JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
   return settings_.elastic() ? join_elastic(generation, me) : join_fixed(generation, me);
 }
 
+std::string ClusterLink::waiting_in_rendezvous(int generation, const std::string& status) const {
+  return fmt::format("waiting in the rendezvous of job {} (generation {}) at {}: {}", settings_.job_id, generation,
+                     store_->describe(), status);
+}
+
 void ClusterLink::check_rendezvous_time(Clock::time_point started, const std::function<std::string()>& status) {
   if (Clock::now() - started >= settings_.rendezvous_timeout)
     throw RendezvousTimeout(fmt::format("rendezvous of job {} at {} timed out after {}: {}", settings_.job_id,
@@ -113,6 +118,8 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       reached = Clock::now();
     } catch (const common::PeerError& e) {
       if (dynamic_cast<const collective::StoreRefused*>(&e)) throw;
+      // A signal ends the store's waits too: what this node waited for is what it knew before.
+      if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(generation, seen.empty() ? status : judge_status()));
       unreachable = fmt::format("{} is not reachable yet", store_->describe());
     }
     if (left) throw common::PeerError(*left);
@@ -122,7 +129,9 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
                                           store_->describe(), settings_.job_id));
     if (members) return complete(generation, *members);
     if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
-    check_rendezvous_time(started, [&] { return seen.empty() || !unreachable.empty() ? status : judge_status(); });
+    const auto current_status = [&] { return seen.empty() || !unreachable.empty() ? status : judge_status(); };
+    if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(generation, current_status()));
+    check_rendezvous_time(started, current_status);
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(status);
       last_report = Clock::now();
@@ -205,9 +214,11 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         }
       }
     } catch (const common::PeerError& e) {
+      if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(target, rendezvous_status(have, "")));
       unreachable = e.what();
     }
     const std::string status = rendezvous_status(have, unreachable);
+    if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(target, status));
     check_rendezvous_time(started, [&] { return status; });
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("generation {}: {}", target, status));
@@ -259,6 +270,7 @@ JoinedGeneration ClusterLink::complete(int generation, const std::string& member
   generation_ = generation;
   members_ = list.ranked;
   failure_.reset();
+  failure_from_silence_ = false;
   verdict_seen_ = false;
   wake_.notify_all();
   return {generation, list.restarts_used, list.ranked};
@@ -286,7 +298,8 @@ void ClusterLink::refuse(int generation, const std::vector<std::string>& nodes) 
     const auto give_up = Clock::now() + settings_.dead_after;
     for (const auto& ip : nodes) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now());
-      common::wait_until(std::max(left, std::chrono::milliseconds(0)), [&] { return store_->get(prefix + ip).has_value(); },
+      common::wait_until(std::max(left, std::chrono::milliseconds(0)),
+                         [&] { return stop_requested() || store_->get(prefix + ip).has_value(); },
                          std::chrono::milliseconds(20));
     }
   } catch (const common::PeerError&) {

@@ -3,7 +3,7 @@
 #include <sys/wait.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/process/search_path.hpp>
 #include <csignal>
 #include <filesystem>
@@ -18,6 +18,7 @@
 #include "launcher/plan/launch_options.h"
 #include "launcher/plan/scheduler_env.h"
 #include "launcher/supervise/child_process.h"
+#include "launcher/supervise/stop_signals.h"
 
 namespace paddle::launcher {
 namespace {
@@ -48,11 +49,17 @@ struct HostCommand {
 
 class Dispatcher {
  public:
-  Dispatcher(const DispatchPlan& plan, milliseconds grace, LaunchLog& log)
-      : plan_(plan), grace_(grace), log_(log), env_(common::current_environment()), signals_(io_, SIGINT, SIGTERM),
+  Dispatcher(const DispatchPlan& plan, milliseconds grace, StopSignals& signals, LaunchLog& log)
+      : plan_(plan), grace_(grace), log_(log), env_(common::current_environment()),
         ssh_(program_path("ssh")), dir_(fs::path(plan.log_dir) / "dispatch"),
         launchers_(plan.hosts.size()) {
-    wait_for_signal();
+    // Each wait runs io_ in short turns, so a signal is seen within one.
+    signal_subscription_ = signals.subscribe([this](int sig) {
+      boost::asio::post(io_, [this, sig] {
+        ++signal_count_;
+        signal_ = sig;
+      });
+    });
   }
 
   int run() {
@@ -74,14 +81,6 @@ class Dispatcher {
     return names;
   }
 
-  void wait_for_signal() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      ++signal_count_;
-      signal_ = sig;
-      wait_for_signal();
-    });
-  }
   int interrupted_status() const { return 128 + signal_; }
 
   // Runs command_of(i) on every host at once, each with its output in LOG_DIR/dispatch/STEP.HOST.log;
@@ -208,7 +207,7 @@ class Dispatcher {
       if (signal_count_ > signals_seen) {
         signals_seen = signal_count_;
         if (signals_seen == 1) {
-          log_.warning(fmt::format("received {}; stopping the job on every host", signal_ == SIGINT ? "SIGINT" : "SIGTERM"));
+          log_.warning(fmt::format("received {}; stopping the job on every host", stop_signal_name(signal_)));
           stop_by = stop_agents(runs, now);
         } else {
           log_.warning("second signal: ending every ssh session now");
@@ -300,18 +299,19 @@ class Dispatcher {
   LaunchLog& log_;
   EnvMap env_;
   boost::asio::io_context io_;
-  boost::asio::signal_set signals_;
   int signal_count_ = 0;
   int signal_ = 0;
   std::string ssh_;
   fs::path dir_;
   std::vector<std::string> launchers_;  // per host: where the preflight found the launcher
+  // Last: it ends, and with it any call from the signals' thread, before io_ goes.
+  StopSignals::Subscription signal_subscription_;
 };
 
 }  // namespace
 
-int dispatch_job(const DispatchPlan& plan, std::chrono::milliseconds grace_period, LaunchLog& log) {
-  return Dispatcher(plan, grace_period, log).run();
+int dispatch_job(const DispatchPlan& plan, std::chrono::milliseconds grace_period, StopSignals& signals, LaunchLog& log) {
+  return Dispatcher(plan, grace_period, signals, log).run();
 }
 
 }  // namespace paddle::launcher

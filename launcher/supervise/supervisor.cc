@@ -3,7 +3,7 @@
 #include <sys/wait.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <algorithm>
 #include <csignal>
@@ -21,6 +21,7 @@
 #include "launcher/supervise/orphan_guard.h"
 #include "launcher/supervise/root_cause.h"
 #include "launcher/supervise/stop_policy.h"
+#include "launcher/supervise/stop_signals.h"
 #include "launcher/supervise/timer_stop_clock.h"
 
 namespace paddle::launcher {
@@ -29,15 +30,27 @@ namespace {
 class Job {
  public:
   Job(JobPeers& peers, const EnvMap& env, const SupervisorOptions& options, LaunchLog& log)
-      : peers_(peers), env_(env), options_(options), log_(log), signals_(io_, SIGINT, SIGTERM),
+      : peers_(peers), env_(env), options_(options), log_(log),
         grace_timer_(io_), grace_clock_(grace_timer_),
         stop_policy_(grace_clock_, options.grace_period, log, escapee_signal(options.orphan_guard)),
         peer_timer_(io_), workers_timer_(io_) {
-    wait_for_signal();
+    // The signals' thread hands each signal to the thread that watches the processes.
+    if (options.stop_signals != nullptr)
+      signal_subscription_ = options.stop_signals->subscribe(
+          [this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
   }
 
   int run() {
-    const int status = run_generations();
+    int status = 0;
+    try {
+      status = run_generations();
+    } catch (const Stopped& e) {
+      // A wait between the processes' runs (a rendezvous, the master's wait for the others to
+      // finish) was stopped by a signal; no process of this node runs then.
+      log_.warning(e.what());
+      interrupted_by_ = e.signal();
+      status = e.exit_code();
+    }
     if (job_state_) {
       job_state_->finish(interrupted_by_ ? "stopped" : status == 0 ? "succeeded" : "failed", status,
                          root_ ? root_->describe() : "");
@@ -275,25 +288,21 @@ class Job {
     else stop_policy_.stop_all(part);
   }
 
-  void wait_for_signal() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      if (!interrupted_by_) {
-        interrupted_by_ = sig;
-        const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-        log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)", name));
-        stopping_ = true;
-        stop(std::nullopt);
-        JobFailure failure = this_node(fmt::format("paddle-launch received {}", name), 128 + sig);
-        failure.cause = JobFailure::Cause::kLauncherSignalled;
-        if (plan_ != nullptr) peers_.report(attempt_, failure);
-      } else {
-        StopPolicy::Processes all;
-        for (auto& s : slots_) all.push_back(&s);
-        stop_policy_.kill_all(all, "second signal");
-      }
-      wait_for_signal();
-    });
+  void on_signal(int sig) {
+    const std::string name = stop_signal_name(sig);
+    if (!interrupted_by_) {
+      interrupted_by_ = sig;
+      log_.warning(fmt::format("received {}: stopping all processes (send it again to kill them at once)", name));
+      stopping_ = true;
+      stop(std::nullopt);
+      JobFailure failure = this_node(fmt::format("paddle-launch received {}", name), 128 + sig);
+      failure.cause = JobFailure::Cause::kLauncherSignalled;
+      if (plan_ != nullptr) peers_.report(attempt_, failure);
+    } else {
+      StopPolicy::Processes all;
+      for (auto& s : slots_) all.push_back(&s);
+      stop_policy_.kill_all(all, "second signal");
+    }
   }
 
   void archive_logs(int attempt) {
@@ -340,7 +349,6 @@ class Job {
   const SupervisorOptions& options_;
   LaunchLog& log_;
   boost::asio::io_context io_;
-  boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
   TimerStopClock grace_clock_;
   StopPolicy stop_policy_;
@@ -358,6 +366,8 @@ class Job {
   // Where the stop at the job's end is, once every worker of the job has exited 0: the heter
   // workers, then the servers (finish_next_role).
   std::optional<Role> finishing_;
+  // Last: it ends, and with it any call from the signals' thread, before what its handler posts to.
+  StopSignals::Subscription signal_subscription_;
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 //    becomes the launcher's (128 + signal for a signal).
 //  - With max_restarts > 0 a failed attempt is stopped and started again, keeping the earlier
 //    logs as LOG.attemptK, with PADDLE_RESTART_COUNT set to the attempt number.
-//  - SIGINT/SIGTERM stop everything the same way and give 130/143; a second signal kills at once.
+//  - SIGINT/SIGTERM (from StopSignals) stop everything the same way and give 130/143; a second
+//    signal kills at once. One that comes while the node waits between runs (the rendezvous of
+//    a generation, the master's wait for the other nodes to finish) ends that wait (Stopped).
 //  - In a multi-node job (JobPeers) the nodes act as one: a failure on any node stops every
 //    node's processes, each node prints the job's one root cause and exits with its status,
 //    and restarts are generations of the whole job, started together. In an elastic job a
@@ -29,9 +31,11 @@
 namespace paddle::launcher {
 
 class OrphanGuard;
+class StopSignals;
 
 struct SupervisorOptions {
   const OrphanGuard* orphan_guard = nullptr;  // marks the processes; stops what they leave behind
+  StopSignals* stop_signals = nullptr;        // SIGINT and SIGTERM (stop_signals.h); none: not watched
   int max_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
   EchoSelection echo;          // whose output the console shows (--log_output)

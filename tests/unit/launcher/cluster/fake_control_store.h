@@ -7,6 +7,7 @@
 // a ClusterLink's thread uses the store, or, single-threaded, at any time (the judge's tests).
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher::testing {
@@ -23,22 +25,27 @@ namespace paddle::launcher::testing {
 class FakeControlStore : public ControlStore {
  public:
   void put(const std::string& key, const std::string& value) override {
+    answer();
     std::lock_guard lock(mutex_);
     write(key, value);
   }
   void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
   std::optional<std::string> get(const std::string& key) override {
+    answer();
     std::lock_guard lock(mutex_);
     ++gets;
     return value_of(key);
   }
   std::string add_if_absent(const std::string& key, const std::string& value) override {
+    answer();
     std::lock_guard lock(mutex_);
     ++adds;
     if (!values.count(key)) write(key, value);
     return values[key].value;
   }
   std::vector<Entry> range(const std::string& prefix) override {
+    answer();
+    if (ranges_unanswered) throw common::PeerError("the fake store has ended");
     std::lock_guard lock(mutex_);
     std::vector<Entry> entries;
     for (const auto& [key, e] : values)
@@ -50,11 +57,13 @@ class FakeControlStore : public ControlStore {
     std::erase_if(values, [&](const auto& kv) { return kv.first.starts_with(prefix); });
   }
   std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) override {
+    answer();
     std::unique_lock lock(mutex_);
     written_.wait_for(lock, wait, [&] { return stopped_ || values.count(key) > 0; });
     return value_of(key);
   }
   Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override {
+    answer();
     std::unique_lock lock(mutex_);
     written_.wait_for(lock, wait, [&] { return stopped_ || !written_after(prefixes, after).empty(); });
     return {revision, written_after(prefixes, after)};
@@ -65,13 +74,19 @@ class FakeControlStore : public ControlStore {
     written_.notify_all();
   }
 
+  // Writes KEY as another launcher would, whether or not this one can reach the store.
+  void put_as_is(const std::string& key, const std::string& value) {
+    std::lock_guard lock(mutex_);
+    write(key, value);
+  }
+
   // Counts IP's launcher gone, with WHY, while the link's threads may be asking.
   void lose(const std::string& ip, const std::string& why) {
     std::lock_guard lock(mutex_);
     lost[ip] = why;
   }
 
-  void heartbeat() override {}
+  void heartbeat() override { answer(); }
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
     std::lock_guard lock(mutex_);
     std::map<std::string, std::string> out;
@@ -87,8 +102,8 @@ class FakeControlStore : public ControlStore {
     std::lock_guard lock(mutex_);
     return alive;
   }
-  bool judges() override { return true; }
-  bool hosted_here() const override { return true; }
+  bool judges() override { return judging; }
+  bool hosted_here() const override { return hosting; }
   std::string describe() const override { return "the fake store"; }
 
   std::map<std::string, Entry> values;
@@ -98,8 +113,17 @@ class FakeControlStore : public ControlStore {
   std::vector<std::string> alive;           // what alive_nodes() says
   int gets = 0;                             // questions asked with get()
   int adds = 0;                             // writes asked with add_if_absent()
+  bool judging = true;                      // what judges() says: false plays a node that does not judge
+  bool hosting = true;                      // what hosted_here() says
+  // While set, every call throws common::PeerError, as a store this launcher cannot reach (or
+  // whose answers it cannot hear: a paused launcher); ranges_unanswered: range() alone.
+  std::atomic<bool> unreachable = false;
+  std::atomic<bool> ranges_unanswered = false;
 
  private:
+  void answer() const {
+    if (unreachable) throw common::PeerError("the fake store is unreachable");
+  }
   void write(const std::string& key, const std::string& value) {
     values[key] = {key, value, ++revision};
     written_.notify_all();

@@ -5,8 +5,10 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "launcher/cluster/cluster_link.h"
+#include "launcher/cluster/member_list.h"
 #include "launcher/console/launch_log.h"
 #include "launcher/supervise/job_failure.h"
 #include "tests/unit/launcher/cluster/fake_control_store.h"
@@ -245,4 +247,75 @@ TEST_CASE("stale state: a launcher joining a live run on etcd removes nothing") 
   CHECK(keys.get("job.g0.members"));
   CHECK(keys.get("job.g0.failed"));
   CHECK(keys.get("job.generation") == "0");
+}
+
+namespace {
+
+// Node 1 (10.0.0.2) of a two-node job whose master, node 0 (10.0.0.1), the test plays; the link
+// counts the master lost after 300 ms of silence.
+struct NodeOneScene {
+  std::unique_ptr<FakeControlStore> owned = std::make_unique<FakeControlStore>();
+  FakeControlStore& store = *owned;
+  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
+  LaunchLog log{null.get()};
+  std::unique_ptr<ClusterLink> link;
+
+  NodeOneScene() {
+    store.judging = false;
+    store.hosting = false;
+    ClusterSettings s = job_settings("10.0.0.2", 2, 2);
+    s.master_ip = "10.0.0.1";
+    s.host_master = false;
+    s.heartbeat_interval = 20ms;
+    s.dead_after = 300ms;
+    store.put("job.g0.members", encode_member_list({registration("10.0.0.1"), registration("10.0.0.2")}));
+    link = std::make_unique<ClusterLink>(std::move(s), log, std::move(owned));
+    REQUIRE(link->join(0, registration("10.0.0.2")).nodes->size() == 2);
+  }
+
+  // This launcher hears nothing from the master for longer than dead_after (a SIGSTOP past it),
+  // until its watch has counted the master lost.
+  void silence_past_dead_after() {
+    store.unreachable = true;
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!link->failure() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+    REQUIRE(link->failure());
+    CHECK(link->failure()->cause == JobFailure::Cause::kLauncherLost);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("generation end: the done key decides: a node whose key reached the master succeeds though its paused watch counted the master lost") {
+  SUBCASE("woken while the master still waits: the key reaches it, and the node finishes") {
+    NodeOneScene s;
+    s.silence_past_dead_after();
+    s.store.unreachable = false;
+    CHECK_FALSE(s.link->finish(0));
+    CHECK(s.store.get("job.g0.done.10.0.0.2"));
+  }
+  SUBCASE("the master ends once it has the key: the node still finishes") {
+    NodeOneScene s;
+    s.silence_past_dead_after();
+    s.store.unreachable = false;
+    s.store.ranges_unanswered = true;  // gone right after the done key
+    CHECK_FALSE(s.link->finish(0));
+  }
+  SUBCASE("the key cannot reach the master, which counted this node lost: the node fails, naming the master") {
+    NodeOneScene s;
+    s.silence_past_dead_after();
+    const auto failure = s.link->finish(0);
+    REQUIRE(failure);
+    CHECK(failure->cause == JobFailure::Cause::kLauncherLost);
+    CHECK(failure->ip == "10.0.0.1");
+  }
+  SUBCASE("a failure a node reported of the generation fails this node too, though its watch has not seen it") {
+    NodeOneScene s;
+    s.silence_past_dead_after();
+    s.store.put_as_is("job.g0.report.10.0.0.1", process_failed(0, "10.0.0.1", 7).to_json().dump());
+    s.store.unreachable = false;
+    const auto failure = s.link->finish(0);
+    REQUIRE(failure);
+    CHECK(failure->exit_status == 7);
+  }
 }
