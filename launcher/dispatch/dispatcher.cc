@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/process/search_path.hpp>
 #include <csignal>
@@ -299,6 +300,9 @@ class Dispatcher {
   LaunchLog& log_;
   EnvMap env_;
   boost::asio::io_context io_;
+  // Between steps nothing is pending on io_; run_one_for() would then leave it stopped, and the
+  // next step's processes' exits would never be heard.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> keep_running_ = boost::asio::make_work_guard(io_);
   int signal_count_ = 0;
   int signal_ = 0;
   std::string ssh_;

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <algorithm>
@@ -349,6 +350,9 @@ class Job {
   const SupervisorOptions& options_;
   LaunchLog& log_;
   boost::asio::io_context io_;
+  // io_ runs until on_exit stops it, never for want of work: a signal posted to it while nothing
+  // else is pending must still be run.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> keep_running_ = boost::asio::make_work_guard(io_);
   boost::asio::steady_timer grace_timer_;
   TimerStopClock grace_clock_;
   StopPolicy stop_policy_;
