@@ -194,7 +194,8 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       if (members != members_) {
         members = members_;
         awaited.clear();
-        for (const auto& m : *members) awaited.insert(m.node.ip);
+        for (const auto& m : *members)
+          if (m.node.ip != settings_.node_ip) awaited.insert(m.node.ip);  // its own key is written above
         after = 0;  // the done keys of the members anew
       }
     }
