@@ -82,8 +82,13 @@ ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_p
 
 ClusterLink::~ClusterLink() { thread_.stop(); }
 
-void ClusterLink::throw_if_stopped(const std::string& waiting_for) const {
-  if (settings_.stop_signals != nullptr) settings_.stop_signals->throw_if_stopped(waiting_for);
+void ClusterLink::throw_if_stopped(const std::function<std::string()>& waiting_for) const {
+  if (stop_requested()) settings_.stop_signals->throw_if_stopped(waiting_for());
+}
+
+std::shared_ptr<const std::vector<RankedNode>> ClusterLink::members_now() const {
+  std::lock_guard lock(mutex_);
+  return members_;
 }
 
 bool ClusterLink::stop_requested() const {

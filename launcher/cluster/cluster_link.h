@@ -182,10 +182,12 @@ class ClusterLink {
   void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
   // The rank map of the member list `members`, now the joined generation.
   JoinedGeneration complete(int generation, const std::string& members);
-  // Throws Stopped naming `waiting_for` once the launcher was signalled; whether it was, for the
-  // waits that end without throwing.
-  void throw_if_stopped(const std::string& waiting_for) const;
+  // Throws Stopped naming `waiting_for()` (asked only then) once the launcher was signalled;
+  // whether it was, for the waits that end without throwing.
+  void throw_if_stopped(const std::function<std::string()>& waiting_for) const;
   bool stop_requested() const;
+  // The joined generation's rank map now.
+  std::shared_ptr<const std::vector<RankedNode>> members_now() const;
   // "waiting in the rendezvous of job J (generation G) at the master IP:PORT: STATUS".
   std::string waiting_in_rendezvous(int generation, const std::string& status) const;
   // Throws RendezvousTimeout with `status()` once rendezvous_timeout has passed since `started`.

@@ -109,12 +109,7 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
   // collective): without the master's store no next generation can meet, so the lost master is
   // the root cause, and it ends the job instead of a restart that would wait for it.
   if (!root && store_gone && settings_.etcd.empty()) {
-    std::shared_ptr<const std::vector<RankedNode>> members;
-    {
-      std::lock_guard lock(mutex_);
-      members = members_;
-    }
-    JobFailure lost = master_lost(*members, "no verdict came");
+    JobFailure lost = master_lost(*members_now(), "no verdict came");
     lost.exit_status = provisional.exit_status;
     return lost;
   }
@@ -160,12 +155,7 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
   } catch (const common::PeerError& e) {
     // The done key decides (cluster_link.h): the master cannot end with success without it.
     if (auto f = failure()) return f;
-    std::shared_ptr<const std::vector<RankedNode>> members;
-    {
-      std::lock_guard lock(mutex_);
-      members = members_;
-    }
-    return master_lost(*members, fmt::format("this node's done key could not reach it ({})", e.what()));
+    return master_lost(*members_now(), fmt::format("this node's done key could not reach it ({})", e.what()));
   }
   if (!store_->hosted_here()) {
     // Only the master's node waits for the others: its store must outlive their use of it.
@@ -203,8 +193,7 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       stop_judging();
       return std::nullopt;
     }
-    if (stop_requested())
-      throw_if_stopped(fmt::format("keeping the master store up, this node done, until {} finish", awaited_names()));
+    throw_if_stopped([&] { return fmt::format("keeping the master store up, this node done, until {} finish", awaited_names()); });
     try {
       const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
       after = changes.revision;

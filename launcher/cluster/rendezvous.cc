@@ -119,7 +119,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
     } catch (const common::PeerError& e) {
       if (dynamic_cast<const collective::StoreRefused*>(&e)) throw;
       // A signal ends the store's waits too: what this node waited for is what it knew before.
-      if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(generation, seen.empty() ? status : judge_status()));
+      throw_if_stopped([&] { return waiting_in_rendezvous(generation, seen.empty() ? status : judge_status()); });
       unreachable = fmt::format("{} is not reachable yet", store_->describe());
     }
     if (left) throw common::PeerError(*left);
@@ -130,7 +130,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
     if (members) return complete(generation, *members);
     if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
     const auto current_status = [&] { return seen.empty() || !unreachable.empty() ? status : judge_status(); };
-    if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(generation, current_status()));
+    throw_if_stopped([&] { return waiting_in_rendezvous(generation, current_status()); });
     check_rendezvous_time(started, current_status);
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(status);
@@ -142,11 +142,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
 
 std::optional<std::string> ClusterLink::member_left(int generation,
                                                     const std::map<std::string, std::string>& registered) {
-  std::shared_ptr<const std::vector<RankedNode>> members;
-  {
-    std::lock_guard lock(mutex_);
-    members = members_;
-  }
+  const std::shared_ptr<const std::vector<RankedNode>> members = members_now();
   std::vector<std::string> awaited;
   for (const auto& m : *members)
     if (!registered.count(m.node.ip)) awaited.push_back(m.node.ip);
@@ -214,11 +210,11 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
         }
       }
     } catch (const common::PeerError& e) {
-      if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(target, rendezvous_status(have, "")));
+      throw_if_stopped([&] { return waiting_in_rendezvous(target, rendezvous_status(have, "")); });
       unreachable = e.what();
     }
     const std::string status = rendezvous_status(have, unreachable);
-    if (stop_requested()) throw_if_stopped(waiting_in_rendezvous(target, status));
+    throw_if_stopped([&] { return waiting_in_rendezvous(target, status); });
     check_rendezvous_time(started, [&] { return status; });
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("generation {}: {}", target, status));

@@ -12,22 +12,17 @@
 #include "launcher/console/launch_log.h"
 #include "launcher/supervise/job_failure.h"
 #include "tests/unit/launcher/cluster/fake_control_store.h"
+#include "tests/unit/launcher/cluster/link_fixtures.h"
 #include "tests/unit/launcher/cluster/job_failures.h"
 
 using namespace paddle::launcher;
 using namespace std::chrono_literals;
 using paddle::launcher::testing::FakeControlStore;
+using paddle::launcher::testing::QuietLog;
+using paddle::launcher::testing::registration;
 using paddle::launcher::testing::process_failed;
 
 namespace {
-
-NodeRegistration registration(const std::string& ip) {
-  NodeRegistration n;
-  n.ip = ip;
-  n.hostname = "host-" + ip;
-  n.endpoints = {ip + ":6170"};
-  return n;
-}
 
 // A job of MIN to MAX nodes (fixed when they are equal) whose store this node hosts and judges.
 ClusterSettings job_settings(const std::string& node_ip, int min_nodes, int nnodes) {
@@ -46,16 +41,12 @@ ClusterSettings job_settings(const std::string& node_ip, int min_nodes, int nnod
 
 bool never_interrupted() { return false; }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 // This node's ClusterLink over the fake store; the test plays the other nodes by writing their keys.
 struct Scene {
   std::unique_ptr<FakeControlStore> owned = std::make_unique<FakeControlStore>();
   FakeControlStore& store = *owned;  // the link's, while it lives
-  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
-  LaunchLog log{null.get()};
+  QuietLog quiet;
+  LaunchLog& log = quiet.log;
   ClusterLink link;
 
   explicit Scene(ClusterSettings settings) : link(std::move(settings), log, std::move(owned)) {}
@@ -225,8 +216,8 @@ TEST_CASE("stale state: a run started again with one --job_id on etcd drops the 
   store->put("job.g0.node.10.0.0.2", fresh.to_json().dump());
   store->alive = {"10.0.0.1", "10.0.0.2"};
   FakeControlStore& keys = *store;
-  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
-  LaunchLog log{null.get()};
+  QuietLog quiet;
+  LaunchLog& log = quiet.log;
   ClusterLink link(on_etcd(job_settings("10.0.0.1", 2, 2)), log, std::move(store));
   CHECK_FALSE(keys.get("job.g0.members"));
   CHECK_FALSE(keys.get("job.g0.failed"));
@@ -241,8 +232,8 @@ TEST_CASE("stale state: a launcher joining a live run on etcd removes nothing") 
   store->put("job.g0.node.10.0.0.2", registration("10.0.0.2").to_json().dump());  // the member, alive
   store->alive = {"10.0.0.2"};
   FakeControlStore& keys = *store;
-  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
-  LaunchLog log{null.get()};
+  QuietLog quiet;
+  LaunchLog& log = quiet.log;
   ClusterLink link(on_etcd(job_settings("10.0.0.3", 2, 3)), log, std::move(store));
   CHECK(keys.get("job.g0.members"));
   CHECK(keys.get("job.g0.failed"));
@@ -256,8 +247,8 @@ namespace {
 struct NodeOneScene {
   std::unique_ptr<FakeControlStore> owned = std::make_unique<FakeControlStore>();
   FakeControlStore& store = *owned;
-  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
-  LaunchLog log{null.get()};
+  QuietLog quiet;
+  LaunchLog& log = quiet.log;
   std::unique_ptr<ClusterLink> link;
 
   NodeOneScene() {

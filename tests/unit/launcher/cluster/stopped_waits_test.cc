@@ -17,24 +17,15 @@
 #include "launcher/console/launch_log.h"
 #include "launcher/supervise/stop_signals.h"
 #include "tests/unit/launcher/cluster/fake_control_store.h"
+#include "tests/unit/launcher/cluster/link_fixtures.h"
 
 using namespace paddle::launcher;
 using namespace std::chrono_literals;
 using paddle::launcher::testing::FakeControlStore;
+using paddle::launcher::testing::QuietLog;
+using paddle::launcher::testing::registration;
 
 namespace {
-
-NodeRegistration registration(const std::string& ip) {
-  NodeRegistration n;
-  n.ip = ip;
-  n.hostname = "host-" + ip;
-  n.endpoints = {ip + ":6170"};
-  return n;
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
 
 // This node (10.0.0.1) of a job of MIN to MAX nodes over the fake store, its launcher's signals
 // played by `signals`.
@@ -42,8 +33,8 @@ struct Scene {
   StopSignals signals;
   std::unique_ptr<FakeControlStore> owned = std::make_unique<FakeControlStore>();
   FakeControlStore& store = *owned;
-  std::unique_ptr<std::FILE, FileCloser> null{std::fopen("/dev/null", "w")};
-  LaunchLog log{null.get()};
+  QuietLog quiet;
+  LaunchLog& log = quiet.log;
   std::unique_ptr<ClusterLink> link;
 
   Scene(int min_nodes, int nnodes, bool judges) {
