@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "common/atomic_file.h"
@@ -73,23 +75,34 @@ nlohmann::json read_manifest(const std::string& base) {
   return manifest;
 }
 
+// The whole number at `key` of a manifest object; `absent` when it has none. Throws
+// std::invalid_argument naming the key when the value is not a whole number T holds: a float
+// (1e45, say) would be undefined behaviour to convert, as json's own value() does.
+template <typename T>
+T whole_number(const nlohmann::json& object, const char* key, T absent) {
+  if (!object.is_object() || !object.contains(key)) return absent;
+  const nlohmann::json& value = object[key];
+  if (value.is_number_unsigned() && std::in_range<T>(value.get<uint64_t>())) return static_cast<T>(value.get<uint64_t>());
+  if (value.is_number_integer() && std::in_range<T>(value.get<int64_t>())) return static_cast<T>(value.get<int64_t>());
+  throw std::invalid_argument(fmt::format("\"{}\" is {}, not a whole number", key, value.dump()));
+}
+
 // Non-const: operator[] gives null for a key the manifest lacks, where the const one would assert.
 void check_manifest(nlohmann::json& manifest, const std::string& dir, const std::string& base,
                     const ServerTables& tables, int server_count) {
-  if (manifest.value("server_count", -1) != server_count)
-    throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir,
-                                         manifest.value("server_count", -1), server_count));
+  if (const int saved_by = whole_number(manifest, "server_count", -1); saved_by != server_count)
+    throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir, saved_by, server_count));
   if (manifest["dense"].size() != tables.dense.size() || manifest["sparse"].size() != tables.sparse.size())
     throw DataError(fmt::format("checkpoint {}.json lists other tables than this model's", base));
   for (size_t i = 0; i < tables.dense.size(); ++i)
-    if (manifest["dense"][i].value("size", size_t{0}) != tables.dense[i]->size())
-      throw DataError(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i,
-                                           manifest["dense"][i].value("size", size_t{0}), tables.dense[i]->size()));
+    if (const size_t size = whole_number(manifest["dense"][i], "size", size_t{0}); size != tables.dense[i]->size())
+      throw DataError(fmt::format("checkpoint {}: dense table {} has {} values, the model {}", base, i, size,
+                                  tables.dense[i]->size()));
   for (size_t i = 0; i < tables.sparse.size(); ++i)
   {
-    if (manifest["sparse"][i].value("dim", size_t{0}) != tables.sparse[i]->dim())
-      throw DataError(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i,
-                                           manifest["sparse"][i].value("dim", size_t{0}), tables.sparse[i]->dim()));
+    if (const size_t dim = whole_number(manifest["sparse"][i], "dim", size_t{0}); dim != tables.sparse[i]->dim())
+      throw DataError(fmt::format("checkpoint {}: sparse table {} has dim {}, the model {}", base, i, dim,
+                                  tables.sparse[i]->dim()));
     const std::string accessor = manifest["sparse"][i].value("accessor", std::string("plain"));
     if (accessor != accessor_name(*tables.sparse[i]))
       throw DataError(fmt::format("checkpoint {}: sparse table {} is a {} table, the model's {}", base, i, accessor,
@@ -129,10 +142,10 @@ void verify_checkpoint(const std::string& dir, int server_count) {
     const nlohmann::json manifest = read_manifest(base);
     int saved_by = -1, format = 1;
     try {
-      saved_by = manifest.value("server_count", -1);
-      format = manifest.value("format", 1);
-    } catch (const nlohmann::json::exception& e) {
-      throw DataError(fmt::format("checkpoint {}.json: a value of the wrong type: {}", base, e.what()));
+      saved_by = whole_number(manifest, "server_count", -1);
+      format = whole_number(manifest, "format", 1);
+    } catch (const std::invalid_argument& e) {
+      throw DataError(fmt::format("checkpoint {}.json: {}", base, e.what()));
     }
     if (saved_by != server_count)
       throw DataError(fmt::format("checkpoint {} was saved by {} servers, this job has {}", dir, saved_by, server_count));
@@ -151,7 +164,7 @@ SaveMode load_checkpoint(const std::string& dir, ServerTables& tables, int serve
   SaveMode mode = SaveMode::kAll;
   try {
     check_manifest(manifest, dir, base, tables, server_count);
-    format = manifest.value("format", 1);
+    format = whole_number(manifest, "format", 1);
     // The rows' layout goes with the manifest naming each sparse table's accessor (format 3).
     for (auto& sparse : manifest["sparse"]) accessor_rows = accessor_rows || sparse.contains("accessor");
     mode = parse_save_mode(manifest.value("mode", std::string("all")));
