@@ -6,6 +6,7 @@
 #   fail-fast     SIGKILL of the last node's launcher -> every other launcher exited
 #   restart       SIGKILL of a worker (--max_restarts=1) -> every node's next generation started
 #   stop          SIGTERM to every launcher -> no process of the job left on any host
+#   stop-waiting  SIGTERM to the launchers of a job whose last node never came -> every one exited
 # and, as root, the same under a real Slurm cluster on namespace hosts (tests/e2e/slurm_cluster.py):
 #   srun          srun -N2/-N3 --ntasks-per-node=1 -> every node's process started
 #   scancel       scancel -> no process of the job left on any host

@@ -9,6 +9,8 @@ its start in a dump file; the bench polls for those files.
   fail-fast    SIGKILL of the last node's launcher -> every other launcher exited (N = 3)
   restart      SIGKILL of a worker (--max_restarts=1) -> every node's next generation started (N = 3)
   stop         SIGTERM to every launcher -> no process of the job left on any host (N = 2, 3)
+  stop-waiting SIGTERM to every launcher of a job whose last node never came, each waiting in the
+               rendezvous -> every launcher exited (N = 2, 3)
 As root, the same job under a real Slurm cluster on namespace hosts (tests/e2e/slurm_cluster.py),
 srun --ntasks-per-node=1 starting one launcher per node:
   srun         srun -> every node's process started (N = 2, 3)
@@ -88,15 +90,16 @@ class Bench:
         self.jobs = 0
         self.started = []  # every launcher's Popen, to stop what a failed run leaves
 
-    def start_job(self, n, probe_args, launch_args=(), command=None):
-        """Starts n nodes; returns their Popens (pid = the launcher's) and the dump folder."""
+    def start_job(self, n, probe_args, launch_args=(), command=None, start=None):
+        """Starts the first `start` (default: all) of n nodes; returns their Popens (pid = the
+        launcher's) and the dump folder."""
         self.jobs += 1
         job = os.path.join(self.work, f"job{self.jobs}")
         dump = os.path.join(job, "dumps")
         os.makedirs(dump)
         master = self.hosts.master_address()
         nodes = []
-        for i in range(n):
+        for i in range(n if start is None else start):
             d = os.path.join(job, f"node{i}")
             os.makedirs(d)
             cmd = (command(i, master, dump) if command else
@@ -140,6 +143,27 @@ class Bench:
         for p in nodes:
             os.kill(p.pid, signal.SIGTERM)
         t1 = wait(lambda: not any(self.hosts_pids(n)))
+        finish(nodes)
+        return (t1 - t0) * 1000
+
+    def stop_waiting(self, n):
+        nodes, _ = self.start_job(n, ["--sleep", "60"], start=n - 1)
+        logs = [os.path.join(self.work, f"job{self.jobs}", f"node{i}", "log", "launch.log") for i in range(n - 1)]
+
+        def waiting(log):
+            try:
+                with open(log) as f:
+                    return "joining generation 0" in f.read()
+            except OSError:
+                return False
+        wait(lambda: all(waiting(log) for log in logs))
+        t0 = time.monotonic()
+        for p in nodes:
+            os.kill(p.pid, signal.SIGTERM)
+        for p in nodes:
+            if p.wait(timeout=60) != 128 + signal.SIGTERM:
+                sys.exit(f"{n} nodes: a launcher stopped in the rendezvous exited {p.returncode}, not 143")
+        t1 = time.monotonic()
         finish(nodes)
         return (t1 - t0) * 1000
 
@@ -278,6 +302,9 @@ def main():
         for n in (2, 3):
             print(f"  {n} nodes: SIGTERM to every launcher to no process left "
                   f"{median_and_range(lambda: bench.stop(n), runs)}")
+        for n in (2, 3):
+            print(f"  {n} nodes, the last never started: SIGTERM to every launcher waiting in the rendezvous to "
+                  f"every launcher exited {median_and_range(lambda: bench.stop_waiting(n), runs)}")
         print(f"  3 nodes: SIGKILLed launcher to every other node stopped "
               f"{median_and_range(lambda: bench.fail_fast(3), runs)}")
         print(f"  3 nodes: killed worker to every node's next generation started "

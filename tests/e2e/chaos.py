@@ -19,6 +19,9 @@ seed, while a job attempt runs:
   restart-etcd     etcd killed and started again on its data (elastic jobs)
 and while the job is down between attempts:
   damage-save      the newest checkpoint or PS save truncated, or one byte flipped
+  signal-in-rendezvous  the last node's launcher started alone, and sent SIGINT or SIGTERM while it
+                   waits in the rendezvous for the others: it exits 130/143 within SIGNAL_BOUND s,
+                   saying what it waited for, and leaves nothing
 
 Invariants, checked after every run (a broken one is printed and makes the exit status 1):
   - a finished run equals its undisturbed reference run (same seed, no faults): collective and
@@ -56,6 +59,7 @@ DEAD_AFTER = 5.0       # the launchers' fixed silence limit (launcher/cluster/cl
 STOP_BOUND = 30.0      # s from an attempt's last fault to its last launcher's exit, when it stops
 ORPHAN_WAIT = 10.0     # s an attempt's processes have to be gone after its launchers exit
 ATTEMPTS = 8           # attempts a run may use before it counts as lost
+SIGNAL_BOUND = 2.0     # s from a signal to a launcher waiting in its rendezvous to its exit
 AUC_TOLERANCE = 0.02   # an async PS run's test AUC against its reference
 
 
@@ -705,12 +709,53 @@ class Soak:
         self.say(f"run {run}: fault damage-save: {how} {path} while the job is down")
         return path
 
+    def signal_in_rendezvous(self, run, job, number):
+        """The last node's launcher, started alone, is signalled while it waits for the others."""
+        commands = job.commands(self.hosts.master_address())
+        h = len(commands) - 1
+        node = Node(self.hosts, h, job.workdirs[h], commands[h], f"{number}-rendezvous")
+        sig = self.rng.choice([signal.SIGINT, signal.SIGTERM])
+        deadline = time.monotonic() + 30
+        while "joining generation" not in node.err() and node.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(self.rng.uniform(0, 1))  # somewhere in the wait
+        self.say(f"run {run}: fault signal-in-rendezvous: {signal.Signals(sig).name} to launcher pid {node.proc.pid} "
+                 f"on host {h}, alone in its rendezvous")
+        sent = time.monotonic()
+        node.proc.send_signal(sig)
+        try:
+            code = node.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.stats["hangs"] += 1
+            self.violated(run, f"a launcher signalled in its rendezvous still runs after 30 s:\n"
+                          f"{where_it_waits(node.proc.pid)}")
+            node.proc.kill()
+            node.proc.wait()
+            return
+        took = time.monotonic() - sent
+        said = f"received {signal.Signals(sig).name} while waiting in the rendezvous"
+        if code != 128 + sig or took > SIGNAL_BOUND or said not in node.err():
+            self.violated(run, f"a launcher signalled in its rendezvous exited {code} after {took:.2f} s "
+                          f"(want {128 + sig} within {SIGNAL_BOUND} s, saying '{said}'):\n{node.err()[-1500:]}")
+        left = self.host_pids(h) + session_members(node.proc.pid)
+        if left:
+            self.stats["orphans"] += len(left)
+            self.violated(run, "processes left after a launcher stopped in its rendezvous: "
+                          + "; ".join(f"pid {p}: {cmdline(p)}" for p in left))
+            for p in left:
+                self.signal(p, signal.SIGKILL)
+
     def run_once(self, run, job, faults_for_run, reference_seconds, bound):
         """Drives `job` until it finishes, dealing it up to `faults_for_run` faults."""
         started = self.clock.now()
         remaining = faults_for_run
         self.current_job, self.damaged = job, []
         for number in range(ATTEMPTS):
+            if remaining > 0 and self.rng.random() < 0.2 and self.clock.now() < self.deadline:
+                self.signal_in_rendezvous(run, job, number)
+                self.kinds["signal-in-rendezvous"] += 1
+                self.stats["faults"] += 1
+                remaining -= 1
             attempt = Attempt(run, number)
             self.start_attempt(job, attempt)
             if remaining > 0 and self.wait_training(job, attempt):
