@@ -149,11 +149,12 @@ class ClusterLink {
   // This node's processes of `generation` all succeeded: it writes its done key. The master's
   // launcher then waits for every node's (the others need its store until they do), printing who
   // it waits for; returns a failure reported meanwhile.
-  // The done key decides, so that every node gives one answer: the master ends with success once
-  // it has every node's, and a node whose key reached the master succeeds with it, even when it
-  // then finds the master ended (it was paused past dead_after meanwhile, and its watch counted
-  // the master lost), unless a node reported a failure of `generation`. A node whose key could
-  // not reach the master fails, the master lost, as the master counted it lost.
+  // The done keys decide, so that every node gives one answer: the master ends with success once
+  // it has every node's and no node reported a failure of `generation` (a report written before
+  // a done key, such as the judge's of a node paused past dead_after, fails the job). A node
+  // whose key reached the master succeeds with it unless the store holds such a report, even
+  // when it then finds the master ended (its own watch, paused, counted the master lost). A node
+  // whose key could not reach the master fails, the master lost, as the master counted it lost.
   std::optional<JobFailure> finish(int generation);
 
   // PS: this node's workers of `generation` have all exited 0 (JOB.gG.workers_done.IP); and

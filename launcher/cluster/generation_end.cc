@@ -190,6 +190,10 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
       }
     }
     if (awaited.empty()) {
+      // A node reported before its done key came (the judge: one silent past dead_after, paused
+      // rather than gone) fails the job, as that node finds too. None can come now: the judge
+      // counts no done node lost.
+      if (auto f = reported_failure(generation)) return f;
       stop_judging();
       return std::nullopt;
     }

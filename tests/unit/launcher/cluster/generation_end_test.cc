@@ -310,3 +310,22 @@ TEST_CASE("generation end: the done key decides: a node whose key reached the ma
     CHECK(failure->exit_status == 7);
   }
 }
+
+TEST_CASE("generation end: the master does not end with success over a report written before a node's done key") {
+  // The judge counted node 1 silent (paused past dead_after) and reported it; node 1 then woke and
+  // wrote its done key. Node 1 finds the report and fails; so must the master, not exit 0.
+  Scene s(job_settings("10.0.0.1", 2, 2));
+  s.registers(0, "10.0.0.2");
+  REQUIRE(s.link.join(0, registration("10.0.0.1")).nodes->size() == 2);
+  JobFailure silent;
+  silent.cause = JobFailure::Cause::kLauncherLost;
+  silent.node_rank = 1;
+  silent.ip = "10.0.0.2";
+  silent.what = "its launcher is silent";
+  s.store.put("job.g0.report.10.0.0.2", silent.to_json().dump());
+  s.store.put("job.g0.done.10.0.0.2", "1");
+  const auto failure = s.link.finish(0);
+  REQUIRE(failure);
+  CHECK(failure->ip == "10.0.0.2");
+  CHECK(failure->cause == JobFailure::Cause::kLauncherLost);
+}
