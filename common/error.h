@@ -17,6 +17,9 @@ namespace paddle::common {
 // Exit statuses: 1 is a failure at run time, 2 is input that was wrong from the start.
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
+// A parameter-server worker restarted in place that cannot take up its part alone
+// (runtime/train/worker_progress.h): EX_TEMPFAIL, so that its launcher restarts the whole job.
+inline constexpr int kExitCannotRejoin = 75;
 
 class Error : public std::runtime_error {
  public:

@@ -21,6 +21,7 @@
 #include <random>
 #include <thread>
 
+#include "common/environment.h"
 #include "common/error.h"
 #include "common/wait.h"
 #include "common/job_token.h"
@@ -107,6 +108,16 @@ SupervisorOptions supervisor_options(const LaunchOptions& options) {
   return supervision;
 }
 
+// --ps_worker_restarts, else its twin PADDLE_PS_WORKER_RESTARTS, else 0.
+int ps_worker_restarts(const LaunchOptions& options, const common::Environment& env) {
+  if (options.ps_worker_restarts) return *options.ps_worker_restarts;
+  const int64_t n = common::env_int(env, "PADDLE_PS_WORKER_RESTARTS", 0);
+  if (n < 0 || n > 1000)
+    throw common::ConfigError(fmt::format("PADDLE_PS_WORKER_RESTARTS={}: not in 0..1000 (restarts of each failed "
+                                          "parameter-server worker in place)", n));
+  return static_cast<int>(n);
+}
+
 // Creates DIR and starts `log` there (DIR/launch.log) with the "Configuration Arguments" block.
 void start_launch_log(LaunchLog& log, const std::string& dir, const LaunchOptions& options) {
   prepare_log_dir(dir);
@@ -138,6 +149,7 @@ Run read_options(LaunchOptions options) {
   run.options = std::move(options);
   run.supervision = supervisor_options(run.options);
   run.host.env = common::current_environment();
+  run.supervision.ps_worker_restarts = ps_worker_restarts(run.options, run.host.env);
   run.supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(run.host.env, "NO_COLOR"));
   if (run.options.dispatch.requested()) return run;
   run.scheduler = detect_scheduler(run.host.env);

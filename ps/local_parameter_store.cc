@@ -47,6 +47,7 @@ void LocalParameterStore::add_sparse(uint32_t table, const std::vector<uint64_t>
 void LocalParameterStore::barrier() {
   for (auto& t : tables_.dense) t->apply_pending(1);
   for (auto& t : tables_.sparse) t->apply_pending(1);
+  ++barriers_;
 }
 
 void LocalParameterStore::save(const std::string& dir, SaveMode mode) { save_checkpoint(dir, tables_, 0, 1, mode); }

@@ -26,6 +26,8 @@ class LocalParameterStore : public ParameterStore, public ServerControl {
   void add_sparse(uint32_t table, const std::vector<uint64_t>& keys, const std::vector<float>& delta) override;
 
   void barrier() override;
+  uint64_t barriers_completed() const override { return barriers_; }
+  void rejoin() override {}  // one process: nothing left behind to drop
   using ServerControl::save;
   void save(const std::string& dir, SaveMode mode) override;
   std::vector<ShrinkReport> shrink() override;
@@ -36,6 +38,7 @@ class LocalParameterStore : public ParameterStore, public ServerControl {
  private:
   TableSpecs specs_;
   ServerTables tables_;
+  uint64_t barriers_ = 0;
 };
 
 }  // namespace paddle::ps

@@ -4,6 +4,7 @@
 // data. PsClient sends them to every parameter server; LocalParameterStore, the tables of a
 // single process, plays the one server itself.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,15 @@ class ServerControl {
   virtual ~ServerControl() = default;
   // Synchronous mode: every worker's pushes of this step are applied when this returns.
   virtual void barrier() = 0;
+  // The barriers the job has completed, as the servers numbered them: after barrier(), the one
+  // it passed; after rejoin(), those completed before it.
+  virtual uint64_t barriers_completed() const = 0;
+  // This worker was restarted in place (its launcher's --ps_worker_restarts): what its dead self
+  // left at its last barrier is settled (ps/client/barrier_rejoin.h: counted where it reached
+  // every server, dropped where it reached only some), and barriers_completed() then says how
+  // many barriers the job has completed. Throws naming the servers when a barrier applied its
+  // step on some servers only.
+  virtual void rejoin() = 0;
   // Every server writes its share of the tables into `dir` (ps/table/checkpoint.h), the sparse rows
   // `mode` selects (ps/table/save_mode.h); one worker asks. save(dir) saves all. A class implementing
   // save(dir, mode) says `using ServerControl::save;` to keep save(dir).

@@ -66,6 +66,9 @@ std::string job_metrics(const std::string& job_id, const nlohmann::json& job, co
     out.family("paddle_job_restarts_total", Type::kCounter,
                "Restarts of the job's processes (each generation after the first restarts them all).");
     out.sample(node_labels, generation);
+    out.family("paddle_job_worker_restarts_total", Type::kCounter,
+               "Parameter-server workers restarted alone, in place, on this node (--ps_worker_restarts).");
+    out.sample(node_labels, number(job.value("worker_restarts", nlohmann::json(0))));
   }
 
   // A server's tables, from its last line that carries them.

@@ -46,6 +46,7 @@ nlohmann::json JobState::to_json() const {
                          {"pid", p.pid},
                          {"state", p.state},
                          {"ended", p.ended},
+                         {"restarts_in_place", p.restarts_in_place},
                          {"log_file", absolute(p.spec->log_file)},
                          {"error_file", absolute(p.spec->error_file)},
                          {"metrics_file", absolute(p.spec->metrics_file)}});
@@ -58,6 +59,7 @@ nlohmann::json JobState::to_json() const {
           {"state", state_},
           {"exit_status", exit_status_ ? nlohmann::json(*exit_status_) : nlohmann::json()},
           {"restarts", restarts_},
+          {"worker_restarts", worker_restarts_},
           {"root_cause", root_cause_},
           {"processes", processes}};
 }

@@ -7,10 +7,10 @@
 //   {"launcher_pid": 4100, "mode": "collective", "node_rank": 0, "node_count": 1,
 //    "command": ["train", "--config", "..."], "started": 1763900000.5,
 //    "state": "running" | "succeeded" | "failed" | "stopped", "exit_status": null,
-//    "restarts": 0, "root_cause": "",
+//    "restarts": 0, "worker_restarts": 0, "root_cause": "",
 //    "processes": [{"role": "trainer", "rank": 0, "local_index": 0, "endpoint": "127.0.0.1:6170",
 //                   "pid": 4101, "state": "running" | "succeeded" | "failed" | "stopped",
-//                   "ended": "exit code 0", "log_file": "/abs/log/workerlog.0",
+//                   "ended": "exit code 0", "restarts_in_place": 0, "log_file": "/abs/log/workerlog.0",
 //                   "error_file": "...", "metrics_file": "..."}]}     (absolute paths)
 
 #include <nlohmann/json.hpp>
@@ -29,6 +29,7 @@ struct ProcessState {
   long pid = -1;
   std::string state = "starting";
   std::string ended;  // how it ended, when it has
+  int restarts_in_place = 0;  // a PS worker restarted alone (--ps_worker_restarts)
 };
 
 class JobState {
@@ -39,6 +40,8 @@ class JobState {
   void begin_attempt(int attempt);
   ProcessState& process(size_t index) { return processes_[index]; }
   void finish(const std::string& state, int exit_status, const std::string& root_cause);
+  // The PS workers restarted alone so far, over the whole run (across attempts).
+  void set_worker_restarts(int total) { worker_restarts_ = total; }
 
   nlohmann::json to_json() const;
   // Writes LOG_DIR/job.json; a failure to write is not the job's failure, so it only returns false.
@@ -55,6 +58,7 @@ class JobState {
   long launcher_pid_;
   double started_;
   int restarts_ = 0;
+  int worker_restarts_ = 0;
   std::string state_ = "running";
   std::optional<int> exit_status_;
   std::string root_cause_;

@@ -141,6 +141,10 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
                  "On a failure, restart all processes of the job (every node) up to this many times")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  app.add_option("--ps_worker_restarts", o.ps_worker_restarts,
+                 "PS: restart a failed worker alone, on its node, up to this many times per worker, while the "
+                 "servers keep their tables and the other workers go on (PADDLE_PS_WORKER_RESTARTS; default 0)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--grace_period", o.grace_period,
                  "Seconds between SIGTERM and SIGKILL when stopping processes")
       ->check(CLI::Range(0.0, 3600.0))
@@ -235,6 +239,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"rank", or_none(o.node_rank)},
       {"rendezvous_timeout", fmt::format("{}", o.rendezvous_timeout)},
       {"nproc_per_node", or_none(o.nproc_per_node)},
+      {"ps_worker_restarts", or_none(o.ps_worker_restarts)},
       {"run_mode", o.run_mode.empty() ? "None" : o.run_mode},
       {"server_num", or_none(o.server_num)},
       {"servers", or_none(o.servers)},

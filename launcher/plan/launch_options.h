@@ -57,6 +57,7 @@ struct LaunchOptions {
   double rendezvous_timeout = 300;
   double elastic_timeout = 30;
   int max_restarts = 0;
+  std::optional<int> ps_worker_restarts;  // --ps_worker_restarts; unset: PADDLE_PS_WORKER_RESTARTS, else 0
   double grace_period = 5.0;
   std::optional<std::string> log_output;  // --log_output: 0 (unset), all, or 0,3,server0
   std::string log_output_prefix = "auto";

@@ -51,8 +51,9 @@ struct ChildSetup {
 }  // namespace
 
 ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
-                           const std::string& log_file, ExitHandler on_exit, Stdin stdin_from, int join_cgroup_fd) {
-  std::FILE* log = std::fopen(log_file.c_str(), "we");
+                           const std::string& log_file, ExitHandler on_exit, Stdin stdin_from, int join_cgroup_fd,
+                           Log log_mode) {
+  std::FILE* log = std::fopen(log_file.c_str(), log_mode == Log::kAppend ? "ae" : "we");
   if (log == nullptr)
     throw common::DataError(fmt::format("cannot open log file {}: {}", log_file, std::strerror(errno)));
   // Both ends close-on-exec: the child gets the read end as its stdin (dup2 clears the flag

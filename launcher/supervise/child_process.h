@@ -22,6 +22,8 @@ class ChildProcess {
   // Called once, from the io_context, with the wait status (as from waitpid).
   using ExitHandler = std::function<void(int wait_status)>;
   enum class Stdin { kNull, kPipe };
+  // A fresh log file, or the one a process restarted in place goes on writing.
+  enum class Log { kFresh, kAppend };
 
   // Starts the process; throws common::Error (DataError for the log file) naming the command or
   // the log file when it cannot.
@@ -29,7 +31,7 @@ class ChildProcess {
   // (orphan_guard.h), or -1.
   ChildProcess(boost::asio::io_context& io, const std::vector<std::string>& argv, const EnvMap& env,
                const std::string& log_file, ExitHandler on_exit, Stdin stdin_from = Stdin::kNull,
-               int join_cgroup_fd = -1);
+               int join_cgroup_fd = -1, Log log_mode = Log::kFresh);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

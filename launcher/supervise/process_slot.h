@@ -25,6 +25,7 @@ struct ProcessSlot : StoppableProcess {
   std::optional<int> status;
   int exit_order = -1;
   int signal_sent = 0;  // by a stop: an end by that signal is not a failure of its own
+  int restarts_in_place = 0;  // a PS worker's, within --ps_worker_restarts
 
   bool running() const override { return child && !child->exited(); }
   void signal_group(int sig) override {

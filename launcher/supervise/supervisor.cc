@@ -14,6 +14,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/error.h"
 #include "launcher/console/log_echo.h"
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
@@ -126,29 +127,17 @@ class Job {
     echo_ = std::make_unique<ConsoleEcho>(*plan_, options_.echo, options_.console);
     job_state_.emplace(*plan_, ::getpid());
     job_state_->begin_attempt(attempt);
+    job_state_->set_worker_restarts(worker_restarts_);
     io_.restart();
 
     for (const auto& spec : plan_->processes) {
-      Slot& slot = slots_.emplace_back(&spec);
+      slots_.emplace_back(&spec);
       const size_t index = slots_.size() - 1;
       std::error_code ignored;
       std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
       if (attempt == 0) std::filesystem::remove(spec.metrics_file, ignored);  // restarts go on with the curve
-      try {
-        EnvMap env = child_environment(env_, spec, attempt);
-        const OrphanGuard* guard = options_.orphan_guard;
-        if (guard) env.insert_or_assign(guard->child_variable().first, guard->child_variable().second);
-        slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,
-                                                    [this, index](int status) { on_exit(index, status); },
-                                                    ChildProcess::Stdin::kNull, guard ? guard->cgroup_procs_fd() : -1);
-        job_state_->process(index).pid = slot.child->pid();
-        job_state_->process(index).state = "running";
-      } catch (const std::exception& e) {
-        log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
-        slot.status = W_EXITCODE(127, 0);
-        on_failure(index);
-        break;
-      }
+      if (keeps_progress(spec)) std::filesystem::remove(progress_file(spec), ignored);  // an attempt starts over
+      if (!start_process(index, ChildProcess::Log::kFresh)) break;
     }
     job_state_->save();
     if (!all_exited()) {
@@ -179,6 +168,94 @@ class Job {
     if (failed_) report_failure(slots_, *failed_, log_);
   }
 
+  // Starts slot `index`'s process; false (and the failure handled) when it cannot be started.
+  bool start_process(size_t index, ChildProcess::Log log_mode) {
+    Slot& slot = slots_[index];
+    const ProcessSpec& spec = *slot.spec;
+    try {
+      EnvMap env = child_environment(env_, spec, attempt_);
+      if (keeps_progress(spec)) {
+        env.insert_or_assign("PADDLE_PS_WORKER_PROGRESS", progress_file(spec));
+        env.insert_or_assign("PADDLE_PS_WORKER_RESTART_COUNT", std::to_string(slot.restarts_in_place));
+      }
+      const OrphanGuard* guard = options_.orphan_guard;
+      if (guard) env.insert_or_assign(guard->child_variable().first, guard->child_variable().second);
+      slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,
+                                                  [this, index](int status) { on_exit(index, status); },
+                                                  ChildProcess::Stdin::kNull, guard ? guard->cgroup_procs_fd() : -1,
+                                                  log_mode);
+      job_state_->process(index).pid = slot.child->pid();
+      job_state_->process(index).state = "running";
+      return true;
+    } catch (const std::exception& e) {
+      log_.error(fmt::format("failed to start {} {}: {}", role_name(spec.role), spec.rank, e.what()));
+      slot.status = W_EXITCODE(127, 0);
+      on_failure(index);
+      return false;
+    }
+  }
+
+  // The workers of a PS job restarting in place keep their progress (worker_progress.h) in
+  // LOG_DIR/workerprogress.RANK.
+  bool keeps_progress(const ProcessSpec& spec) const {
+    return options_.ps_worker_restarts > 0 && plan_->mode == LaunchPlan::Mode::kPs && spec.role == Role::kWorker;
+  }
+  static std::string progress_file(const ProcessSpec& spec) {
+    return (std::filesystem::path(spec.log_file).parent_path() / fmt::format("workerprogress.{}", spec.rank)).string();
+  }
+
+  // PS: a worker that failed starts again alone, within --ps_worker_restarts, while the servers
+  // keep their tables and the other workers go on. False when it does not: not a worker that
+  // keeps its progress, its restarts spent, or it said it cannot take up its part alone.
+  bool restart_in_place(size_t index) {
+    Slot& slot = slots_[index];
+    if (!keeps_progress(*slot.spec)) return false;
+    const std::string who = fmt::format("worker {} (local {}, pid {})", slot.spec->rank, slot.spec->local_index,
+                                        slot.child->pid());
+    const int status = *slot.status;
+    const std::string how = describe_wait_status(status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == common::kExitCannotRejoin) {
+      log_.error(fmt::format("{} ended with {}: restarted in place, it cannot take up its part alone (its log says "
+                             "why); the job stops as for any failure", who, how));
+      return false;
+    }
+    const int budget = options_.ps_worker_restarts;
+    if (slot.restarts_in_place >= budget) {
+      log_.error(fmt::format("{} ended with {} after {} restart(s) in place, all that --ps_worker_restarts={} allows; "
+                             "its failure ends the job", who, how, slot.restarts_in_place, budget));
+      return false;
+    }
+    ++slot.restarts_in_place;
+    ++worker_restarts_;
+    log_.warning(fmt::format("{} ended with {}; restarting it alone: restart {} of {} in place (--ps_worker_restarts), "
+                             "{} in this job so far. The servers keep their tables and the other workers go on",
+                             who, how, slot.restarts_in_place, budget, worker_restarts_));
+    ProcessState& state = job_state_->process(index);
+    state.state = "restarting";
+    state.restarts_in_place = slot.restarts_in_place;
+    job_state_->set_worker_restarts(worker_restarts_);
+    job_state_->save();
+    slot.child->signal_group(SIGKILL);  // whatever it left running in its group
+    slot.status.reset();  // the job goes on while it restarts
+    // Not from within this exit's handler, which belongs to the child being replaced.
+    boost::asio::post(io_, [this, index, status] {
+      Slot& slot = slots_[index];
+      if (stopping_ || finishing_) {  // the job ended meanwhile: the worker stays as it ended
+        slot.status = status;
+        if (all_exited()) io_.stop();
+        return;
+      }
+      if (std::FILE* log = std::fopen(slot.spec->log_file.c_str(), "ae")) {
+        fmt::print(log, "---- paddle-launch: restart {} of this worker in place, after {} ----\n",
+                   slot.restarts_in_place, describe_wait_status(status));
+        std::fclose(log);
+      }
+      if (start_process(index, ChildProcess::Log::kAppend)) job_state_->save();
+      if (all_exited()) io_.stop();
+    });
+    return true;
+  }
+
   void on_exit(size_t index, int status) {
     Slot& slot = slots_[index];
     slot.status = status;
@@ -191,7 +268,7 @@ class Job {
     state.ended = describe_wait_status(status);
     job_state_->save();
     if (!stopping_ && !finishing_ && !succeeded(status)) {
-      on_failure(index);
+      if (!restart_in_place(index)) on_failure(index);
     } else if (!stopping_ && !finishing_ && slot.spec->role == Role::kWorker && all_workers_done()) {
       peers_.workers_done(attempt_);
       finish_servers_when_job_workers_done();
@@ -364,6 +441,7 @@ class Job {
   std::optional<size_t> failed_;  // the local process that failed
   std::optional<JobFailure> root_;  // why this generation of the job ended
   int attempt_ = 0;
+  int worker_restarts_ = 0;  // PS workers restarted in place, over the whole run
   int exits_ = 0;  // processes ended so far this attempt, for their exit_order
   int interrupted_by_ = 0;
   bool stopping_ = false;

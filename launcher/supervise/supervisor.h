@@ -8,6 +8,10 @@
 //    becomes the launcher's (128 + signal for a signal).
 //  - With max_restarts > 0 a failed attempt is stopped and started again, keeping the earlier
 //    logs as LOG.attemptK, with PADDLE_RESTART_COUNT set to the attempt number.
+//  - PS with ps_worker_restarts > 0: a worker that fails is started again alone, appending to
+//    its log, with PADDLE_PS_WORKER_RESTART_COUNT set and the progress file it keeps
+//    (PADDLE_PS_WORKER_PROGRESS, runtime/train/worker_progress.h) to take up its part from. One
+//    that fails past its count, or exits 75 (it cannot take up its part alone), fails the job.
 //  - SIGINT/SIGTERM (from StopSignals) stop everything the same way and give 130/143; a second
 //    signal kills at once. One that comes while the node waits between runs (the rendezvous of
 //    a generation, the master's wait for the other nodes to finish) ends that wait (Stopped).
@@ -37,6 +41,9 @@ struct SupervisorOptions {
   const OrphanGuard* orphan_guard = nullptr;  // marks the processes; stops what they leave behind
   StopSignals* stop_signals = nullptr;        // SIGINT and SIGTERM (stop_signals.h); none: not watched
   int max_restarts = 0;
+  // PS: a worker that fails is restarted alone, on its node, up to this many times
+  // (--ps_worker_restarts), while the servers keep their tables and the other workers go on.
+  int ps_worker_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
   EchoSelection echo;          // whose output the console shows (--log_output)
   ConsoleEchoOptions console;

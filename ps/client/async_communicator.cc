@@ -85,6 +85,8 @@ void AsyncCommunicator::run(const std::stop_token& stop) {
         }
         sender_->push_sparse(table, keys, grads);
       }
+      std::lock_guard lock(mutex_);
+      acknowledged_ += batch.size();
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!error_) error_ = std::current_exception();

@@ -41,6 +41,12 @@ class AsyncCommunicator {
   // Waits until everything queued has been sent. Rethrows a failed send.
   void flush();
   uint64_t merged_sends() const { return sends_; }
+  // The steps pushed so far whose sends the servers have answered: the steps a worker restarted
+  // in place need not train again.
+  uint64_t acknowledged_steps() {
+    std::lock_guard lock(mutex_);
+    return acknowledged_;
+  }
 
  private:
   void run(const std::stop_token& stop);
@@ -55,6 +61,7 @@ class AsyncCommunicator {
   bool busy_ = false;
   std::exception_ptr error_;
   uint64_t sends_ = 0;
+  uint64_t acknowledged_ = 0;
   common::BackgroundThread thread_;
 };
 

@@ -12,9 +12,11 @@
 #include <array>
 #include <bit>
 #include <deque>
+#include <thread>
 
 #include "common/parse.h"
 #include "common/wait.h"
+#include "ps/client/barrier_rejoin.h"
 #include "ps/client/exchange.h"
 #include "ps/wire/sharding.h"
 
@@ -277,17 +279,75 @@ void PsClient::push_sparse(uint32_t table, const std::vector<uint64_t>& keys, co
   send_sparse(Command::kPushSparse, "push_sparse", table, keys, grads);
 }
 
-void PsClient::barrier() { broadcast(Command::kBarrier, {}); }
+void PsClient::barrier() {
+  if (!options_.worker_index) return broadcast(Command::kBarrier, {});
+  barriers_completed_ = barriers_agreed(
+      ask_every_server(Command::kBarrier, [this](OutFrame& f) { f.u32(*options_.worker_index); }), "BARRIER");
+}
+
+void PsClient::rejoin() {
+  if (!options_.worker_index) throw std::logic_error("PsClient::rejoin: a worker rejoins by its index (worker_index)");
+  const auto ask = [this](bool drop) {
+    std::vector<BarrierState> states;
+    for (const auto& body : ask_every_server(Command::kRejoin, [&](OutFrame& f) {
+           f.u32(*options_.worker_index).u32(drop ? 1 : 0);
+         })) {
+      Reader reader(body.data(), body.size());
+      BarrierState& s = states.emplace_back();
+      s.completed = reader.u64();
+      s.waiting = reader.u32() != 0;
+      reader.expect_end();
+    }
+    return states;
+  };
+  std::vector<std::string> endpoints;
+  for (const auto& c : connections_) endpoints.push_back(c->endpoint);
+  const RejoinDecision decision = decide_rejoin(ask(false), endpoints);
+  if (decision.action == RejoinDecision::Action::kDrop) ask(true);
+  if (decision.action == RejoinDecision::Action::kAwait) {
+    // The others complete the barrier its dead self reached; it goes on only after every server
+    // has applied it, as they do.
+    const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
+    for (;;) {
+      const auto states = ask(false);
+      if (std::all_of(states.begin(), states.end(), [&](const BarrierState& s) { return s.completed >= decision.completed; }))
+        break;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw PsError(fmt::format("REJOIN: barrier {} was not completed on every server within {} s "
+                                  "(PADDLE_PS_REQUEST_TIMEOUT)", decision.completed,
+                                  std::chrono::duration_cast<std::chrono::seconds>(options_.request_timeout).count()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  barriers_completed_ = decision.completed;
+}
+
+uint64_t PsClient::barriers_agreed(const std::vector<std::vector<unsigned char>>& replies, const char* call) const {
+  std::vector<uint64_t> counts;
+  for (const auto& body : replies) {
+    Reader reader(body.data(), body.size());
+    counts.push_back(reader.u64());
+    reader.expect_end();
+  }
+  for (size_t s = 1; s < counts.size(); ++s)
+    if (counts[s] != counts[0])
+      throw PsError(fmt::format("{}: parameter server {} has completed {} barrier(s) but {} has completed {}: this "
+                                "worker's last barrier reached some servers only, so its step cannot be redone alone",
+                                call, connections_[0]->endpoint, counts[0], connections_[s]->endpoint, counts[s]));
+  return counts.empty() ? 0 : counts[0];
+}
 
 void PsClient::save(const std::string& dir, SaveMode mode) {
   if (mode == SaveMode::kAll) broadcast(Command::kSave, [&](OutFrame& f) { f.str(dir); });
   else broadcast(Command::kSaveMode, [&](OutFrame& f) { f.str(dir).u32(static_cast<uint32_t>(mode)); });
 }
 
-std::vector<std::vector<unsigned char>> PsClient::ask_every_server(Command command) {
+std::vector<std::vector<unsigned char>> PsClient::ask_every_server(Command command,
+                                                                   const std::function<void(OutFrame&)>& body) {
   std::vector<std::vector<unsigned char>> bodies(servers());
   for (size_t s = 0; s < servers(); ++s) {
-    request(s, command);
+    OutFrame& f = request(s, command);
+    if (body) body(f);
     requests_.back().reply_body = &bodies[s];
   }
   run_requests();
@@ -341,6 +401,10 @@ void PsClient::load(const std::string& dir) {
   broadcast(Command::kLoad, [&](OutFrame& f) { f.str(dir); });
 }
 
-void PsClient::stop_worker() { broadcast(Command::kStopWorker, {}); }
+void PsClient::stop_worker() {
+  broadcast(Command::kStopWorker, [this](OutFrame& f) {
+    if (options_.worker_index) f.u32(*options_.worker_index);
+  });
+}
 
 }  // namespace paddle::ps

@@ -40,6 +40,9 @@ struct ClientOptions {
   std::chrono::milliseconds report_interval{3000};
   std::FILE* log = stderr;
   std::optional<common::JobToken> token;  // the job's (PADDLE_JOB_TOKEN), proved to every server
+  // The worker's index (PADDLE_TRAINER_ID), told with BARRIER, STOP_WORKER and REJOIN so that
+  // the servers know each worker across a restart in place; none: an anonymous client.
+  std::optional<uint32_t> worker_index;
 };
 
 class PsClient : public ParameterStore, public ServerControl {
@@ -65,6 +68,8 @@ class PsClient : public ParameterStore, public ServerControl {
   void prefetch_sparse(uint32_t table, const std::vector<uint64_t>& keys) override;
 
   void barrier() override;
+  uint64_t barriers_completed() const override { return barriers_completed_; }
+  void rejoin() override;
   using ServerControl::save;
   void save(const std::string& dir, SaveMode mode) override;
   std::vector<ShrinkReport> shrink() override;
@@ -81,8 +86,12 @@ class PsClient : public ParameterStore, public ServerControl {
                     size_t reply_values = 0);
   // Sends the call's requests and reads their replies (exchange.h); throws the first failure.
   void run_requests();
-  // Sends every server an empty `command` and returns each server's reply body, in server order.
-  std::vector<std::vector<unsigned char>> ask_every_server(Command command);
+  // Sends every server `command`, its body filled by `body` (empty when none), and returns each
+  // server's reply body, in server order.
+  std::vector<std::vector<unsigned char>> ask_every_server(Command command,
+                                                           const std::function<void(OutFrame&)>& body = {});
+  // Every server's u64 reply to BARRIER or REJOIN: the barriers it has completed, which must agree.
+  uint64_t barriers_agreed(const std::vector<std::vector<unsigned char>>& replies, const char* call) const;
   // Sends every server the frame `body` fills (nothing when empty) and reads their replies.
   void broadcast(Command command, const std::function<void(OutFrame&)>& body);
   // Check `values` against the table's spec, naming `call`, then send each server its share.
@@ -94,6 +103,7 @@ class PsClient : public ParameterStore, public ServerControl {
   std::vector<std::unique_ptr<Connection>> connections_;
   ClientOptions options_;
   uint64_t next_request_ = 1;
+  uint64_t barriers_completed_ = 0;
   KeyRouter router_;
   std::vector<Request> requests_;
   std::vector<ServerLink> links_;

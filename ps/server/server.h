@@ -3,9 +3,12 @@
 // with Boost.Asio. It logs "Server listening on IP:PORT" once it accepts connections and returns
 // from run() when every worker has sent STOP_WORKER.
 //
-// In synchronous mode pushes accumulate until every worker has reached the BARRIER of the step;
-// then the averaged gradients are applied and all the waiting workers get their replies.
-// Otherwise pushes are applied as they arrive.
+// In synchronous mode a connection's pushes are held until its worker reaches the BARRIER of the
+// step; once every worker has, they are summed in the order of the workers' indexes (so a run's
+// tables do not depend on who came first), the average is applied and all the waiting workers
+// get their replies. A worker that died during its step left nothing in the tables: its
+// connection's held pushes go with it, and a REJOIN from its restarted self takes it off the
+// barrier, so that it can do the step again. Otherwise pushes are applied as they arrive.
 //
 // A connection's requests are read and answered one at a time, in order, so a client may send
 // several before it reads the replies (ps/wire/PROTOCOL.md); each connection keeps its buffers from
@@ -19,8 +22,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
-#include <map>
 #include <functional>
+#include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -151,7 +155,9 @@ class ParameterServer {
 
   std::mutex barrier_mutex_;
   std::vector<std::shared_ptr<Session>> barrier_waiters_;
-  int stopped_workers_ = 0;
+  uint64_t barriers_completed_ = 0;
+  int stopped_workers_ = 0;  // of workers that did not say their index
+  std::set<uint32_t> stopped_indexes_;  // of those that did
   std::mutex failure_mutex_;
   std::string failure_;  // the first fail()'s
 };

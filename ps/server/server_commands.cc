@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 
 #include "ps/server/server_session.h"
 
@@ -127,11 +129,20 @@ struct ParameterServer::Commands {
     work.reply.f32s(work.values.data(), work.values.size());
     return true;
   }
-  static bool push_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
-    auto& t = dense(server, body.u32());
+  static bool push_dense(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace& work) {
+    const uint32_t id = body.u32();
+    auto& t = dense(server, id);
     auto grads = body.f32s(work.floats);
     body.expect_end();
-    server.options_.sync ? t.accumulate(grads) : t.push(grads);
+    if (!server.options_.sync) {
+      t.push(grads);
+    } else if (!session) {  // answer_frame's: no barrier of its own to wait for
+      t.accumulate(grads);
+    } else {
+      if (grads.size() != t.size())
+        throw std::invalid_argument(fmt::format("push of {} values to a dense block of {}", grads.size(), t.size()));
+      session->held.push_back({false, id, {}, std::vector<float>(grads.begin(), grads.end())});
+    }
     return true;
   }
   static bool add_dense(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
@@ -167,27 +178,91 @@ struct ParameterServer::Commands {
     work.prefetch_table = &t;  // read after the reply (after_reply)
     return true;
   }
-  static bool push_sparse(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace& work) {
-    auto& t = sparse(server, body.u32());
+  static bool push_sparse(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace& work) {
+    const uint32_t id = body.u32();
+    auto& t = sparse(server, id);
     auto keys = body.u64s(work.keys);
     auto grads = body.f32s(work.floats);
     body.expect_end();
-    server.options_.sync ? t.accumulate(keys, grads) : t.push(keys, grads);
+    if (!server.options_.sync) {
+      t.push(keys, grads);
+    } else if (!session) {
+      t.accumulate(keys, grads);
+    } else {
+      if (grads.size() != keys.size() * t.push_width())
+        throw std::invalid_argument(fmt::format("push of {} values for {} keys of width {}", grads.size(), keys.size(),
+                                                t.push_width()));
+      session->held.push_back({true, id, std::vector<uint64_t>(keys.begin(), keys.end()),
+                               std::vector<float>(grads.begin(), grads.end())});
+    }
     return true;
   }
-  static bool barrier(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace&) {
+  // BARRIER's body is empty (an older client, taken in its order of arrival) or the worker's index.
+  static bool barrier(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace& work) {
+    std::optional<uint32_t> worker;
+    if (!body.at_end()) worker = body.u32();
     body.expect_end();
     std::vector<std::shared_ptr<Session>> released;
+    uint64_t completed = 0;
     {
       std::lock_guard lock(server.barrier_mutex_);
-      server.barrier_waiters_.push_back(session);
+      if (session && worker) session->worker = worker;
+      server.barrier_waiters_.push_back(session);  // null: answer_frame's
       if (static_cast<int>(server.barrier_waiters_.size()) < server.options_.workers) return false;
+      released.swap(server.barrier_waiters_);
+      // The workers' held pushes in the order of their indexes: the sums, and so the tables, are
+      // the same whoever came first.
+      const auto index = [](const std::shared_ptr<Session>& s) { return s ? s->worker.value_or(UINT32_MAX) : UINT32_MAX; };
+      std::stable_sort(released.begin(), released.end(), [&](const auto& a, const auto& b) { return index(a) < index(b); });
+      for (auto& waiter : released) {
+        if (!waiter) continue;
+        for (Session::HeldPush& push : waiter->held)
+          push.sparse ? sparse(server, push.table).accumulate(push.keys, push.values)
+                      : dense(server, push.table).accumulate(push.values);
+        waiter->held.clear();
+      }
       for (auto& t : server.tables_.dense) t->apply_pending(server.options_.workers);
       for (auto& t : server.tables_.sparse) t->apply_pending(server.options_.workers);
-      released.swap(server.barrier_waiters_);
+      completed = ++server.barriers_completed_;
     }
-    for (auto& waiter : released)  // each on its own strand; null: answer_frame's
-      if (waiter && waiter != session) waiter->release_barrier();
+    for (auto& waiter : released)  // each on its own strand
+      if (waiter && waiter != session) waiter->release_barrier(completed);
+    if (worker) work.reply.u64(completed);
+    return true;
+  }
+  // A worker restarted in place (its launcher's --ps_worker_restarts) asks what its dead self
+  // left at the barrier: the reply is the barriers completed and whether its dead connection
+  // waits at the next one; with `drop`, that place and the pushes held with it go
+  // (ps/client/barrier_rejoin.h decides).
+  static bool rejoin(ParameterServer& server, const std::shared_ptr<Session>& session, Reader& body, Workspace& work) {
+    const uint32_t worker = body.u32();
+    const bool drop = body.u32() != 0;
+    body.expect_end();
+    std::shared_ptr<Session> predecessor;
+    uint64_t completed = 0;
+    {
+      std::lock_guard lock(server.barrier_mutex_);
+      auto& waiters = server.barrier_waiters_;
+      const auto it = std::find_if(waiters.begin(), waiters.end(),
+                                   [&](const auto& w) { return w && w->worker == worker && w != session; });
+      if (it != waiters.end()) {
+        predecessor = *it;
+        if (drop) {
+          waiters.erase(it);
+          predecessor->held.clear();
+        }
+      }
+      if (session) session->worker = worker;
+      completed = server.barriers_completed_;
+    }
+    if (predecessor && drop) {
+      predecessor->abandon();
+      fmt::print(server.options_.log, "parameter server on {}:{}: worker {} restarted in place; dropped its dead "
+                 "self's place at barrier {} and the pushes it held\n", server.options_.ip, server.port_, worker,
+                 completed + 1);
+      std::fflush(server.options_.log);
+    }
+    work.reply.u64(completed).u32(predecessor && !drop ? 1 : 0);
     return true;
   }
   static bool save(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
@@ -233,10 +308,16 @@ struct ParameterServer::Commands {
     return true;
   }
   static const std::array<Entry, kLastCommand>& table();
+  // STOP_WORKER's body is empty (an older client: each counts) or the worker's index, which
+  // counts once however often it comes (a worker restarted in place after it said so to some).
   static bool stop_worker(ParameterServer& server, const std::shared_ptr<Session>&, Reader& body, Workspace&) {
+    std::optional<uint32_t> worker;
+    if (!body.at_end()) worker = body.u32();
     body.expect_end();
     std::lock_guard lock(server.barrier_mutex_);
-    if (++server.stopped_workers_ >= server.options_.workers) {
+    if (worker) server.stopped_indexes_.insert(*worker);
+    else ++server.stopped_workers_;
+    if (server.stopped_workers_ + static_cast<int>(server.stopped_indexes_.size()) >= server.options_.workers) {
       // Let this reply go out, then end run().
       asio::post(server.io_, [&server] { asio::post(server.io_, [&server] { server.io_.stop(); }); });
     }
@@ -264,6 +345,7 @@ const std::array<ParameterServer::Commands::Entry, kLastCommand>& ParameterServe
       {Command::kShrink, "SHRINK", &shrink},
       {Command::kStats, "STATS", &stats},
       {Command::kPrefetchSparse, "PREFETCH_SPARSE", &prefetch_sparse},
+      {Command::kRejoin, "REJOIN", &rejoin},
   }};
   static_assert([] {
     for (size_t i = 0; i < kTable.size(); ++i)

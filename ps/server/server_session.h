@@ -11,6 +11,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 
 #include "ps/server/server.h"
 
@@ -53,14 +54,32 @@ class ParameterServer::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // Answers the barrier this session's worker waits at (an empty reply). Safe from any thread: a
-  // barrier releases its waiters from the session of the worker that came last.
-  void release_barrier() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+  // Answers the barrier this session's worker waits at: the number of barriers completed, for a
+  // worker that said its index, else an empty reply. Safe from any thread: a barrier releases
+  // its waiters from the session of the worker that came last.
+  void release_barrier(uint64_t completed) {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this(), completed] {
       self->work_.reply.clear();
+      if (self->worker) self->work_.reply.u64(completed);
       self->write_reply(Status::kOk, false);
     });
   }
+  // Closes the connection of a worker that has since restarted (REJOIN); safe from any thread.
+  void abandon() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->close(); });
+  }
+
+  // A synchronous-mode push held until the worker's barrier (server.h).
+  struct HeldPush {
+    bool sparse = false;
+    uint32_t table = 0;
+    std::vector<uint64_t> keys;
+    std::vector<float> values;
+  };
+  // Touched by this session's handlers, and by a barrier's release or a REJOIN while the
+  // session waits at the barrier (when it handles nothing), both under the server's barrier_mutex_.
+  std::vector<HeldPush> held;
+  std::optional<uint32_t> worker;  // the index its BARRIER or REJOIN gave; none from an older client
 
  private:
   void close() {

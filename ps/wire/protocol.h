@@ -48,8 +48,9 @@ enum class Command : uint16_t {
   kShrink = 15,    // shrink the sparse tables; the reply says rows before and after
   kStats = 16,     // the tables' memory (ps/table/table_reports.h)
   kPrefetchSparse = 17,  // answered at once; then a tiered table reads the keys' rows into memory
+  kRejoin = 18,    // a worker restarted in place: its unfinished step is dropped; barriers completed
 };
-inline constexpr uint16_t kLastCommand = 17;
+inline constexpr uint16_t kLastCommand = 18;
 inline constexpr uint16_t kReplyBit = 0x8000;
 
 enum class Status : uint32_t {
@@ -141,6 +142,8 @@ class Reader {
     at_ += n;
     return s;
   }
+  // Whether the body is read to its end (a request whose last field is optional).
+  bool at_end() const { return at_ == size_; }
   void expect_end() const {
     if (at_ != size_) throw ProtocolError("body has " + std::to_string(size_ - at_) + " trailing bytes");
   }

@@ -162,7 +162,8 @@ void Fleet::init_worker(const ps::TableSpecs& tables) {
     local_ = std::make_unique<ps::LocalParameterStore>(tables);
     return;
   }
-  const ps::ClientOptions options = client_options(env_);
+  ps::ClientOptions options = client_options(env_);
+  options.worker_index = static_cast<uint32_t>(topology_.trainer_id);
   client_ = std::make_unique<ps::PsClient>(topology_.server_endpoints, tables, options);
   if (strategy_.ps_mode() == PsMode::kAsync)
     async_ = std::make_unique<ps::AsyncCommunicator>(

@@ -188,7 +188,19 @@ class Fleet {
   ps::ParameterStore& parameter_store();
   ps::ServerControl& server_control();
   // The barrier of sync mode: every worker's pushes of this step are applied when it returns.
-  void ps_barrier() { server_control().barrier(); }
+  // One of those pass_barriers() gave returns at once.
+  void ps_barrier() {
+    if (barriers_to_pass_ > 0) {
+      --barriers_to_pass_;
+      return;
+    }
+    server_control().barrier();
+  }
+  // A worker restarted in place (runtime/train/worker_progress.h): the next `n` barriers are ones
+  // its dead self reached and the job has completed; it passes them without waiting.
+  void pass_barriers(uint64_t n) { barriers_to_pass_ = n; }
+  // Barriers still to pass so: what comes before them was done by the dead self.
+  uint64_t barriers_to_pass() const { return barriers_to_pass_; }
   // Async mode: hands a step's gradients to the communicator thread; null in the other modes.
   ps::AsyncCommunicator* async_communicator() { return async_.get(); }
   // Every server writes its share of the tables into `dir` (one worker asks; the others need
@@ -213,6 +225,7 @@ class Fleet {
   std::unique_ptr<ps::ParameterServer> server_;  // PS server
   std::unique_ptr<ps::PsClient> client_;         // PS worker with servers
   std::unique_ptr<ps::LocalParameterStore> local_;  // PS worker alone
+  uint64_t barriers_to_pass_ = 0;
   std::unique_ptr<ps::AsyncCommunicator> async_;
 };
 

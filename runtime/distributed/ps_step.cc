@@ -30,12 +30,15 @@ class SyncStep : public PsStep {
     for (uint32_t t = 0; t < grads.dense.size(); ++t) store.push_dense(t, grads.dense[t]);
     for (uint32_t t = 0; t < grads.keys.size(); ++t) store.push_sparse(t, grads.keys[t], grads.sparse[t]);
     fleet_.ps_barrier();
+    ++acknowledged_;
   }
+  uint64_t acknowledged_steps() override { return acknowledged_; }
   void prefetch(const std::vector<std::vector<uint64_t>>& keys) override { prefetch_rows(fleet_.parameter_store(), keys); }
 
  private:
   Fleet& fleet_;
   const ps::TableSpecs tables_;
+  uint64_t acknowledged_ = 0;
 };
 
 class AsyncStep : public PsStep {
@@ -54,6 +57,7 @@ class AsyncStep : public PsStep {
     fleet_.async_communicator()->push(std::move(step));
   }
   void flush() override { fleet_.async_communicator()->flush(); }
+  uint64_t acknowledged_steps() override { return fleet_.async_communicator()->acknowledged_steps(); }
   void prefetch(const std::vector<std::vector<uint64_t>>& keys) override { prefetch_rows(fleet_.parameter_store(), keys); }
 
  private:
@@ -117,6 +121,7 @@ class GeoStep : public PsStep {
   void flush() override {
     if (window_ > 0) send_deltas();
   }
+  uint64_t acknowledged_steps() override { return acknowledged_; }
 
  private:
   struct Row {
@@ -145,6 +150,7 @@ class GeoStep : public PsStep {
       store.add_sparse(t, keys, delta);
       rows_[t].clear();
     }
+    acknowledged_ += static_cast<uint64_t>(window_);
     window_ = 0;
     refresh_dense();
   }
@@ -160,6 +166,7 @@ class GeoStep : public PsStep {
   const float lr_;
   const int k_steps_;
   int window_ = 0;
+  uint64_t acknowledged_ = 0;
   std::vector<std::vector<float>> dense_, dense_base_;
   std::vector<std::unordered_map<uint64_t, Row>> rows_;  // by sparse table id
 };

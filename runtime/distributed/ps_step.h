@@ -42,6 +42,10 @@ class PsStep {
   virtual void apply(PsValues grads) = 0;
   // End of a pass: what the mode still holds reaches the servers.
   virtual void flush() {}
+  // The steps applied so far whose gradients the servers have acknowledged (sync: at the
+  // barrier; async: the communicator's sends, counted by the fleet since init_worker; GEO: at
+  // the window's send). A worker restarted in place trains none of them again.
+  virtual uint64_t acknowledged_steps() = 0;
   // The next batch's keys (as fetch takes them), known before this batch computes: the servers
   // read those rows that are on disk into memory meanwhile (ParameterStore::prefetch_sparse).
   // GEO reads its local copies and has nothing to prefetch.

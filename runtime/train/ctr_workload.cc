@@ -151,6 +151,13 @@ void CtrWorkload::begin_epoch(int64_t epoch) {
   next_batch_ = 0;
 }
 
+void CtrWorkload::skip_batches(int64_t n) {
+  if (n < 0 || static_cast<size_t>(n) > batches_.size())
+    throw CannotRejoin(fmt::format("the progress mark's batch {} is not within this pass's {} batches (another "
+                                   "data set or config than before the restart?)", n, batches_.size()));
+  next_batch_ = static_cast<size_t>(n);
+}
+
 std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   if (next_batch_ == batches_.size()) return std::nullopt;
   const std::vector<size_t>& samples = batches_[next_batch_++];
@@ -212,7 +219,11 @@ Evaluation CtrWorkload::evaluate() {
     const auto r = model_.run(in.dense.data(), in.embedding, in.wide, in.labels.data(), samples.size(), false);
     for (size_t i = 0; i < samples.size(); ++i) counts.add(r.probabilities[i], in.labels[i] > 0.5f, r.loss);
   }
-  if (workers > 1) counts = job_counts(counts);
+  if (workers > 1) {
+    std::optional<BucketedAuc> job = job_counts(counts);
+    if (!job) return {};  // restarted after its dead self had read them: they are gone
+    counts = *job;
+  }
   Evaluation e;
   e.auc = counts.auc();
   e.loss = counts.mean_loss();
@@ -220,18 +231,27 @@ Evaluation CtrWorkload::evaluate() {
   return e;
 }
 
-BucketedAuc CtrWorkload::job_counts(const BucketedAuc& mine) {
+// A worker restarted in place goes through it again: what its dead self did (the counts added,
+// the table zeroed, the barriers reached) it does not do twice (ps_workload.h's marks).
+std::optional<BucketedAuc> CtrWorkload::job_counts(const BucketedAuc& mine) {
   ps::ParameterStore& store = fleet_.parameter_store();
-  store.add_dense(kMetricsTable, mine.to_vector());
+  if (!evaluation_counted()) {
+    store.add_dense(kMetricsTable, mine.to_vector());
+    note_evaluation_counted();
+  }
   fleet_.ps_barrier();  // every worker's counts are in
+  // Zeroed already by worker 0's dead self (and so by nobody now), the table holds no counts to read.
+  const bool readable = !evaluation_zeroed();
   std::vector<float> job = store.pull_dense(kMetricsTable);
   fleet_.ps_barrier();  // every worker has read them
-  if (worker_index() == 0) {
+  if (worker_index() == 0 && !evaluation_zeroed()) {
     for (float& v : job) v = -v;
     store.add_dense(kMetricsTable, job);  // back to zeros for the next evaluation
     for (float& v : job) v = -v;
+    note_evaluation_zeroed();
   }
   fleet_.ps_barrier();  // nobody adds the next counts before the table is zero again
+  if (!readable) return std::nullopt;
   return BucketedAuc::from_vector(job);
 }
 

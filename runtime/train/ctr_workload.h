@@ -36,6 +36,7 @@ class CtrWorkload : public PsWorkload {
   std::string describe() const override;
   nlohmann::json identity() const override;
   void begin_epoch(int64_t epoch) override;
+  void skip_batches(int64_t n) override;
   std::optional<StepResult> train_step(int64_t step) override;
   Evaluation evaluate() override;
   bool evaluates_together() const override { return true; }
@@ -43,8 +44,9 @@ class CtrWorkload : public PsWorkload {
  private:
   std::vector<float> initial_dense() override { return model_.dense_values(); }
   ps::TableSpecs trained_tables() const override;
-  // The sum of every worker's counts (each worker calls it with its own).
-  BucketedAuc job_counts(const BucketedAuc& mine);
+  // The sum of every worker's counts (each worker calls it with its own); nothing for worker 0
+  // restarted in place after its dead self had zeroed them.
+  std::optional<BucketedAuc> job_counts(const BucketedAuc& mine);
   // Moves the ctr.test_fraction tail of train_ into test_.
   void hold_out_test();
   // Whether a sparse table keeps rows on disk (ps.storage: ssd), so that prefetching pays.

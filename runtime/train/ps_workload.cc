@@ -1,5 +1,6 @@
 #include "runtime/train/ps_workload.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +17,50 @@ void PsWorkload::begin(bool initialize_dense, std::optional<int64_t> passes_done
     fleet_.parameter_store().init_dense(0, initial_dense());
   fleet_.ps_barrier();  // everyone starts from the initialized parameters
   step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
+}
+
+void PsWorkload::begin_in_place(const WorkerMark& at) {
+  resume_ = at;
+  last_mark_ = at;
+  passes_ended_ = at.pass;
+  step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
+}
+
+void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) {
+  if (progress_ == nullptr) return;
+  const uint64_t acknowledged = step_->acknowledged_steps();
+  if (pass != marked_pass_) {
+    marked_pass_ = pass;
+    pass_first_batch_ = trained;
+    pass_first_step_ = step;
+    pass_first_acknowledged_ = acknowledged;
+  }
+  const int64_t done = std::min(trained, pass_first_batch_ + static_cast<int64_t>(acknowledged - pass_first_acknowledged_));
+  WorkerMark mark;
+  mark.pass = pass;
+  mark.batch = done;
+  mark.step = pass_first_step_ + (done - pass_first_batch_);
+  // The barriers passed over were completed: they count as the job's.
+  mark.barriers = fleet_.server_control().barriers_completed() - fleet_.barriers_to_pass();
+  mark.pass_trained = pass_trained;
+  mark.barrier_per_step = fleet_.strategy().ps_mode() == PsMode::kSync;
+  if (pass == last_mark_.pass) {  // the pass as far as it went (a dead self's too)
+    mark.pass_trained = pass_trained || last_mark_.pass_trained;
+    mark.counted = last_mark_.counted;
+    mark.zeroed = last_mark_.zeroed;
+  }
+  last_mark_ = mark;
+  progress_->record(mark);
+}
+
+void PsWorkload::note_evaluation_counted() {
+  last_mark_.counted = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
+}
+
+void PsWorkload::note_evaluation_zeroed() {
+  last_mark_.zeroed = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
 }
 
 void PsWorkload::save_final(const CheckpointPosition&) {

@@ -19,6 +19,7 @@
 #include "ps/table_spec.h"
 #include "runtime/distributed/ps_step.h"
 #include "runtime/train/fleet_workload.h"
+#include "runtime/train/worker_progress.h"
 
 namespace paddle::runtime {
 
@@ -30,6 +31,25 @@ class PsWorkload : public FleetWorkload {
   // loaded them); all wait. `passes_done`: the passes the tables have seen (default
   // ps.start_pass), which ps.shrink_every_passes counts on from.
   void begin(bool initialize_dense = true, std::optional<int64_t> passes_done = std::nullopt);
+  // Restarted in place at `at` (worker_progress.h): the servers kept their tables and the other
+  // workers are past begin(), so this one neither writes the dense values nor waits for them.
+  void begin_in_place(const WorkerMark& at);
+  // Records a mark in `progress` after every step from now on (the launcher restarts workers in
+  // place); it outlives the workload's training.
+  void keep_progress(WorkerProgress& progress) { progress_ = &progress; }
+
+  std::optional<WorkerMark> resume_at() const override { return resume_; }
+  void mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) override;
+
+ protected:
+  // The evaluation of the pass marked last: whether this worker's counts are on the servers, and
+  // whether worker 0 has zeroed them again (by this run or, restarted in place, its dead self).
+  bool evaluation_counted() const { return last_mark_.counted; }
+  bool evaluation_zeroed() const { return last_mark_.zeroed; }
+  void note_evaluation_counted();
+  void note_evaluation_zeroed();
+
+ public:
 
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
   double communication_seconds() const override { return communication_seconds_; }
@@ -57,6 +77,13 @@ class PsWorkload : public FleetWorkload {
 
  private:
   double communication_seconds_ = 0;
+  WorkerProgress* progress_ = nullptr;
+  std::optional<WorkerMark> resume_;
+  // The pass being marked: its number, and the batch, step and acknowledged steps it began at
+  // in this run (a resumed pass begins past its start).
+  int64_t marked_pass_ = -1, pass_first_batch_ = 0, pass_first_step_ = 0;
+  uint64_t pass_first_acknowledged_ = 0;
+  WorkerMark last_mark_;  // recorded last (a resumed run's: its dead self's, until it marks)
 };
 
 }  // namespace paddle::runtime

@@ -30,6 +30,7 @@
 #include "runtime/train/tensorboard/tensorboard_progress.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/training_loop.h"
+#include "runtime/train/worker_progress.h"
 
 namespace paddle::runtime {
 namespace {
@@ -56,6 +57,33 @@ struct ProgressSinks {
   ProgressLog* get() { return all.empty() ? nullptr : &all; }
 };
 
+// A worker restarted in place by its launcher: the servers drop what its dead self left at a
+// barrier, and its last mark with the job's barriers says where it takes up (nothing: from the
+// start). Throws CannotRejoin where it cannot (worker_progress.h).
+std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const PsWorkload& workload,
+                                 const WorkerProgress& kept) {
+  if (config.ps.online.enabled())
+    throw CannotRejoin("an online run's worker is not restarted alone: its passes wait on each other's saves");
+  if (dynamic_cast<const CtrWorkload*>(&workload) == nullptr)
+    throw CannotRejoin(fmt::format("model {} does not take up a pass in the middle; only wide_deep's workers are "
+                                   "restarted alone", model_name(config.model.kind)));
+  ps::ServerControl& servers = fleet.server_control();
+  servers.rejoin();
+  const std::optional<WorkerMark> mark = kept.last();
+  std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed());
+  if (at) fleet.pass_barriers(servers.barriers_completed() - at->barriers);
+  fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet.worker_index(),
+             kept.restarts(),
+             at ? fmt::format("taking up pass {} at batch {} (step {}), {} barrier(s) completed{}", at->pass,
+                              at->batch, at->step, servers.barriers_completed(),
+                              fleet.barriers_to_pass() > 0
+                                  ? fmt::format(", the last {} of them reached before the restart", fleet.barriers_to_pass())
+                                  : "")
+                : std::string("starting from the beginning, as the job has not begun"));
+  std::fflush(stdout);
+  return at;
+}
+
 // A worker of a PS job, or a lone process with local tables.
 void train_against_tables(const TrainConfig& config, const common::Environment& env, Fleet& fleet,
                           PsWorkload& workload, RunOrigin origin, Clock::time_point started) {
@@ -63,12 +91,18 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
+  std::optional<WorkerProgress> kept = fleet.topology().kind == JobKind::kParameterServer
+                                           ? WorkerProgress::from_environment(env)
+                                           : std::nullopt;
+  std::optional<WorkerMark> resume;
+  if (kept && kept->restarts() > 0) resume = rejoin(config, fleet, workload, *kept);
+  if (kept) workload.keep_progress(*kept);
   ProgressSinks progress(config, env, fleet.is_first_worker() ? "worker0" : "");
   if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {
     OnlineSchedule passes(config, fleet, *ctr);
     run_training(config, workload, passes, origin, started, progress.get());
   } else {
-    workload.begin();
+    resume ? workload.begin_in_place(*resume) : workload.begin();
     run_training(config, workload, origin, started, progress.get());
   }
   // An online run saved its deltas and bases already.

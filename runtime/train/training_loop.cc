@@ -68,6 +68,11 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   const bool leader = workload.worker_index() == 0;
   const LogStyle style = workload.log_style();
   CheckpointPosition position = schedule.start();
+  const std::optional<WorkerMark> resume = workload.resume_at();
+  if (resume) {
+    position.epoch = resume->pass;
+    position.step = resume->step;
+  }
   fmt::print("{}\n", workload.describe());
   RunFigures run;
   run.world_size = workload.worker_num();
@@ -102,8 +107,15 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     const int64_t round_first_step = position.step;
     workload.begin_epoch(round.index);
     StepPlace at{round, 0, position.step};
+    if (resume && static_cast<int64_t>(r) == resume->pass) {
+      workload.skip_batches(resume->batch);
+      at.batch = resume->batch;
+    }
+    const auto pass = static_cast<int64_t>(r);
+    workload.mark_progress(pass, at.batch, position.step, false);
     while (auto result = workload.train_step(position.step)) {
       at.step = ++position.step;
+      workload.mark_progress(pass, at.batch + 1, position.step, false);
       run.train_loss = workload.mean_over_workers(result->loss);
       if (!std::isfinite(run.train_loss)) throw NanLossError();
       log_step(style, config.log_every, at, run.train_loss, *result);
@@ -123,7 +135,10 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
         break;
       }
     }
+    // Before the pass's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
+    workload.mark_progress(pass, at.batch, position.step, true);
     workload.end_epoch();
+    workload.mark_progress(pass, at.batch, position.step, true);
     const double round_seconds = seconds_since(round_start);
     train_seconds += round_seconds;
     if (!stop) position.epoch = static_cast<int64_t>(r) + 1;

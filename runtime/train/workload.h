@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/nn/checkpoint.h"
+#include "runtime/train/worker_progress.h"
 
 namespace paddle::runtime {
 
@@ -83,6 +85,19 @@ class Workload {
   virtual double communication_seconds() const { return 0; }
   // The learning rate of `step`, where the workload knows it.
   virtual std::optional<double> learning_rate(int64_t) const { return std::nullopt; }
+
+  // A worker restarted in place (worker_progress.h): the pass, batch and step its run takes up
+  // at, past the schedule's start; nothing for a run from the start. Asked once, before training.
+  virtual std::optional<WorkerMark> resume_at() const { return std::nullopt; }
+  // Leaves out the first `n` batches of the pass begun last (begin_epoch): a resumed pass's,
+  // trained before the restart.
+  virtual void skip_batches(int64_t n) {
+    if (n != 0) throw std::logic_error("this workload cannot skip batches of a pass");
+  }
+  // Where the run is: `trained` batches of pass `pass` done, the global step after them, and
+  // whether the pass's training is over. After every step and at a pass's end, for a workload
+  // that keeps its progress.
+  virtual void mark_progress(int64_t /*pass*/, int64_t /*trained*/, int64_t /*step*/, bool /*pass_trained*/) {}
 };
 
 }  // namespace paddle::runtime
