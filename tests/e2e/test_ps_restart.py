@@ -15,6 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, finish, main, pid_alive, scratch, start, wait_for  # noqa: E402
+from test_multinode import Node, finish_nodes  # noqa: E402
+from netns_hosts import namespace_or_loopback  # noqa: E402
 
 TRAIN = os.environ.get("TRAIN", "train")
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs/wide_deep.json")
@@ -22,13 +24,14 @@ GEN_CRITEO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scr
 _DATA = {}
 
 
-def criteo(lines):
-    """A generated Criteo file of `lines` samples, made once per run of the suite."""
-    if lines not in _DATA:
+def criteo(lines, unique_slots=0):
+    """A generated Criteo file of `lines` samples (`unique_slots` of its 26 slots new on every
+    line: that many table rows per line), made once per run of the suite."""
+    if (lines, unique_slots) not in _DATA:
         path = os.path.join(scratch(), "criteo.txt")
-        subprocess.run([GEN_CRITEO, str(lines), path], check=True, capture_output=True)
-        _DATA[lines] = path
-    return _DATA[lines]
+        subprocess.run([GEN_CRITEO, str(lines), path, "7", str(unique_slots)], check=True, capture_output=True)
+        _DATA[lines, unique_slots] = path
+    return _DATA[lines, unique_slots]
 
 
 def train_args(mode, epochs=4, extra=()):
@@ -76,6 +79,17 @@ def run(mode, launch_extra=(), epochs=4, disturb=None, timeout=90):
         os.killpg(proc.pid, signal.SIGKILL)
         raise
     return finish(proc, workdir, started, timeout)
+
+
+def embedding_rows(workdir, server):
+    """The embedding table's rows in server `server`'s last report of its tables (its metrics log)."""
+    rows = 0
+    with open(os.path.join(workdir, "log", f"metrics.server.{server}.jsonl")) as f:
+        for line in f:
+            for table in json.loads(line).get("tables", []):
+                if table["table"] == "embedding":
+                    rows = table["rows"]
+    return rows
 
 
 def auc(result):
@@ -231,6 +245,61 @@ def test_the_flag_and_its_variable_are_checked_and_shown():
     good = finish(proc, workdir, time.monotonic(), 60)
     check(good.returncode == 0, "the variable alone turns it on", good)
     check(os.path.exists(good.path("log", "workerprogress.0")), "the worker kept its progress")
+
+
+def test_async_on_two_hosts_a_worker_killed_mid_pass_over_a_5m_row_table_costs_no_reload():
+    """The issue's case at size: 2 servers x 4 workers on two hosts (network namespaces where the
+    machine allows, loopback aliases otherwise), one pass over 330k samples whose 18 unique slots
+    grow each sparse table past 5M rows; worker 2 (on node 1) is killed halfway."""
+    data = criteo(330000, unique_slots=18)
+    args = ["--config", CONFIG, "--set", f"data_dir={data}", "--set", "batch_size=256", "--set", "epochs=1",
+            "--set", "ps.mode=async", "--set", "ctr.test_fraction=0.05", "--set", "ctr.hidden=[64,32]",
+            "--set", "log_every=1000"]
+    results = {}
+    for disturbed in (False, True):
+        with namespace_or_loopback(2) as hosts:
+            master = hosts.master_address()
+            started = time.monotonic()
+            nodes = [Node(i, master, 2, args, ["--server_num=1", "--worker_num=2", "--ps_worker_restarts=1"],
+                          hosts=hosts) for i in range(2)]
+            try:
+                if disturbed:
+                    wait_for(lambda: (progress(nodes[1].workdir, 2) or (0, 0, 0))[1] >= 150, 120, "worker 2 halfway")
+                    before = pids(nodes[1].workdir)
+                    servers_before = {**{k: v for k, v in pids(nodes[0].workdir).items() if k[0] == "server"},
+                                      **{k: v for k, v in before.items() if k[0] == "server"}}
+                    os.kill(before[("worker", 2)], signal.SIGKILL)
+            except BaseException:
+                for n in nodes:
+                    n.kill()
+                raise
+            codes = finish_nodes(nodes, 200)
+            wall = time.monotonic() - started
+        for n, code in zip(nodes, codes):
+            check(code == 0, f"{'disturbed' if disturbed else 'undisturbed'}: node {n.index} exits 0\n{n.err[-3000:]}")
+        with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
+            metrics = json.load(f)
+        results[disturbed] = (metrics["test_auc"], wall, nodes)
+        if disturbed:
+            after = {**pids(nodes[0].workdir), **pids(nodes[1].workdir)}
+            for key, pid in servers_before.items():
+                check(after[key] == pid, f"{key[0]} {key[1]} kept its pid {pid}")
+            final = job(nodes[1].workdir)
+            check(final["worker_restarts"] == 1 and final["restarts"] == 0, f"node 1: one restart in place: {final}")
+            check("restarting it alone: restart 1 of 1 in place" in nodes[1].err, f"node 1 says so\n{nodes[1].err[-3000:]}")
+            # Log files are numbered by local rank: worker 2 is node 1's first.
+            check("taking up pass 0 at batch " in nodes[1].read("log", "workerlog.0"), "worker 2 took up its pass")
+            for n in nodes:
+                server_log = n.read("log", "serverlog.0")
+                check(server_log.count("Server listening on") == 1 and "loaded" not in server_log,
+                      f"node {n.index}'s server started once and loaded nothing")
+    (a, wall_a, nodes_a), (b, wall_b, nodes_b) = results[False], results[True]
+    final_rows = [embedding_rows(n.workdir, n.index) for n in nodes_b]
+    print(f"two hosts ({hosts}), embedding rows at the end {final_rows} (sum {sum(final_rows)}): test AUC "
+          f"undisturbed {a:.4f} in {wall_a:.1f} s, worker 2 killed halfway and restarted in place {b:.4f} in {wall_b:.1f} s")
+    check(sum(final_rows) >= 5_000_000, f"the table holds 5M+ rows: {final_rows}")
+    check(a > 0.6, f"the undisturbed run learns (one pass, most keys seen once): AUC {a}")
+    check(abs(a - b) <= 0.01, f"AUC within 0.01: {a} vs {b}")
 
 
 if __name__ == "__main__":
