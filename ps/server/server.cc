@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "common/error.h"
@@ -159,7 +160,11 @@ void ParameterServer::save(const std::string& dir, SaveMode mode) {
 }
 
 void ParameterServer::load(const std::string& dir) {
+  const auto start = std::chrono::steady_clock::now();
   load_checkpoint(dir, tables_, options_.server_index, options_.server_count);
+  fmt::print(options_.log, "server {} loaded its tables from {} in {:.2f} s\n", options_.server_index, dir,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  log_memory();
 }
 
 }  // namespace paddle::ps

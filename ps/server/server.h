@@ -76,8 +76,9 @@ class ParameterServer {
   // run() then throws it, and the last checkpoint saved is the one to restart from.
   void run();
   void stop();
-  // This server's tables from the checkpoint SAVE wrote in `dir` (ps/table/checkpoint.h); throws
-  // std::runtime_error naming the file for a missing, truncated or mismatched one.
+  // This server's tables from the checkpoint SAVE wrote in `dir` (ps/table/checkpoint.h), logged
+  // with its time and the tables' memory after; throws std::runtime_error naming the file for a
+  // missing, truncated or mismatched one.
   void load(const std::string& dir);
   // This server's tables' memory, as STATS answers it; safe while run() serves.
   ServerMemory memory();
