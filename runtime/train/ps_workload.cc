@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -27,7 +28,8 @@ void PsWorkload::begin_in_place(const WorkerMark& at) {
 }
 
 void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) {
-  if (progress_ == nullptr) return;
+  // Kept without a progress file too: the evaluation's flags are the pass's (evaluation_counted()).
+  if (!step_) throw std::logic_error("PsWorkload::mark_progress before begin()");
   const uint64_t acknowledged = step_->acknowledged_steps();
   if (pass != marked_pass_) {
     marked_pass_ = pass;
@@ -50,7 +52,7 @@ void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool
     mark.zeroed = last_mark_.zeroed;
   }
   last_mark_ = mark;
-  progress_->record(mark);
+  if (progress_ != nullptr) progress_->record(mark);
 }
 
 void PsWorkload::note_evaluation_counted() {
