@@ -9,7 +9,7 @@ namespace {
 
 using Type = PrometheusText::Type;
 
-constexpr const char* kStates[] = {"starting", "running", "succeeded", "failed", "stopped"};
+constexpr const char* kStates[] = {"starting", "running", "restarting", "succeeded", "failed", "stopped"};
 
 double number(const nlohmann::json& value) { return value.is_number() ? value.get<double>() : 0.0; }
 

@@ -9,7 +9,7 @@
 //    "state": "running" | "succeeded" | "failed" | "stopped", "exit_status": null,
 //    "restarts": 0, "worker_restarts": 0, "root_cause": "",
 //    "processes": [{"role": "trainer", "rank": 0, "local_index": 0, "endpoint": "127.0.0.1:6170",
-//                   "pid": 4101, "state": "running" | "succeeded" | "failed" | "stopped",
+//                   "pid": 4101, "state": "running" | "restarting" | "succeeded" | "failed" | "stopped",
 //                   "ended": "exit code 0", "restarts_in_place": 0, "log_file": "/abs/log/workerlog.0",
 //                   "error_file": "...", "metrics_file": "..."}]}     (absolute paths)
 

@@ -92,11 +92,13 @@ def main():
         built = time.monotonic()
         launch(launcher, train, seed_dir, [], common_args(big, ["--set", "epochs=1", "--set", "ctr.test_fraction=0.05",
                                                                 "--set", "ps.save_dir=model"]))
-        with open(os.path.join(seed_dir, "log", "metrics.server.0.jsonl")) as f:
-            tables = [json.loads(line) for line in f if '"tables"' in line][-1]["tables"]
-        held = {t["table"]: t["rows"] for t in tables}
-        print(f"# {rows}: the save holds {held.get('embedding', 0)} + {held.get('wide', 0)} rows on server 0 "
-              f"(made in {time.monotonic() - built:.0f} s)")
+        held = 0
+        for server in (0, 1):
+            with open(os.path.join(seed_dir, "log", f"metrics.server.{server}.jsonl")) as f:
+                tables = [json.loads(line) for line in f if '"tables"' in line][-1]["tables"]
+            held += next(t["rows"] for t in tables if t["table"] == "embedding")
+        print(f"# {rows}: the save holds {held} rows of the embedding table and as many of the wide one, over both "
+              f"servers (made in {time.monotonic() - built:.0f} s)")
         args = common_args(small, ["--set", "epochs=6", "--set", f"ps.init_dir={os.path.join(seed_dir, 'model')}"])
         ways = {"undisturbed": ([], False), "in place": (["--ps_worker_restarts=1"], True),
                 "job-wide": (["--max_restarts=1"], True)}

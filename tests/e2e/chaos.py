@@ -9,7 +9,8 @@ Each run is one job, driven as an operator would: started on every host; when it
 again in the same directories (it resumes from what it saved) until it finishes. A run ends
 finished, or lost once it has used every attempt (an invariant broken). Faults, drawn from the
 seed, while a job attempt runs:
-  kill-worker      SIGKILL of a training process on a random host
+  kill-worker      SIGKILL of a training process on a random host (in ps-inplace jobs a worker,
+                   which restarts alone while the servers keep their tables: --ps_worker_restarts)
   kill-server      SIGKILL of a parameter server (PS jobs)
   kill-launcher    SIGKILL of a node's launcher (the master's node too)
   pause-launcher   SIGSTOP of a node's launcher for longer than dead_after (5 s), then SIGCONT
@@ -391,6 +392,54 @@ class PsJob(Job):
             if result["tables"] != reference["tables"]:
                 return "the last base's tables differ from the undisturbed run's"
             return None
+        a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
+        if b is None:
+            return "the finished run reports no test AUC"
+        if abs(a - b) > AUC_TOLERANCE:
+            return f"test AUC {b:.4f} is more than {AUC_TOLERANCE} from the undisturbed run's {a:.4f}"
+        return None
+
+
+class PsInPlaceJob(Job):
+    """Wide & deep (not online) of 2 servers and 4 workers over 2 hosts through a master on host 0,
+    6 passes over 12000 lines, with --ps_worker_restarts=2 and --max_restarts=2: a killed worker
+    restarts alone, in place, while the servers keep their tables; anything else restarts the
+    whole job, from the start (nothing is saved until the end). Sync runs end with the reference's
+    tables byte for byte, async within AUC_TOLERANCE."""
+
+    faults = ("kill-worker", "kill-worker", "kill-in-recovery", "kill-server", "kill-launcher", "pause-launcher",
+              "cut-host")
+
+    def __init__(self, soak, directory, mode):
+        super().__init__(soak, directory)
+        from test_ps_tables import write_criteo
+        self.mode = mode
+        self.name = f"ps-inplace-{mode}"
+        self.save_dir = os.path.join(directory, "model")
+        self.data = os.path.join(soak.dir, "ps-inplace-data.txt")
+        if not os.path.exists(self.data):
+            write_criteo(self.data + ".tmp", 12000, seed=300)
+            os.rename(self.data + ".tmp", self.data)
+
+    def commands(self, master):
+        args = ["--config", os.path.join(CONFIGS, "wide_deep.json"), "--set", f"data_dir={self.data}",
+                "--set", "batch_size=64", "--set", "epochs=6", "--set", "log_every=5", "--set", f"ps.mode={self.mode}",
+                "--set", f"ps.save_dir={self.save_dir}", "--set", "ctr.hidden=[32,16]", "--set", "ctr.embedding_dim=5"]
+        return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--ps_worker_restarts=2",
+                 "--grace_period=1", "--server_num=1", "--worker_num=2", TRAIN, *args] for _ in range(2)]
+
+    def training(self):
+        return os.path.exists(os.path.join(self.workdirs[0], "log", "endpoints.log"))
+
+    def result(self):
+        from test_ps_tables import sparse_rows
+        with open(os.path.join(self.workdirs[0], "output", "metrics.json")) as f:
+            metrics = json.load(f)
+        return {"metrics": metrics, "tables": sparse_rows(self.save_dir) if self.mode == "sync" else None}
+
+    def equal(self, reference, result):
+        if self.mode == "sync":
+            return None if result["tables"] == reference["tables"] else "the saved tables differ from the undisturbed run's"
         a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
         if b is None:
             return "the finished run reports no test AUC"
@@ -783,6 +832,7 @@ class Soak:
             # The launchers' own restarts (each node says the same), and the operator's.
             self.stats["restarts"] += max(n.err().count("restarting the whole job") for n in attempt.nodes)
             self.stats["restarts"] += len(attempt.replaced) + (1 if number > 0 else 0)
+            self.stats["restarts in place"] += sum(n.err().count("restarting it alone") for n in attempt.nodes)
             if all(c == 0 for c in codes):
                 self.stats["attempts finished"] += 1
                 return True, self.clock.now() - started
@@ -806,6 +856,8 @@ class Soak:
             return ElasticJob(self, directory, epochs=int(os.environ.get("CHAOS_EPOCHS", "120")))
         if kind in ("ps-sync", "ps-async"):
             return PsJob(self, directory, kind[3:])
+        if kind in ("ps-inplace-sync", "ps-inplace-async"):
+            return PsInPlaceJob(self, directory, kind[len("ps-inplace-"):])
         raise ValueError(kind)
 
     def reference(self, kind):
@@ -875,7 +927,7 @@ class Soak:
               + ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items())))
         print(f"runs: {s['runs']}, finished equal to their reference: {s['runs finished equal']}, "
               f"attempts stopped with a named cause: {s['attempts stopped']}")
-        print(f"restarts: {s['restarts']}")
+        print(f"restarts: {s['restarts']}, of a PS worker alone in place: {s['restarts in place']}")
         print(f"mean time lost per fault: {lost / max(1, faults_in_finished):.1f} s")
         print(f"orphans: {s['orphans']}, hangs: {s['hangs']}, corrupt loads: {s['corrupt loads']}, "
               f"lost runs: {s['lost runs']}, runs unequal: {s['runs unequal']}")

@@ -239,8 +239,11 @@ def test_a_killed_server_still_restarts_the_whole_job_from_the_save():
     r = run("async", launch_extra=["--max_restarts=1"], disturb=kill_server, train_extra=seed)
     check(r.returncode == 0, "the restarted job finishes", r)
     check("restarting all 6 local process(es): restart 1 of 1" in r.stderr, "the whole job restarted", r)
+    # A worker whose request failed with the server may have exited (and restarted alone) before
+    # the launcher saw the server's end; the server's failure restarts the job all the same.
     final = job(r.workdir)
-    check(final["restarts"] == 1 and final["worker_restarts"] == 0, f"one job-wide restart, none in place: {final}")
+    check(final["restarts"] == 1, f"one job-wide restart: {final}")
+    check("server 1 (local 1) ended with signal SIGKILL (9)" in r.stderr, "the server is the cause", r)
     for s in (0, 1):
         for log in (f"serverlog.{s}.attempt0", f"serverlog.{s}"):
             check(r.read("log", log).count("loaded its tables from") == 1, f"{log}: the servers loaded the save")

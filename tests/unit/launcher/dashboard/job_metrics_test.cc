@@ -14,7 +14,7 @@ namespace {
 
 // A node-1 job.json with two trainers and a server, and their last metrics lines.
 nlohmann::json job() {
-  return nlohmann::json::parse(R"({"node_rank": 1, "restarts": 2, "state": "running", "processes": [
+  return nlohmann::json::parse(R"({"node_rank": 1, "restarts": 2, "worker_restarts": 3, "state": "running", "processes": [
       {"role": "trainer", "rank": 2, "state": "running"},
       {"role": "trainer", "rank": 3, "state": "failed"},
       {"role": "server", "rank": 0, "state": "running"}]})");
@@ -51,6 +51,7 @@ TEST_CASE("a process's state is a state set; the generation and restarts come fr
   CHECK(has_line(text, R"(paddle_process_state{job="ctr",node="1",role="trainer",rank="3",state="running"} 0)"));
   CHECK(has_line(text, R"(paddle_job_generation{job="ctr",node="1"} 2)"));
   CHECK(has_line(text, R"(paddle_job_restarts_total{job="ctr",node="1"} 2)"));
+  CHECK(has_line(text, R"(paddle_job_worker_restarts_total{job="ctr",node="1"} 3)"));
 }
 
 TEST_CASE("a server's tables: rows, bytes, and the tier's hit ratio and disk reads where it has a tier") {
