@@ -14,7 +14,6 @@
 #include <optional>
 #include <utility>
 
-#include "common/error.h"
 #include "launcher/console/log_echo.h"
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
@@ -25,6 +24,7 @@
 #include "launcher/supervise/stop_policy.h"
 #include "launcher/supervise/stop_signals.h"
 #include "launcher/supervise/timer_stop_clock.h"
+#include "launcher/supervise/worker_restart_policy.h"
 
 namespace paddle::launcher {
 namespace {
@@ -205,31 +205,24 @@ class Job {
   }
 
   // PS: a worker that failed starts again alone, within --ps_worker_restarts, while the servers
-  // keep their tables and the other workers go on. False when it does not: not a worker that
-  // keeps its progress, its restarts spent, or it said it cannot take up its part alone.
+  // keep their tables and the other workers go on (worker_restart_policy.h). False when it does not.
   bool restart_in_place(size_t index) {
     Slot& slot = slots_[index];
     if (!keeps_progress(*slot.spec)) return false;
-    const std::string who = fmt::format("worker {} (local {}, pid {})", slot.spec->rank, slot.spec->local_index,
-                                        slot.child->pid());
     const int status = *slot.status;
-    const std::string how = describe_wait_status(status);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == common::kExitCannotRejoin) {
-      log_.error(fmt::format("{} ended with {}: restarted in place, it cannot take up its part alone (its log says "
-                             "why); the job stops as for any failure", who, how));
+    const bool servers_ended = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
+      return s.spec->role == Role::kServer && s.status;
+    });
+    const WorkerRestartVerdict verdict = judge_worker_failure(
+        fmt::format("worker {} (local {}, pid {})", slot.spec->rank, slot.spec->local_index, slot.child->pid()), status,
+        slot.restarts_in_place, options_.ps_worker_restarts, worker_restarts_, servers_ended);
+    if (!verdict.restart) {
+      log_.error(verdict.line);
       return false;
     }
-    const int budget = options_.ps_worker_restarts;
-    if (slot.restarts_in_place >= budget) {
-      log_.error(fmt::format("{} ended with {} after {} restart(s) in place, all that --ps_worker_restarts={} allows; "
-                             "its failure ends the job", who, how, slot.restarts_in_place, budget));
-      return false;
-    }
+    log_.warning(verdict.line);
     ++slot.restarts_in_place;
     ++worker_restarts_;
-    log_.warning(fmt::format("{} ended with {}; restarting it alone: restart {} of {} in place (--ps_worker_restarts), "
-                             "{} in this job so far. The servers keep their tables and the other workers go on",
-                             who, how, slot.restarts_in_place, budget, worker_restarts_));
     ProcessState& state = job_state_->process(index);
     state.state = "restarting";
     state.restarts_in_place = slot.restarts_in_place;

@@ -60,6 +60,11 @@ void PsWorkload::note_evaluation_counted() {
   if (progress_ != nullptr) progress_->record(last_mark_);
 }
 
+void PsWorkload::note_finished() {
+  last_mark_.finished = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
+}
+
 void PsWorkload::note_evaluation_zeroed() {
   last_mark_.zeroed = true;
   if (progress_ != nullptr) progress_->record(last_mark_);

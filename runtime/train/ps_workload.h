@@ -50,6 +50,8 @@ class PsWorkload : public FleetWorkload {
   void note_evaluation_zeroed();
 
  public:
+  // The servers have this worker's STOP_WORKER: a restart in place has nothing left to do.
+  void note_finished();
 
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
   double communication_seconds() const override { return communication_seconds_; }

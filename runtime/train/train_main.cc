@@ -70,7 +70,7 @@ std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const 
   ps::ServerControl& servers = fleet.server_control();
   servers.rejoin();
   const std::optional<WorkerMark> mark = kept.last();
-  std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed());
+  std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed(), config.ps.start_pass);
   if (at) fleet.pass_barriers(servers.barriers_completed() - at->barriers);
   fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet.worker_index(),
              kept.restarts(),
@@ -87,13 +87,19 @@ std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const 
 // A worker of a PS job, or a lone process with local tables.
 void train_against_tables(const TrainConfig& config, const common::Environment& env, Fleet& fleet,
                           PsWorkload& workload, RunOrigin origin, Clock::time_point started) {
+  std::optional<WorkerProgress> kept = fleet.topology().kind == JobKind::kParameterServer
+                                           ? WorkerProgress::from_environment(env)
+                                           : std::nullopt;
+  if (kept && kept->restarts() > 0 && kept->last() && kept->last()->finished) {
+    // Its dead self had finished: the servers may be gone already, once every worker has.
+    fmt::print("worker {} restarted in place (restart {}): it had finished before it died; nothing is left to do\n",
+               fleet.worker_index(), kept->restarts());
+    return;
+  }
   fleet.init_worker(workload.tables());
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
-  std::optional<WorkerProgress> kept = fleet.topology().kind == JobKind::kParameterServer
-                                           ? WorkerProgress::from_environment(env)
-                                           : std::nullopt;
   std::optional<WorkerMark> resume;
   if (kept && kept->restarts() > 0) resume = rejoin(config, fleet, workload, *kept);
   if (kept) workload.keep_progress(*kept);
@@ -109,6 +115,7 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   if (fleet.is_first_worker() && !config.ps.save_dir.empty() && !config.ps.online.enabled())
     fleet.save_persistables(config.ps.save_dir);
   fleet.stop_worker();
+  workload.note_finished();
 }
 
 nlohmann::json tables_json(const ps::ServerMemory& memory) {

@@ -28,7 +28,7 @@ std::array<unsigned char, kMarkBytes> encode(const WorkerMark& m) {
   ps::encode_fixed<uint64_t>(b.data() + 32, m.barriers);
   ps::encode_fixed<uint32_t>(b.data() + 40, m.pass_trained ? 1 : 0);
   ps::encode_fixed<uint32_t>(b.data() + 44, m.barrier_per_step ? 1 : 0);
-  ps::encode_fixed<uint32_t>(b.data() + 48, (m.counted ? 1u : 0u) | (m.zeroed ? 2u : 0u));
+  ps::encode_fixed<uint32_t>(b.data() + 48, (m.counted ? 1u : 0u) | (m.zeroed ? 2u : 0u) | (m.finished ? 4u : 0u));
   const uint32_t crc = common::crc32(std::string_view(reinterpret_cast<const char*>(b.data() + 8), kMarkBytes - 8));
   ps::encode_fixed<uint32_t>(b.data() + 4, crc);
   return b;
@@ -77,6 +77,7 @@ std::optional<WorkerMark> WorkerProgress::last() const {
   const uint32_t evaluation = ps::decode_fixed<uint32_t>(b.data() + 48);
   m.counted = (evaluation & 1u) != 0;
   m.zeroed = (evaluation & 2u) != 0;
+  m.finished = (evaluation & 4u) != 0;
   return m;
 }
 
@@ -87,9 +88,16 @@ void WorkerProgress::record(const WorkerMark& mark) {
                                         std::strerror(errno)));
 }
 
-std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed) {
+std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed,
+                                       int64_t first_pass) {
   if (!last) {
     if (barriers_completed == 0) return std::nullopt;
+    if (barriers_completed == 1) {  // its dead self reached the first barrier, and died before its first mark
+      WorkerMark start;
+      start.pass = first_pass;
+      start.barriers = 1;
+      return start;
+    }
     throw CannotRejoin(fmt::format("this worker left no progress mark, but the job has completed {} barrier(s) "
                                    "without it", barriers_completed));
   }

@@ -13,9 +13,9 @@
 //   offset 0   u32 magic "PWPM", u32 CRC-32 of bytes 8..56
 //   offset 8   i64 pass, i64 batch (acknowledged, of the pass), i64 step, u64 barriers completed,
 //              u32 pass_trained (the pass's training is over: what follows are the pass's end
-//              and evaluation), u32 barrier_per_step (sync), u32 evaluation flags (bit 0: this
-//              worker's evaluation counts are on the servers; bit 1: worker 0 has zeroed them
-//              again), u32 reserved
+//              and evaluation), u32 barrier_per_step (sync), u32 flags (bit 0: this worker's
+//              evaluation counts are on the servers; bit 1: worker 0 has zeroed them again;
+//              bit 2: the worker has finished, its STOP_WORKER answered), u32 reserved
 //
 // A restarted worker (PADDLE_PS_WORKER_RESTART_COUNT > 0) asks every server to REJOIN, which
 // says how many barriers the job has completed, and resume_point() decides where it takes up: at
@@ -40,6 +40,7 @@ struct WorkerMark {
   bool barrier_per_step = false;
   bool counted = false;  // this pass's evaluation counts were added on the servers
   bool zeroed = false;   // worker 0 has set them back to zero after reading them
+  bool finished = false;  // the servers have its STOP_WORKER: a restart has nothing left to do
   bool operator==(const WorkerMark&) const = default;
 };
 
@@ -81,10 +82,12 @@ class WorkerProgress {
 inline constexpr uint64_t kMostBarriersAfterPass = 5;
 
 // Where a restarted worker takes up, from its last mark and the barriers the job had completed
-// when it rejoined: nothing to start from the beginning (it died before its first barrier, and
-// so did the job). A mark after a pass's training comes back as it is: the barriers completed
-// since (up to kMostBarriersAfterPass) are the pass end's, to pass over. Throws CannotRejoin,
-// saying why, when the job has passed barriers the mark cannot account for.
-std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed);
+// when it rejoined: nothing to start from the beginning (it died before the first barrier, the
+// one after the dense values are written, and so did the job); without a mark but past that
+// barrier, at `first_pass`'s first batch. A mark after a pass's training comes back as it is:
+// the barriers completed since (up to kMostBarriersAfterPass) are the pass end's, to pass over.
+// Throws CannotRejoin, saying why, when the job has passed barriers the mark cannot account for.
+std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed,
+                                       int64_t first_pass);
 
 }  // namespace paddle::runtime

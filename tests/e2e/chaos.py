@@ -402,7 +402,7 @@ class PsJob(Job):
 
 class PsInPlaceJob(Job):
     """Wide & deep (not online) of 2 servers and 4 workers over 2 hosts through a master on host 0,
-    6 passes over 12000 lines, with --ps_worker_restarts=2 and --max_restarts=2: a killed worker
+    30 passes over 12000 lines, with --ps_worker_restarts=2 and --max_restarts=2: a killed worker
     restarts alone, in place, while the servers keep their tables; anything else restarts the
     whole job, from the start (nothing is saved until the end). Sync runs end with the reference's
     tables byte for byte, async within AUC_TOLERANCE."""
@@ -423,7 +423,7 @@ class PsInPlaceJob(Job):
 
     def commands(self, master):
         args = ["--config", os.path.join(CONFIGS, "wide_deep.json"), "--set", f"data_dir={self.data}",
-                "--set", "batch_size=64", "--set", "epochs=6", "--set", "log_every=5", "--set", f"ps.mode={self.mode}",
+                "--set", "batch_size=64", "--set", "epochs=30", "--set", "log_every=5", "--set", f"ps.mode={self.mode}",
                 "--set", f"ps.save_dir={self.save_dir}", "--set", "ctr.hidden=[32,16]", "--set", "ctr.embedding_dim=5"]
         return [[LAUNCH, f"--master={master}", "--nnodes=2", "--max_restarts=2", "--ps_worker_restarts=2",
                  "--grace_period=1", "--server_num=1", "--worker_num=2", TRAIN, *args] for _ in range(2)]
@@ -786,7 +786,12 @@ class Soak:
         if code != 128 + sig or took > SIGNAL_BOUND or said not in node.err():
             self.violated(run, f"a launcher signalled in its rendezvous exited {code} after {took:.2f} s "
                           f"(want {128 + sig} within {SIGNAL_BOUND} s, saying '{said}'):\n{node.err()[-1500:]}")
+        # Its watchdog outlives it by design, for as long as its sweep takes (orphan_watchdog.h).
+        deadline = time.monotonic() + ORPHAN_WAIT
         left = self.host_pids(h) + session_members(node.proc.pid)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = self.host_pids(h) + session_members(node.proc.pid)
         if left:
             self.stats["orphans"] += len(left)
             self.violated(run, "processes left after a launcher stopped in its rendezvous: "

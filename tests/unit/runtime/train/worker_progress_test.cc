@@ -89,6 +89,7 @@ TEST_CASE("where a restarted worker takes up, by its last mark and the barriers 
   };
   const Case cases[] = {
       {"died before its first barrier, as did the job: from the start", std::nullopt, 0, std::nullopt},
+      {"no mark, past the first barrier: the first pass from its start", std::nullopt, 1, mark(3, 0, 0, 1)},
       {"no mark, but the job went past barriers", std::nullopt, 2, std::nullopt, "left no progress mark"},
       {"async mid-pass: at its acknowledged batch", mark(1, 40, 140, 3), 3, mark(1, 40, 140, 3)},
       {"sync: died before its step's barrier completed, so the step again", mark(0, 9, 9, 10, false, true), 10,
@@ -106,13 +107,13 @@ TEST_CASE("where a restarted worker takes up, by its last mark and the barriers 
   for (const Case& c : cases) {
     CAPTURE(c.what);
     if (c.refused) {
-      CHECK_THROWS_WITH_AS(resume_point(c.last, c.completed), doctest::Contains(c.refused), CannotRejoin);
+      CHECK_THROWS_WITH_AS(resume_point(c.last, c.completed, 3), doctest::Contains(c.refused), CannotRejoin);
       continue;
     }
-    CHECK(resume_point(c.last, c.completed) == c.expected);
+    CHECK(resume_point(c.last, c.completed, 3) == c.expected);
   }
   try {
-    resume_point(mark(1, 40, 140, 3), 4);
+    resume_point(mark(1, 40, 140, 3), 4, 0);
   } catch (const CannotRejoin& e) {
     CHECK(e.exit_code() == 75);
   }
