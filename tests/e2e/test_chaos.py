@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end test of recovery under a storm: the chaos soak (chaos.py) with a fixed seed and 20
-faults over the collective, parameter-server (sync and async) and elastic jobs on namespace
-hosts. Every run must end equal to its undisturbed run, every stop name its fault, and nothing
+faults over the collective, parameter-server (sync and async; and sync with its workers restarted
+alone, in place) and elastic jobs on namespace hosts. Every run must end equal to its undisturbed run, every stop name its fault, and nothing
 be left behind or hang. It needs root (namespaces, tmpfs, etcd) and skips cleanly without it."""
 
 import os
@@ -20,7 +20,8 @@ def test_a_storm_of_20_faults_breaks_no_invariant():
     if os.geteuid() != 0:
         raise Skip("the storm makes network namespaces, mounts a tmpfs and starts etcd: it needs root")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # CTest's timeout: the soak cleans up its hosts
-    soak = chaos.Soak(SEED, FAULTS, minutes=5, jobs=["collective", "ps-sync", "elastic", "ps-async"], keep=False)
+    soak = chaos.Soak(SEED, FAULTS, minutes=5, jobs=["collective", "ps-sync", "elastic", "ps-async", "ps-inplace-sync"],
+                      keep=False)
     status = soak.soak()  # prints each fault as it comes, then the report
     check(status == 0, "every invariant held:\n" + "\n".join(soak.violations))
     check(soak.stats["faults"] >= FAULTS, f"{soak.stats['faults']} faults injected, not the {FAULTS} asked for")
