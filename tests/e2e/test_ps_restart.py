@@ -243,7 +243,7 @@ def test_a_killed_server_still_restarts_the_whole_job_from_the_save():
     # the launcher saw the server's end; the server's failure restarts the job all the same.
     final = job(r.workdir)
     check(final["restarts"] == 1, f"one job-wide restart: {final}")
-    check("server 1 (local 1) ended with signal SIGKILL (9)" in r.stderr, "the server is the cause", r)
+    check("the server process with rank=[1] was aborted (signal SIGKILL (9))" in r.stderr, "the server is the cause", r)
     for s in (0, 1):
         for log in (f"serverlog.{s}.attempt0", f"serverlog.{s}"):
             check(r.read("log", log).count("loaded its tables from") == 1, f"{log}: the servers loaded the save")
