@@ -186,6 +186,10 @@ class ClusterLink {
   // Throws Stopped naming `waiting_for()` (asked only then) once the launcher was signalled;
   // whether it was, for the waits that end without throwing.
   void throw_if_stopped(const std::function<std::string()>& waiting_for) const;
+  // Throws LeaseEnded once the watch's heartbeat found the store counting this node gone (its
+  // lease ran out while it was paused or cut off): its registration went with it, so the
+  // rendezvous cannot complete with it, and it leaves instead of waiting to the timeout.
+  void throw_if_lease_ended() const;
   bool stop_requested() const;
   // The joined generation's rank map now.
   std::shared_ptr<const std::vector<RankedNode>> members_now() const;
@@ -253,6 +257,7 @@ class ClusterLink {
   bool failure_from_silence_ = false;
   bool verdict_seen_ = false;
   std::chrono::steady_clock::time_point store_answered_ = std::chrono::steady_clock::now();  // the watch's last answer
+  std::optional<std::string> lease_ended_;  // the watch's heartbeat found the store counts this node gone
   std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
   common::BackgroundThread thread_;  // the watch (node_watch.cc); its stop ends every wait here

@@ -20,7 +20,17 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace paddle::launcher {
+
+// The store counts this launcher as gone, its keys with it (an etcd lease that ran out while the
+// launcher was paused or cut off): nothing it writes now holds, so it must leave the job rather
+// than wait on in it.
+class LeaseEnded : public common::PeerError {
+ public:
+  using common::PeerError::PeerError;
+};
 
 class ControlStore {
  public:
@@ -56,7 +66,8 @@ class ControlStore {
   virtual void stop_waiting() {}
 
   // This launcher is alive; called every heartbeat interval (a store that heard this launcher
-  // lately, on any request, need not be told again).
+  // lately, on any request, need not be told again). Throws LeaseEnded once the store has
+  // counted this launcher gone for good, common::PeerError while it cannot be reached.
   virtual void heartbeat() = 0;
   // The nodes among `ips` whose launchers the store counts as gone, each with why; one request.
   virtual std::map<std::string, std::string> gone(const std::vector<std::string>& ips) = 0;

@@ -37,7 +37,7 @@ std::vector<ControlStore::Entry> EtcdStore::range(const std::string& prefix) {
 
 void EtcdStore::heartbeat() {
   if (!etcd_.keep_alive(lease_))
-    throw common::PeerError(fmt::format("this node's lease at {} ended: no keep-alive reached it for {:.3g} s, so the "
+    throw LeaseEnded(fmt::format("this node's lease at {} ended: no keep-alive reached it for {:.3g} s, so the "
                                         "other nodes count this node as gone",
                                         describe(), dead_after_.count() / 1000.0));
   etcd_.put(heartbeat_key(node_ip_), std::to_string(++beats_), lease_);

@@ -37,7 +37,7 @@ class EtcdStore : public ControlStore {
   // Ranges over the prefixes every 100 ms, keeping the keys whose mod revision is after `after`.
   Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override;
 
-  // Throws common::PeerError when the lease has ended: the others have judged this node gone.
+  // Throws LeaseEnded when the lease has ended: the others have judged this node gone.
   void heartbeat() override;
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override;
   // Measured on this launcher's clock, from when it saw each heartbeat key's revision change.

@@ -77,6 +77,10 @@ void ClusterLink::watch(const std::stop_token& stop) {
       store_answered_ = reachable_at;
     } catch (const common::PeerError& e) {
       ++heartbeats_missed_;
+      if (dynamic_cast<const LeaseEnded*>(&e) != nullptr) {
+        std::lock_guard lock(mutex_);
+        if (!lease_ended_) lease_ended_ = e.what();
+      }
       if (generation >= 0 && !failed && Clock::now() - reachable_at > settings_.dead_after) {
         std::lock_guard lock(mutex_);
         if (!failure_) {

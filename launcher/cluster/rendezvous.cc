@@ -39,10 +39,19 @@ JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
   // A node is alive before it registers, so the judge can tell when it goes.
   try {
     store_->heartbeat();
+  } catch (const LeaseEnded&) {
+    throw;
   } catch (const common::PeerError&) {
     // Not reachable yet: the rendezvous waits for it and says so.
   }
   return settings_.elastic() ? join_elastic(generation, me) : join_fixed(generation, me);
+}
+
+void ClusterLink::throw_if_lease_ended() const {
+  std::lock_guard lock(mutex_);
+  if (lease_ended_)
+    throw LeaseEnded(fmt::format("{}; this node leaves the rendezvous of job {} (start its launcher again to rejoin)",
+                                 *lease_ended_, settings_.job_id));
 }
 
 std::string ClusterLink::waiting_in_rendezvous(int generation, const std::string& status) const {
@@ -131,6 +140,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
     if (!unreachable.empty()) status = rendezvous_status({}, unreachable);
     const auto current_status = [&] { return seen.empty() || !unreachable.empty() ? status : judge_status(); };
     throw_if_stopped([&] { return waiting_in_rendezvous(generation, current_status()); });
+    throw_if_lease_ended();
     check_rendezvous_time(started, current_status);
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(status);
@@ -215,6 +225,7 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
     }
     const std::string status = rendezvous_status(have, unreachable);
     throw_if_stopped([&] { return waiting_in_rendezvous(target, status); });
+    throw_if_lease_ended();
     check_rendezvous_time(started, [&] { return status; });
     if (Clock::now() - last_report >= settings_.report_interval) {
       log_.info(fmt::format("generation {}: {}", target, status));

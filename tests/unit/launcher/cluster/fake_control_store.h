@@ -86,7 +86,10 @@ class FakeControlStore : public ControlStore {
     lost[ip] = why;
   }
 
-  void heartbeat() override { answer(); }
+  void heartbeat() override {
+    answer();
+    if (lease_ended) throw LeaseEnded("this node's lease at the fake store ended");
+  }
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
     std::lock_guard lock(mutex_);
     std::map<std::string, std::string> out;
@@ -119,6 +122,8 @@ class FakeControlStore : public ControlStore {
   // whose answers it cannot hear: a paused launcher); ranges_unanswered: range() alone.
   std::atomic<bool> unreachable = false;
   std::atomic<bool> ranges_unanswered = false;
+  // While set, heartbeat() throws LeaseEnded: the store counts this launcher gone for good.
+  std::atomic<bool> lease_ended = false;
 
  private:
   void answer() const {

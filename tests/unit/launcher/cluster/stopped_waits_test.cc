@@ -37,9 +37,12 @@ struct Scene {
   LaunchLog& log = quiet.log;
   std::unique_ptr<ClusterLink> link;
 
-  Scene(int min_nodes, int nnodes, bool judges) {
+  // `on_etcd`: the job meets in etcd (its store plays it), whose nodes wait for the member list
+  // in turns of a second.
+  Scene(int min_nodes, int nnodes, bool judges, bool on_etcd = false) {
     store.judging = store.hosting = judges;
     ClusterSettings s;
+    if (on_etcd) s.etcd.push_back({"127.0.0.1", 2379});
     s.job_id = "job";
     s.master_ip = "10.0.0.1";
     s.master_port = 6069;
@@ -120,3 +123,30 @@ TEST_CASE("stopped waits: a signal ends every wait of the cluster link within a 
     CHECK(took < 2s);
   }
 }
+
+TEST_CASE("a node whose lease ended (paused past it) leaves the rendezvous within a heartbeat, saying so") {
+  // Found by the chaos soak (seed 44): a launcher paused past dead_after in an etcd job's fixed
+  // rendezvous lost its registration with its lease, and waited for a member list that could not
+  // come until the rendezvous timeout, the other node with it.
+  for (const bool judges : {true, false}) {
+    CAPTURE(judges);
+    Scene scene(2, 2, judges, /*on_etcd=*/true);
+    auto waiting = std::async(std::launch::async, [&]() -> std::string {
+      try {
+        scene.link->join(0, registration("10.0.0.1"));
+      } catch (const LeaseEnded& e) {
+        return e.what();
+      }
+      return "joined";
+    });
+    REQUIRE(waiting.wait_for(300ms) == std::future_status::timeout);  // it waits for the other node
+    const auto ended = std::chrono::steady_clock::now();
+    scene.store.lease_ended = true;
+    REQUIRE(waiting.wait_for(5s) == std::future_status::ready);
+    const std::string what = waiting.get();
+    CHECK(what == "this node's lease at the fake store ended; this node leaves the rendezvous of job job (start its "
+                  "launcher again to rejoin)");
+    CHECK(std::chrono::steady_clock::now() - ended < 3s);  // a heartbeat, then the rest of a turn, not the timeout
+  }
+}
+
