@@ -61,7 +61,7 @@ struct ProgressSinks {
 // barrier, and its last mark with the job's barriers says where it takes up (nothing: from the
 // start). Throws CannotRejoin where it cannot (worker_progress.h).
 std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const PsWorkload& workload,
-                                 const WorkerProgress& kept) {
+                                 const WorkerProgress& kept, const std::optional<WorkerMark>& mark) {
   if (config.ps.online.enabled())
     throw CannotRejoin("an online run's worker is not restarted alone: its passes wait on each other's saves");
   if (dynamic_cast<const CtrWorkload*>(&workload) == nullptr)
@@ -69,7 +69,6 @@ std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const 
                                    "restarted alone", model_name(config.model.kind)));
   ps::ServerControl& servers = fleet.server_control();
   servers.rejoin();
-  const std::optional<WorkerMark> mark = kept.last();
   std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed(), config.ps.start_pass);
   if (at) fleet.pass_barriers(servers.barriers_completed() - at->barriers);
   fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet.worker_index(),
@@ -90,7 +89,9 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   std::optional<WorkerProgress> kept = fleet.topology().kind == JobKind::kParameterServer
                                            ? WorkerProgress::from_environment(env)
                                            : std::nullopt;
-  if (kept && kept->restarts() > 0 && kept->last() && kept->last()->finished) {
+  // A restarted worker's dead self's last mark, read once.
+  const std::optional<WorkerMark> dead_self = kept && kept->restarts() > 0 ? kept->last() : std::nullopt;
+  if (dead_self && dead_self->finished) {
     // Its dead self had finished: the servers may be gone already, once every worker has.
     fmt::print("worker {} restarted in place (restart {}): it had finished before it died; nothing is left to do\n",
                fleet.worker_index(), kept->restarts());
@@ -101,7 +102,7 @@ void train_against_tables(const TrainConfig& config, const common::Environment& 
   if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
     fleet.server_control().load(config.ps.init_dir);
   std::optional<WorkerMark> resume;
-  if (kept && kept->restarts() > 0) resume = rejoin(config, fleet, workload, *kept);
+  if (kept && kept->restarts() > 0) resume = rejoin(config, fleet, workload, *kept, dead_self);
   if (kept) workload.keep_progress(*kept);
   ProgressSinks progress(config, env, fleet.is_first_worker() ? "worker0" : "");
   if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {

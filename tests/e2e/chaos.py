@@ -332,6 +332,16 @@ class ElasticJob(CollectiveJob):
                  "--max_restarts=2", "--grace_period=1", TRAIN, *args] for _ in range(2)]
 
 
+def auc_differs(reference, result):
+    """Why an async PS run's test AUC is not its reference's within AUC_TOLERANCE, or None."""
+    a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
+    if b is None:
+        return "the finished run reports no test AUC"
+    if abs(a - b) > AUC_TOLERANCE:
+        return f"test AUC {b:.4f} is more than {AUC_TOLERANCE} from the undisturbed run's {a:.4f}"
+    return None
+
+
 class PsJob(Job):
     """An online CTR job (wide & deep on Criteo-format data, 2 days x 3 passes of 4000 lines) of 2 servers and
     2 workers over 2 hosts through a master on host 0, with --max_restarts=2: a delta save after
@@ -392,12 +402,7 @@ class PsJob(Job):
             if result["tables"] != reference["tables"]:
                 return "the last base's tables differ from the undisturbed run's"
             return None
-        a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
-        if b is None:
-            return "the finished run reports no test AUC"
-        if abs(a - b) > AUC_TOLERANCE:
-            return f"test AUC {b:.4f} is more than {AUC_TOLERANCE} from the undisturbed run's {a:.4f}"
-        return None
+        return auc_differs(reference, result)
 
 
 class PsInPlaceJob(Job):
@@ -440,12 +445,7 @@ class PsInPlaceJob(Job):
     def equal(self, reference, result):
         if self.mode == "sync":
             return None if result["tables"] == reference["tables"] else "the saved tables differ from the undisturbed run's"
-        a, b = reference["metrics"]["test_auc"], result["metrics"]["test_auc"]
-        if b is None:
-            return "the finished run reports no test AUC"
-        if abs(a - b) > AUC_TOLERANCE:
-            return f"test AUC {b:.4f} is more than {AUC_TOLERANCE} from the undisturbed run's {a:.4f}"
-        return None
+        return auc_differs(reference, result)
 
 
 class Soak:
