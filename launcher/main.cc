@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <optional>
 #include <random>
 #include <thread>
@@ -35,6 +36,7 @@
 #include "launcher/job/status_command.h"
 #include "launcher/plan/address.h"
 #include "launcher/plan/gpu_devices.h"
+#include "launcher/plan/host_names.h"
 #include "launcher/plan/launch_options.h"
 #include "launcher/plan/launch_plan.h"
 #include "launcher/plan/port_reservation.h"
@@ -118,11 +120,14 @@ int ps_worker_restarts(const LaunchOptions& options, const common::Environment& 
   return static_cast<int>(n);
 }
 
-// Creates DIR and starts `log` there (DIR/launch.log) with the "Configuration Arguments" block.
-void start_launch_log(LaunchLog& log, const std::string& dir, const LaunchOptions& options) {
+// Creates DIR and starts `log` there (DIR/launch.log) with the "Configuration Arguments" block,
+// and the addresses the host names given stand for.
+void start_launch_log(LaunchLog& log, const std::string& dir, const LaunchOptions& options,
+                      const std::vector<std::string>& resolved_names = {}) {
   prepare_log_dir(dir);
   log.attach_file(dir + "/launch.log");
   log.print(configuration_block(options));
+  if (!resolved_names.empty()) log.info(fmt::format("host names: {}", fmt::join(resolved_names, ", ")));
 }
 
 // 2. Plan: the facts about this machine that planning reads (besides the environment).
@@ -140,7 +145,21 @@ struct Run {
   SupervisorOptions supervision;
   HostFacts host;
   std::optional<SchedulerView> scheduler;
+  std::vector<std::string> resolved_names;  // "name=ip" for each host name given
 };
+
+// 2. Names: every address given as a host name (flags, PADDLE_MASTER, POD_IP, the scheduler's
+// nodes) becomes its IPv4 address before planning, waited for up to the rendezvous timeout.
+void resolve_names(Run& run, const StopSignals& signals) {
+  HostNameResolver::Settings settings;
+  settings.patience = std::chrono::milliseconds(static_cast<long>(run.options.rendezvous_timeout * 1000));
+  settings.stop = signals.stop_token();
+  settings.stopped = [&signals](const std::string& waiting_for) { signals.throw_if_stopped(waiting_for); };
+  HostNameResolver resolver(std::move(settings));
+  resolve_host_names(run.options, run.host.env, resolver);
+  if (run.scheduler) resolve_scheduler_hosts(*run.scheduler, resolver);
+  run.resolved_names = resolver.resolved();
+}
 
 // 1. Options, read against the environment: the console's colour, and under a scheduler, whose
 // nodes share one console and often one working directory, its node's own log folder.
@@ -174,7 +193,7 @@ int run_through_master(Run& run, std::vector<std::string> command, PortReservati
                        std::optional<NodeAgent>& agent, OrphanWatchdog& watchdog) {
   if (run.options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
   LaunchLog log;
-  start_launch_log(log, run.options.log_dir, run.options);
+  start_launch_log(log, run.options.log_dir, run.options, run.resolved_names);
   if (agent) agent->watch_dispatcher(log);
   cluster.stop_signals = run.supervision.stop_signals;
   ClusterPeers peers(run.options, std::move(command), run.host, ports, std::move(cluster), log);
@@ -190,7 +209,7 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
                        : plan.heter_endpoints.empty()             ? "--servers/--workers/--start_port"
                                                                   : "--servers/--workers/--heter_workers/--start_port");
   LaunchLog log;
-  start_launch_log(log, options.log_dir, options);
+  start_launch_log(log, options.log_dir, options, run.resolved_names);
   if (run.scheduler)
     log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", run.scheduler->source,
                          run.scheduler->nnodes.value_or(1), run.scheduler->node_rank.value_or(0)));
@@ -241,10 +260,11 @@ int run(int argc, const char* const argv[]) {
   std::optional<NodeAgent> agent;
   if (run.options.agent) agent.emplace(run.options, run.host.env);
   gather_host_facts(run.host);
+  resolve_names(run, signals);
   std::vector<std::string> command =
       resolve_training_command(run.options.training_script, run.options.training_script_args, run.host.env);
   PortReservation ports(default_port_lock_dir(get_env(run.host.env, "TMPDIR").value_or("")));
-  if (auto cluster = cluster_settings(run.options, run.host))
+  if (auto cluster = cluster_settings(run.options, run.host, run.scheduler))
     return run_through_master(run, std::move(command), ports, std::move(*cluster), agent, watchdog);  // 3.
   LaunchPlan plan = make_launch_plan(run.options, std::move(command), run.host, ports);
   if (run.options.dry_run) {

@@ -122,7 +122,11 @@ ClusterSettings fixed_nodes_settings(const LaunchOptions& o, const LaunchPlan& p
 }  // namespace
 
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host) {
-  const std::optional<SchedulerView> scheduler = detect_scheduler(host.env);
+  return cluster_settings(o, host, detect_scheduler(host.env));
+}
+
+std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host,
+                                                const std::optional<SchedulerView>& scheduler) {
   if (!scheduler && !flag_or_env(o.master, host, "PADDLE_MASTER")) return std::nullopt;
   const NodeCount count = node_count(o, host, scheduler);
   const int nnodes = count.max;

@@ -19,6 +19,7 @@
 #include "launcher/cluster/cluster_link.h"
 #include "launcher/plan/launch_plan.h"
 #include "launcher/plan/port_reservation.h"
+#include "launcher/plan/scheduler_env.h"
 #include "launcher/supervise/supervisor.h"
 
 namespace paddle::launcher {
@@ -29,6 +30,9 @@ namespace paddle::launcher {
 // master); nothing for a one-node job. Throws common::UsageError naming the flag
 // or variable at fault, or a loopback address given to a node on a real network.
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host);
+// The same, under the scheduler already read from host.env (its host names resolved).
+std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host,
+                                                const std::optional<SchedulerView>& scheduler);
 
 // A plain --ips collective job (no --master) gains the same control plane: the master is the
 // first IP of --ips, one port below the trainers' first (--start_port, else 6070), and the

@@ -264,7 +264,7 @@ def test_bad_cluster_input_is_one_line_and_starts_nothing():
     port = free_ports(1)[0]
     cases = [
         (["--master=127.0.0.1:1"], "--master needs --nnodes"),
-        (["--master=localhost:80", "--nnodes=2"], "is not an IPv4 address"),
+        (["--master=10.0.0.300:80", "--nnodes=2"], "is not an IPv4 address or a host name"),
         (["--master=10.1.2.3:8090", "--nnodes=2", "--host=127.0.0.1"], "a loopback address cannot join"),
         ([f"--master=127.0.0.1:{port}", "--nnodes=2", "--job_id=a/b"], "--job_id"),
     ]
