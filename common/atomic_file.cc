@@ -39,9 +39,10 @@ class AtomicFile::Buffer : public std::streambuf {
   static constexpr size_t kBytes = 1 << 20;
 
   // Left uninitialised: a small file touches only its first page of the buffer.
-  Buffer(const std::filesystem::path& target, std::string temporary)
+  Buffer(const std::filesystem::path& target, std::string temporary, mode_t mode)
       : target_(target), temporary_(std::move(temporary)), bytes_(std::make_unique_for_overwrite<char[]>(kBytes)) {
-    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ::unlink(temporary_.c_str());  // O_CREAT keeps the mode of a file left behind
+    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd_ < 0) fail(target_, "create its temporary file", errno);
     setp(bytes_.get(), bytes_.get() + kBytes);
   }
@@ -108,12 +109,12 @@ class AtomicFile::Buffer : public std::streambuf {
   uint32_t crc_ = crc32(std::string_view());
 };
 
-AtomicFile::AtomicFile(std::filesystem::path path, Durability durability)
+AtomicFile::AtomicFile(std::filesystem::path path, Durability durability, Readers readers)
     : path_(std::move(path)), durability_(durability) {
   std::error_code ec;
   if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ec);
   if (ec) fail(path_, "create its directory", ec.value());
-  buffer_ = std::make_unique<Buffer>(path_, path_.string() + ".tmp");
+  buffer_ = std::make_unique<Buffer>(path_, path_.string() + ".tmp", readers == Readers::kOwnerOnly ? 0600 : 0644);
   stream_ = std::make_unique<std::ostream>(buffer_.get());
   stream_->exceptions(std::ios::badbit);  // a failed write throws the buffer's DataError
 }

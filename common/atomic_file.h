@@ -24,11 +24,15 @@ namespace paddle::common {
 // What commit() promises: that the file survives a power loss, or only that readers see it
 // whole.
 enum class Durability { kSurvivesPowerLoss, kReadersOnly };
+// Who may read the file: anyone (0644), or its owner alone (0600: a file holding a process's
+// environment).
+enum class Readers { kAnyone, kOwnerOnly };
 
 class AtomicFile {
  public:
   // Creates the parent directories as needed and opens the temporary file.
-  explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSurvivesPowerLoss);
+  explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSurvivesPowerLoss,
+                      Readers readers = Readers::kAnyone);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;

@@ -8,8 +8,9 @@
 
 namespace paddle::common {
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents, Durability durability) {
-  AtomicFile file(path, durability);
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents, Durability durability,
+                           Readers readers) {
+  AtomicFile file(path, durability, readers);
   file.stream().write(contents.data(), static_cast<std::streamsize>(contents.size()));
   file.commit();
 }

@@ -20,7 +20,7 @@ namespace paddle::common {
 // Creates the parent directories as needed. Durability::kReadersOnly skips the syncs: for a
 // status file rewritten at every change, which a power loss may leave older, empty or missing.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents,
-                           Durability durability = Durability::kSurvivesPowerLoss);
+                           Durability durability = Durability::kSurvivesPowerLoss, Readers readers = Readers::kAnyone);
 
 // The whole file, or nothing when it cannot be opened (absent, unreadable).
 std::optional<std::string> read_file(const std::filesystem::path& path);

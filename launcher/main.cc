@@ -107,17 +107,9 @@ SupervisorOptions supervisor_options(const LaunchOptions& options) {
   supervision.max_restarts = options.max_restarts;
   supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
   supervision.echo = EchoSelection::parse(options.log_output, options.log_output_prefix);
+  supervision.append_logs = supervision.console.logs_go_on = !options.log_overwrite;
+  supervision.pre_start_hook = options.elastic_pre_hook;
   return supervision;
-}
-
-// --ps_worker_restarts, else its twin PADDLE_PS_WORKER_RESTARTS, else 0.
-int ps_worker_restarts(const LaunchOptions& options, const common::Environment& env) {
-  if (options.ps_worker_restarts) return *options.ps_worker_restarts;
-  const int64_t n = common::env_int(env, "PADDLE_PS_WORKER_RESTARTS", 0);
-  if (n < 0 || n > 1000)
-    throw common::ConfigError(fmt::format("PADDLE_PS_WORKER_RESTARTS={}: not in 0..1000 (restarts of each failed "
-                                          "parameter-server worker in place)", n));
-  return static_cast<int>(n);
 }
 
 // Creates DIR and starts `log` there (DIR/launch.log) with the "Configuration Arguments" block,
@@ -126,7 +118,11 @@ void start_launch_log(LaunchLog& log, const std::string& dir, const LaunchOption
                       const std::vector<std::string>& resolved_names = {}) {
   prepare_log_dir(dir);
   log.attach_file(dir + "/launch.log");
+  log.set_console_level(options.log_level);
   log.print(configuration_block(options));
+  for (const std::string& twin : options.twins_read) log.debug(fmt::format("read {}", twin));
+  for (const std::string& notice : options.notices) log.warning(notice);
+  if (options.legacy) log.info(fmt::format("the legacy launcher's worker contract (paddle.distributed.fleet.launch): {}", options.legacy_reason));
   if (!resolved_names.empty()) log.info(fmt::format("host names: {}", fmt::join(resolved_names, ", ")));
 }
 
@@ -136,6 +132,8 @@ void gather_host_facts(HostFacts& host) {
   host.local_addresses = local_ipv4_addresses();
   host.gpu_count = visible_gpu_count(host.env);
   host.cpu_cores = std::max(1u, std::thread::hardware_concurrency());
+  std::random_device random;  // POD_NAME: six letters, as Paddle names a pod
+  for (int i = 0; i < 6; ++i) host.pod_name += static_cast<char>('a' + random() % 26);
 }
 
 // What a run carries from step to step: the options, what the supervisor takes from them, the
@@ -145,21 +143,23 @@ struct Run {
   SupervisorOptions supervision;
   HostFacts host;
   std::optional<SchedulerView> scheduler;
-  std::vector<std::string> resolved_names;  // "name=ip" for each host name given
+  std::optional<HostNameResolver> names;  // every host name given, and the scheduler's nodes
 };
 
-// 2. Names: every address given as a host name (flags, PADDLE_MASTER, POD_IP, the scheduler's
-// nodes) becomes its IPv4 address before planning, waited for up to the rendezvous timeout.
+// 2. Names: every address given as a host name (flags, PADDLE_MASTER, POD_IP) becomes its IPv4
+// address before planning, waited for up to the rendezvous timeout; the same resolver takes the
+// scheduler's nodes once the flags are checked against the scheduler (cluster_settings).
 void resolve_names(Run& run, const StopSignals& signals) {
   HostNameResolver::Settings settings;
   settings.patience = std::chrono::milliseconds(static_cast<long>(run.options.rendezvous_timeout * 1000));
   settings.stop = signals.stop_token();
   settings.stopped = [&signals](const std::string& waiting_for) { signals.throw_if_stopped(waiting_for); };
-  HostNameResolver resolver(std::move(settings));
+  HostNameResolver& resolver = run.names.emplace(std::move(settings));
   resolve_host_names(run.options, run.host.env, resolver);
-  if (run.scheduler) resolve_scheduler_hosts(*run.scheduler, resolver);
-  run.resolved_names = resolver.resolved();
 }
+
+// "name=ip" for each host name resolved so far.
+std::vector<std::string> resolved_names(const Run& run) { return run.names ? run.names->resolved() : std::vector<std::string>{}; }
 
 // 1. Options, read against the environment: the console's colour, and under a scheduler, whose
 // nodes share one console and often one working directory, its node's own log folder.
@@ -168,7 +168,7 @@ Run read_options(LaunchOptions options) {
   run.options = std::move(options);
   run.supervision = supervisor_options(run.options);
   run.host.env = common::current_environment();
-  run.supervision.ps_worker_restarts = ps_worker_restarts(run.options, run.host.env);
+  run.supervision.ps_worker_restarts = run.options.ps_worker_restarts.value_or(0);
   run.supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(run.host.env, "NO_COLOR"));
   if (run.options.dispatch.requested()) return run;
   run.scheduler = detect_scheduler(run.host.env);
@@ -193,7 +193,7 @@ int run_through_master(Run& run, std::vector<std::string> command, PortReservati
                        std::optional<NodeAgent>& agent, OrphanWatchdog& watchdog) {
   if (run.options.dry_run) throw common::UsageError("--dry_run: a multi-node job's plan needs its rendezvous; drop --master");
   LaunchLog log;
-  start_launch_log(log, run.options.log_dir, run.options, run.resolved_names);
+  start_launch_log(log, run.options.log_dir, run.options, resolved_names(run));
   if (agent) agent->watch_dispatcher(log);
   cluster.stop_signals = run.supervision.stop_signals;
   ClusterPeers peers(run.options, std::move(command), run.host, ports, std::move(cluster), log);
@@ -209,7 +209,7 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
                        : plan.heter_endpoints.empty()             ? "--servers/--workers/--start_port"
                                                                   : "--servers/--workers/--heter_workers/--start_port");
   LaunchLog log;
-  start_launch_log(log, options.log_dir, options, run.resolved_names);
+  start_launch_log(log, options.log_dir, options, resolved_names(run));
   if (run.scheduler)
     log.info(fmt::format("scheduler: {}: {} node(s), this is node {}", run.scheduler->source,
                          run.scheduler->nnodes.value_or(1), run.scheduler->node_rank.value_or(0)));
@@ -240,11 +240,13 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
 }
 
 int run(int argc, const char* const argv[]) {
-  CommandLine command_line = parse_command_line(argc, argv);
+  CommandLine command_line = parse_command_line(argc, argv, common::current_environment());
   if (command_line.action != CommandLine::Action::kRun) {
     fmt::print("{}\n", command_line.text);
     return 0;
   }
+  if (command_line.options.dry_run)  // no launch log: the notices go to the console alone
+    for (const std::string& notice : command_line.options.notices) fmt::print(stderr, "paddle-launch: warning: {}\n", notice);
   Run run = read_options(std::move(command_line.options));  // 1.
   if (run.options.dispatch.requested()) {
     StopSignals signals;
@@ -264,7 +266,7 @@ int run(int argc, const char* const argv[]) {
   std::vector<std::string> command =
       resolve_training_command(run.options.training_script, run.options.training_script_args, run.host.env);
   PortReservation ports(default_port_lock_dir(get_env(run.host.env, "TMPDIR").value_or("")));
-  if (auto cluster = cluster_settings(run.options, run.host, run.scheduler))
+  if (auto cluster = cluster_settings(run.options, run.host, run.scheduler, &*run.names))
     return run_through_master(run, std::move(command), ports, std::move(*cluster), agent, watchdog);  // 3.
   LaunchPlan plan = make_launch_plan(run.options, std::move(command), run.host, ports);
   if (run.options.dry_run) {

@@ -92,11 +92,12 @@ std::vector<collective::EtcdEndpoint> etcd_endpoints(const std::string& master, 
 }
 
 // --master, else PADDLE_MASTER, else the scheduler's master node one port below the trainers'.
-std::optional<std::string> master_address(const LaunchOptions& o, const HostFacts& host,
-                                          const std::optional<SchedulerView>& scheduler) {
+std::optional<std::string> master_address(
+    const LaunchOptions& o, const HostFacts& host, const std::optional<SchedulerView>& scheduler,
+    const std::function<std::optional<std::string>(const std::string&, const std::string&)>& resolve) {
   if (auto m = flag_or_env(o.master, host, "PADDLE_MASTER")) return m;
   if (!scheduler || !scheduler->master_host) return std::nullopt;
-  const auto ip = resolve_ipv4(*scheduler->master_host);
+  const auto ip = resolve(*scheduler->master_host, scheduler->source);
   if (!ip)
     throw common::UsageError(fmt::format("{}: the master node '{}' does not resolve to an IPv4 address; give --master=IP:PORT",
                                          scheduler->source, *scheduler->master_host));
@@ -122,17 +123,26 @@ ClusterSettings fixed_nodes_settings(const LaunchOptions& o, const LaunchPlan& p
 }  // namespace
 
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host) {
-  return cluster_settings(o, host, detect_scheduler(host.env));
+  return cluster_settings(o, host, detect_scheduler(host.env), nullptr);
 }
 
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const HostFacts& host,
-                                                const std::optional<SchedulerView>& scheduler) {
-  if (!scheduler && !flag_or_env(o.master, host, "PADDLE_MASTER")) return std::nullopt;
+                                                const std::optional<SchedulerView>& scheduler, HostNameResolver* names) {
+  const auto resolve = [names](const std::string& host_name, const std::string& what) -> std::optional<std::string> {
+    if (names) return names->address(host_name, what);
+    return resolve_ipv4(host_name);
+  };
+  if (!scheduler && !flag_or_env(o.master, host, "PADDLE_MASTER")) {
+    if (o.nnodes && parse_node_count(*o.nnodes, "--nnodes").max > 1)
+      throw common::UsageError(fmt::format("--nnodes={} needs --master=IP:PORT (or PADDLE_MASTER), where the nodes meet",
+                                           *o.nnodes));
+    return std::nullopt;
+  }
   const NodeCount count = node_count(o, host, scheduler);
   const int nnodes = count.max;
   // A scheduler's one-node job is a plain one-node job.
   if (nnodes == 1 && !flag_or_env(o.master, host, "PADDLE_MASTER")) return std::nullopt;
-  const auto master = master_address(o, host, scheduler);
+  const auto master = master_address(o, host, scheduler, resolve);
   if (!master) {
     if (nnodes > 1)
       throw common::UsageError(fmt::format("{} runs {} launchers; give --master=IP:PORT of one node", scheduler->source, nnodes));
@@ -188,7 +198,7 @@ std::optional<ClusterSettings> cluster_settings(const LaunchOptions& o, const Ho
   if (ips.size() > 1) s.ips_order = ips;
   else if (scheduler)
     for (const auto& name : scheduler->nodes)
-      if (auto ip = resolve_ipv4(name)) s.ips_order.push_back(*ip);
+      if (auto ip = resolve(name, scheduler->source)) s.ips_order.push_back(*ip);
   s.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(o.rendezvous_timeout * 1000));
   s.token = common::JobToken::from_environment(host.env, "the master store");
   return s;
@@ -292,6 +302,7 @@ const LaunchPlan& ClusterPeers::plan(int generation, int restarts_used) {
   const ClusterSettings& s = link_.settings();
   NodeRegistration me = registration();
   me.restarts_used = restarts_used;
+  me.order = options_.sort_ip ? "sort_ip" : s.host_master ? "master" : "";
   me.tcp_store = fmt::format("{}:{}", s.node_ip, tcp_store_port(me));
   const std::string nodes_wanted = s.elastic() ? fmt::format("{} to {}", s.min_nodes, s.nnodes) : std::to_string(s.nnodes);
   log_.info(fmt::format("joining generation {} of job {} at {} as {} ({} nodes{})", generation, s.job_id, s.master_name(),

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "launcher/cluster/cluster_link.h"
+#include "launcher/plan/host_names.h"
 #include "launcher/plan/launch_plan.h"
 #include "launcher/plan/port_reservation.h"
 #include "launcher/plan/scheduler_env.h"
@@ -30,9 +31,10 @@ namespace paddle::launcher {
 // master); nothing for a one-node job. Throws common::UsageError naming the flag
 // or variable at fault, or a loopback address given to a node on a real network.
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host);
-// The same, under the scheduler already read from host.env (its host names resolved).
+// The same, under the scheduler already read from host.env, whose host names `names` resolves
+// (waiting for a name not known yet) once the flags are checked against it.
 std::optional<ClusterSettings> cluster_settings(const LaunchOptions& options, const HostFacts& host,
-                                                const std::optional<SchedulerView>& scheduler);
+                                                const std::optional<SchedulerView>& scheduler, HostNameResolver* names);
 
 // A plain --ips collective job (no --master) gains the same control plane: the master is the
 // first IP of --ips, one port below the trainers' first (--start_port, else 6070), and the

@@ -158,6 +158,7 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
     const nlohmann::json* ps_store_ports = get.optional("ps_store_port");
     const nlohmann::json* tcp_stores = get.optional("tcp_store");
     const nlohmann::json* job_lists = get.optional("job_lists");
+    const nlohmann::json* orders = get.optional("order");
     nodes.resize(count);
     for (size_t i = 0; i < count; ++i) try {
       NodeRegistration& n = nodes[i];
@@ -173,6 +174,7 @@ std::vector<NodeRegistration> decode_member_list(const std::string& value) {
       if (ps_store_ports) n.ps_store_port = (*ps_store_ports)[i].get<int>();
       if (tcp_stores) n.tcp_store = absolute_from(n.ip, text_of((*tcp_stores)[i]));
       if (job_lists) n.job_lists = absolute_from(n.ip, text_of((*job_lists)[i]));
+      if (orders) n.order = absolute_from(n.ip, text_of((*orders)[i]));
     } catch (const nlohmann::json::exception& e) {
       throw common::PeerError(fmt::format("a node's registration at the master is malformed: node {} of the member "
                                           "list ({}): {}", i, ips[i].dump(), e.what()));

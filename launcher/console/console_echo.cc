@@ -1,5 +1,7 @@
 #include "launcher/console/console_echo.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <poll.h>
 
@@ -31,7 +33,9 @@ ConsoleEcho::ConsoleEcho(const LaunchPlan& plan, const EchoSelection& selection,
   for (const ProcessSpec* p : chosen) {
     std::string label = selection.label(plan, *p, chosen.size());
     if (options_.colour && !label.empty()) label = coloured(label, *p);
-    followed_.push_back({LogFollower(p->log_file, options_.max_lag), std::move(label)});
+    std::error_code missing;
+    const auto earlier = options_.logs_go_on ? std::filesystem::file_size(p->log_file, missing) : 0;
+    followed_.push_back({LogFollower(p->log_file, options_.max_lag, missing ? 0 : static_cast<long>(earlier)), std::move(label)});
   }
   thread_.start("console-echo", [this](std::stop_token stop) { run(stop); }, [this] {
     std::lock_guard lock(mutex_);

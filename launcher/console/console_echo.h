@@ -34,6 +34,7 @@ struct ConsoleEchoOptions {
   std::chrono::milliseconds interval{100};
   std::chrono::milliseconds write_timeout{1000};  // a console slower than this loses lines
   uint64_t max_lag = 8u << 20;                    // bytes a log may run ahead before lines are skipped
+  bool logs_go_on = false;  // the logs are appended to (--log_overwrite=False): echo only what is new
 };
 
 class ConsoleEcho {

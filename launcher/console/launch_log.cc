@@ -33,23 +33,34 @@ std::string LaunchLog::format_line(std::string_view level, std::string_view mess
   return fmt::format("{} {},{:03d} {}:{}] {}\n", level, stamp, millis, file, where.line(), message);
 }
 
-void LaunchLog::write(std::string_view level, std::string_view message, std::source_location where) {
+void LaunchLog::set_console_level(std::string_view level) {
+  constexpr std::pair<std::string_view, int> kRanks[] = {{"DEBUG", 10}, {"INFO", 20}, {"WARNING", 30}, {"ERROR", 40}, {"CRITICAL", 50}};
+  for (const auto& [name, rank] : kRanks)
+    if (name == level) console_rank_ = rank;
+}
+
+void LaunchLog::write(std::string_view level, int rank, std::string_view message, std::source_location where) {
   const std::string line = format_line(level, message, where);
-  std::fputs(line.c_str(), console_);
-  std::fflush(console_);
+  if (rank >= console_rank_) {
+    std::fputs(line.c_str(), console_);
+    std::fflush(console_);
+  }
   if (file_ != nullptr) {
     std::fputs(line.c_str(), file_);
     std::fflush(file_);
   }
 }
 
-void LaunchLog::info(std::string_view message, std::source_location where) { write("INFO", message, where); }
-void LaunchLog::warning(std::string_view message, std::source_location where) { write("WARNING", message, where); }
-void LaunchLog::error(std::string_view message, std::source_location where) { write("ERROR", message, where); }
+void LaunchLog::debug(std::string_view message, std::source_location where) { write("DEBUG", 10, message, where); }
+void LaunchLog::info(std::string_view message, std::source_location where) { write("INFO", 20, message, where); }
+void LaunchLog::warning(std::string_view message, std::source_location where) { write("WARNING", 30, message, where); }
+void LaunchLog::error(std::string_view message, std::source_location where) { write("ERROR", 40, message, where); }
 
 void LaunchLog::print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (console_rank_ <= 20) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
   if (file_ != nullptr) {
     std::fwrite(text.data(), 1, text.size(), file_);
     std::fflush(file_);

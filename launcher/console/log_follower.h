@@ -11,8 +11,9 @@ namespace paddle::launcher {
 
 class LogFollower {
  public:
-  explicit LogFollower(std::string path, uint64_t max_lag = 8u << 20)
-      : path_(std::move(path)), max_lag_(max_lag) {}
+  // `start_at` bytes of the file are passed over: an earlier run's, in a log that goes on.
+  explicit LogFollower(std::string path, uint64_t max_lag = 8u << 20, long start_at = 0)
+      : path_(std::move(path)), max_lag_(max_lag), offset_(start_at) {}
 
   // The complete lines written since the last call, each ending in '\n' (empty: none yet). At
   // the end of the job (`final`), a last unfinished line comes too, given its newline.

@@ -1,4 +1,5 @@
 #include "launcher/console/plan_report.h"
+#include "launcher/plan/worker_contract.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,12 @@ std::string dry_run_json(const LaunchPlan& plan) {
     for (const auto& [k, v] : p.env) env[k] = v;
     env["PADDLE_RESTART_COUNT"] = "0";
     proc["env"] = env;
+    if (!p.backup_env_file.empty()) {
+      EnvMap at_start;
+      for (const auto& [name, value] : env.items()) at_start[name] = value.get<std::string>();
+      proc["backup_env_file"] = p.backup_env_file;
+      proc["backup_env"] = nlohmann::ordered_json::parse(backup_env_json(p, at_start));
+    }
     doc["processes"].push_back(proc);
   }
   return doc.dump(2) + "\n";

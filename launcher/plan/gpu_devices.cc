@@ -1,6 +1,7 @@
 #include "launcher/plan/gpu_devices.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,25 +13,37 @@
 
 namespace paddle::launcher {
 
-GpuSelection parse_gpu_selection(const std::string& text, const std::optional<std::string>& cuda_visible_devices) {
+const DeviceNames& device_names(DeviceKind kind) {
+  static constexpr DeviceNames kGpu{"GPU", "--gpus", "CUDA_VISIBLE_DEVICES", "FLAGS_selected_gpus", "nccl", ""};
+  static constexpr DeviceNames kXpu{"XPU", "--xpus", "XPU_VISIBLE_DEVICES", "FLAGS_selected_xpus", "bkcl", ""};
+  static constexpr DeviceNames kNpu{"NPU", "--npus", "NPU_VISIBLE_DEVICES", "FLAGS_selected_npus", "xccl", "npu"};
+  return kind == DeviceKind::kXpu ? kXpu : kind == DeviceKind::kNpu ? kNpu : kGpu;
+}
+
+GpuSelection parse_gpu_selection(const std::string& text, const std::optional<std::string>& cuda_visible_devices,
+                                 const DeviceNames& names) {
   GpuSelection selection;
-  std::vector<std::string> items = split_list(text, "--gpus");
+  const std::string_view flag = names.flag;
+  const std::string upper = names.kind;
+  std::string device = upper;  // gpu, xpu, npu
+  std::ranges::transform(device, device.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::vector<std::string> items = split_list(text, flag);
   std::vector<std::string> visible;
   if (cuda_visible_devices && !cuda_visible_devices->empty())
-    visible = split_list(*cuda_visible_devices, "CUDA_VISIBLE_DEVICES");
+    visible = split_list(*cuda_visible_devices, names.visible);
 
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string& item = items[i];
     int id = -1;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
     if (ec != std::errc() || end != item.data() + item.size() || id < 0)
-      throw common::UsageError(fmt::format("--gpus: '{}' is not a GPU id (expected a non-negative integer)", item));
+      throw common::UsageError(fmt::format("{}: '{}' is not a {} id (expected a non-negative integer)", flag, item, upper));
     if (std::find(items.begin(), items.begin() + i, item) != items.begin() + i)
-      throw common::UsageError(fmt::format("--gpus: GPU id {} is listed twice", item));
+      throw common::UsageError(fmt::format("{}: {} id {} is listed twice", flag, upper, item));
     if (!visible.empty()) {
       auto it = std::find(visible.begin(), visible.end(), item);
       if (it == visible.end())
-        throw common::UsageError(fmt::format("--gpus: GPU {} is not in CUDA_VISIBLE_DEVICES={}", item,
+        throw common::UsageError(fmt::format("{}: {} {} is not in {}={}", flag, upper, item, names.visible,
                                      *cuda_visible_devices));
       id = static_cast<int>(it - visible.begin());
     }
@@ -38,9 +51,9 @@ GpuSelection parse_gpu_selection(const std::string& text, const std::optional<st
   }
   if (!visible.empty())
     selection.note = fmt::format(
-        "Change selected_gpus into relative values. --gpus:{} will change into relative_gpus:{} "
-        "according to your CUDA_VISIBLE_DEVICES:{}",
-        text, fmt::join(selection.ids, ","), *cuda_visible_devices);
+        "Change selected_{}s into relative values. {}:{} will change into relative_{}s:{} "
+        "according to your {}:{}",
+        device, flag, text, device, fmt::join(selection.ids, ","), names.visible, *cuda_visible_devices);
   return selection;
 }
 

@@ -13,7 +13,6 @@
 #include "common/wait.h"
 #include "launcher/plan/address.h"
 #include "launcher/plan/launch_options.h"
-#include "launcher/plan/scheduler_env.h"
 
 namespace paddle::launcher {
 namespace {
@@ -111,11 +110,6 @@ void resolve_host_names(LaunchOptions& o, EnvMap& env, HostNameResolver& resolve
   if (!o.host)
     if (auto it = env.find("POD_IP"); it != env.end() && !it->second.empty())
       it->second = resolver.address(it->second, "POD_IP");
-}
-
-void resolve_scheduler_hosts(SchedulerView& scheduler, HostNameResolver& resolver) {
-  if (scheduler.master_host) scheduler.master_host = resolver.address(*scheduler.master_host, scheduler.source);
-  for (std::string& node : scheduler.nodes) node = resolver.address(node, scheduler.source);
 }
 
 }  // namespace paddle::launcher

@@ -23,7 +23,6 @@
 namespace paddle::launcher {
 
 struct LaunchOptions;
-struct SchedulerView;
 
 // The IPv4 address a name stands for now, if any. system_lookup() asks getaddrinfo.
 using HostLookup = std::function<std::optional<std::string>(const std::string& name)>;
@@ -62,7 +61,5 @@ class HostNameResolver {
 // Rewrites every address the options and the environment hold (see the top of this file) to
 // its IPv4 address. etcd:// masters are left to the etcd client, which resolves them itself.
 void resolve_host_names(LaunchOptions& options, EnvMap& env, HostNameResolver& resolver);
-// The same for a scheduler's master node and node list (Slurm's, a PyTorchJob's MASTER_ADDR).
-void resolve_scheduler_hosts(SchedulerView& scheduler, HostNameResolver& resolver);
 
 }  // namespace paddle::launcher

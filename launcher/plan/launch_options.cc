@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/parse.h"
+#include "launcher/plan/paddle_flags.h"
 
 namespace paddle::launcher {
 namespace {
@@ -68,7 +69,7 @@ void add_dispatch_options(CLI::App& app, DispatchOptions& d) {
 
 }  // namespace
 
-CommandLine parse_command_line(int argc, const char* const argv[]) {
+CommandLine parse_command_line(int argc, const char* const argv[], const common::Environment& env) {
   CommandLine result;
   LaunchOptions& o = result.options;
 
@@ -98,9 +99,16 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       ->check(port);
   app.add_option("--log_dir", o.log_dir, "Directory of the per-process logs")->capture_default_str();
   app.add_option("--run_mode", o.run_mode, "collective, ps or ps-heter. Default: chosen from the other flags")
+      ->check(CLI::Validator(
+          [](std::string& mode) -> std::string {
+            return mode == "rpc" ? "rpc, Paddle's RPC mode, is not built into paddle-launch; use collective or "
+                                   "parameter-server mode"
+                                 : "";
+          },
+          ""))
       ->check(CLI::IsMember({"collective", "ps", "ps-heter"}));
-  app.add_option("--backend", o.backend, "Collective backend: auto, gloo or nccl")
-      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+  app.add_option("--backend", o.backend, "Collective backend: auto, gloo, nccl (GPUs), bkcl (XPUs) or xccl (NPUs)")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl", "bkcl", "xccl"}))
       ->capture_default_str();
   app.add_option("--server_num", o.server_num,
                  "PS mode: number of servers on this node (0: a node of a --master job that holds only workers)")
@@ -165,6 +173,8 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   add_dispatch_options(app, o.dispatch);
+  PaddleFlagValues paddle;
+  add_paddle_flags(app, o, paddle);
   app.add_flag("--agent", o.agent,
                "Run as one node of a job dispatched over SSH: read the environment from stdin (one JSON line), "
                "write ./nodefile, and stop the job when stdin closes or falls silent. The dispatcher passes it");
@@ -181,6 +191,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
       "  paddle-launch --dry_run=json --nproc_per_node=4 train        # show the plan only\n"
       "Logs: LOG_DIR/workerlog.N, LOG_DIR/serverlog.N, LOG_DIR/heterlog.N, LOG_DIR/endpoints.log, LOG_DIR/launch.log");
 
+  const auto usage_error = [](const CLI::ParseError& e) { return common::UsageError(e.what()); };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -192,13 +203,57 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
     result.text = kLauncherVersion;
     return result;
   } catch (const CLI::ParseError& e) {
-    throw common::UsageError(e.what());
+    throw usage_error(e);
   }
 
+  std::vector<std::string> given;  // on the command line, then by a twin
   for (const CLI::Option* option : app.get_options()) {
-    if (option->get_group() == kDispatchGroup || option->count() == 0 || option->get_name() == "--help") continue;
+    if (option->count() == 0 || option->get_name() == "--help") continue;
+    for (const std::string& name : option->get_lnames()) given.push_back("--" + name);
+    if (option->get_group() == kDispatchGroup) continue;
     for (const std::string& value : option->results()) o.given_flags.emplace_back(option->get_name(), value);
   }
+  const auto was_given = [&given](std::string_view flag) { return std::ranges::find(given, flag) != given.end(); };
+
+  // Each twin set whose setting no flag gave, as its flag; each checked alone first, so that an
+  // error names the variable.
+  std::vector<std::string> twin_args;
+  for (const FlagTwin& twin : flag_twins()) {
+    const auto value = get_env(env, std::string(twin.variable));
+    if (!value || value->empty()) continue;
+    const auto names = same_setting(twin.flag);
+    const auto flag_given = std::ranges::find_if(names, was_given);
+    if (flag_given != names.end()) {
+      o.notices.push_back(fmt::format("{}={} is ignored: {} was given (a flag wins over its variable here; Paddle's "
+                                      "launcher would take the variable)",
+                                      twin.variable, *value, *flag_given));
+      continue;
+    }
+    if (twin.read_where_used) continue;
+    const std::string arg = fmt::format("{}={}", twin.flag, *value);
+    try {
+      app.clear();
+      std::vector<const char*> alone{argv[0], arg.c_str(), "x"};
+      app.parse(static_cast<int>(alone.size()), alone.data());
+    } catch (const CLI::ParseError& e) {
+      throw common::UsageError(fmt::format("{}={}: {}", twin.variable, *value, e.what()));
+    }
+    twin_args.push_back(arg);
+    given.push_back(std::string(twin.flag));
+    o.twins_read.push_back(fmt::format("{}={} as {}", twin.variable, *value, twin.flag));
+  }
+  if (!twin_args.empty()) {
+    std::vector<const char*> with_twins{argv[0]};
+    for (const auto& arg : twin_args) with_twins.push_back(arg.c_str());
+    for (int i = 1; i < argc; ++i) with_twins.push_back(argv[i]);
+    app.clear();
+    try {
+      app.parse(static_cast<int>(with_twins.size()), with_twins.data());
+    } catch (const CLI::ParseError& e) {
+      throw usage_error(e);
+    }
+  }
+  finish_paddle_flags(o, paddle, was_given, env);
 
   if (o.dashboard_flag)
     o.dashboard = *o.dashboard_flag == "auto" ? 0 : common::parse_port<common::UsageError>(*o.dashboard_flag, "--dashboard");

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/environment.h"
+
 namespace paddle::launcher {
 
 inline constexpr const char* kLauncherVersion = "paddle-launch 0.1.0";  // what --version prints
@@ -30,8 +32,12 @@ struct DispatchOptions {
   bool requested() const { return hostfile || hosts || cluster_conf; }
 };
 
+// The accelerator the device ids of --gpus/--devices, --xpus or --npus name (plan/gpu_devices.h).
+enum class DeviceKind { kGpu, kXpu, kNpu };
+
 struct LaunchOptions {
-  std::optional<std::string> gpus;  // --gpus / --devices, as typed
+  std::optional<std::string> gpus;  // --gpus / --devices / --xpus / --npus, as typed
+  DeviceKind device_kind = DeviceKind::kGpu;
   std::optional<int> nproc_per_node;
   std::string ips = "127.0.0.1";
   std::optional<std::string> host;
@@ -67,6 +73,22 @@ struct LaunchOptions {
   std::string training_script;
   std::vector<std::string> training_script_args;
 
+  // Paddle's launchers' own flags (plan/paddle_flags.h says what each does here).
+  std::string log_level = "INFO";  // the launcher's console lines at this level and above
+  bool log_overwrite = true;       // false: the logs of a run go on after an earlier run's
+  bool sort_ip = false;            // nodes ranked by IP address alone
+  int elastic_level = -1;          // -1, 0: a failure stops the job (3 s grace); >= 1: it restarts (30 s)
+  bool enable_gpu_log = true;      // LOG_DIR/<job_id>.gpu.log from nvidia-smi every 5 s, on GPUs
+  bool legacy = false;             // paddle.distributed.fleet.launch's worker contract, not launch's
+  std::string legacy_reason;       // why legacy is on, for the launch log
+  std::optional<std::string> with_gloo;            // PADDLE_WITH_GLOO for every process
+  std::optional<std::string> auto_parallel_config;  // PADDLE_AUTO_PARALLEL_CONFIG, checked
+  bool auto_cluster_config = false;                 // PADDLE_AUTO_CLUSTER
+  std::optional<std::string> elastic_pre_hook;      // a shell command before each start of the processes
+  // Variables given as well as their flag, which wins: "PADDLE_X=v is ignored: --x=w was given".
+  std::vector<std::string> notices;
+  std::vector<std::string> twins_read;  // "PADDLE_X=v as --x", for the launch log at DEBUG
+
   DispatchOptions dispatch;
   bool agent = false;  // --agent: one node of a dispatched job (dispatch/node_agent.h)
   // Every flag given outside the dispatch group, as ("--name", value) in the order given: what
@@ -81,9 +103,10 @@ struct CommandLine {
   std::string text;  // the help or version text, for kHelp and kVersion
 };
 
-// Parses argv; everything from the training script on belongs to the script.
-// Throws common::UsageError naming the flag at fault.
-CommandLine parse_command_line(int argc, const char* const argv[]);
+// Parses argv; everything from the training script on belongs to the script. A flag not given
+// is read from its PADDLE_* twin in `env` (plan/paddle_flags.h). Throws common::UsageError naming
+// the flag, or the variable, at fault.
+CommandLine parse_command_line(int argc, const char* const argv[], const common::Environment& env = {});
 
 // The options as sorted `name: value` pairs, for the "Configuration Arguments" block.
 std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOptions& options);

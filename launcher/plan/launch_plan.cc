@@ -13,6 +13,7 @@
 #include "launcher/plan/heter_stages.h"
 #include "launcher/plan/plan_support.h"
 #include "launcher/plan/ps_plan.h"
+#include "launcher/plan/worker_contract.h"
 
 namespace paddle::launcher {
 namespace {
@@ -41,7 +42,8 @@ std::string log_name(Role role) {
 
 // This node's trainers: how many, their devices and the collective backend.
 struct LocalTrainers {
-  std::vector<std::string> devices;  // GPU ids; empty on the CPU
+  std::vector<std::string> devices;  // GPU (XPU, NPU) ids; empty on the CPU
+  const DeviceNames* names = &device_names(DeviceKind::kGpu);
   int count = 1;
   int gpus_each = 0;
   std::string backend;
@@ -49,24 +51,28 @@ struct LocalTrainers {
 
 LocalTrainers local_trainers(const LaunchOptions& o, const HostFacts& host, std::vector<std::string>& notes) {
   std::vector<int> gpus;
+  LocalTrainers t;
+  t.names = &device_names(o.device_kind);
   if (o.gpus) {
-    GpuSelection selection = parse_gpu_selection(*o.gpus, get_env(host.env, "CUDA_VISIBLE_DEVICES"));
+    GpuSelection selection = parse_gpu_selection(*o.gpus, get_env(host.env, t.names->visible), *t.names);
     gpus = selection.ids;
     if (!selection.note.empty()) notes.push_back(selection.note);
   } else {
     for (int i = 0; i < host.gpu_count; ++i) gpus.push_back(i);
   }
-  LocalTrainers t;
   const bool gpu_mode = !gpus.empty();
   for (int g : gpus) t.devices.push_back(std::to_string(g));
   t.count = o.nproc_per_node.value_or(gpu_mode ? static_cast<int>(gpus.size()) : 1);
   if (gpu_mode && gpus.size() % t.count != 0)
-    throw common::UsageError(fmt::format("--nproc_per_node={} does not divide the {} GPUs ({})", t.count, gpus.size(),
-                                         fmt::join(gpus, ",")));
+    throw common::UsageError(fmt::format("--nproc_per_node={} does not divide the {} {}s ({})", t.count, gpus.size(),
+                                         t.names->kind, fmt::join(gpus, ",")));
   t.gpus_each = gpu_mode ? static_cast<int>(gpus.size()) / t.count : 0;
-  t.backend = o.backend == "auto" ? (gpu_mode ? "nccl" : "gloo") : o.backend;
-  if (t.backend == "nccl" && !gpu_mode)
+  t.backend = o.backend == "auto" ? (gpu_mode ? t.names->backend : "gloo") : o.backend;
+  if (t.backend == "nccl" && !(gpu_mode && o.device_kind == DeviceKind::kGpu))
     throw common::UsageError("--backend=nccl needs GPUs, but --gpus is not set and no GPU is visible");
+  if (t.backend != "gloo" && t.backend != t.names->backend)
+    throw common::UsageError(fmt::format("--backend={} does not drive the devices of {}; use {} or auto", t.backend,
+                                         t.names->flag, t.names->backend));
   return t;
 }
 
@@ -89,8 +95,9 @@ void add_trainers(LaunchPlan& plan, const LocalTrainers& t, int first_rank, cons
     env.emplace_back("PADDLE_RANK_IN_NODE", std::to_string(i));
     env.emplace_back("PADDLE_LOCAL_DEVICE_IDS", join(mine));
     env.emplace_back("PADDLE_WORLD_DEVICE_IDS", world_device_ids);
-    if (!t.devices.empty()) env.emplace_back("FLAGS_selected_gpus", join(mine));
+    if (!t.devices.empty()) env.emplace_back(t.names->selected, join(mine));
     env.emplace_back("PADDLE_DISTRI_BACKEND", t.backend);
+    if (!t.devices.empty() && *t.names->xccl) env.emplace_back("PADDLE_XCCL_BACKEND", t.names->xccl);
     // Paddle 2.6's launcher names the same ranks and sizes a second way (launch/controllers).
     env.emplace_back("PADDLE_GLOBAL_SIZE", std::to_string(world));
     env.emplace_back("PADDLE_LOCAL_SIZE", std::to_string(t.count));
@@ -140,6 +147,7 @@ void finish_plan(LaunchPlan& plan, const LaunchOptions& o, std::vector<std::stri
     p.metrics_file = fmt::format("{}/metrics.{}.{}.jsonl", o.log_dir, role_name(p.role), p.rank);
   }
   add_omp_threads(plan, host);
+  add_worker_contract(plan, o, host);
 }
 
 }  // namespace
@@ -232,6 +240,7 @@ LaunchPlan make_cluster_plan(const LaunchOptions& o, std::vector<std::string> co
 EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, int restart_count) {
   EnvMap env = launcher_env;
   for (const char* name : kUnsetInChildren) env.erase(name);
+  for (const auto& [name, value] : spec.env_backup_only) env.erase(name);
   for (const auto& [k, v] : spec.env) env[k] = v;
   env["PADDLE_RESTART_COUNT"] = std::to_string(restart_count);
   // Absolute: a script may change its directory.

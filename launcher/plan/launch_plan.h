@@ -22,6 +22,7 @@ struct HostFacts {
   std::vector<LocalInterface> interfaces;    // the interfaces holding them
   int gpu_count = 0;                         // visible GPUs
   unsigned cpu_cores = 1;
+  std::string pod_name;                      // POD_NAME: six random letters, one per launcher
 };
 
 // Collective trainer; PS server; PS worker; PS heter worker (TRAINING_ROLE=HETER_TRAINER, a stage
@@ -42,6 +43,10 @@ struct ProcessSpec {
   // (PADDLE_METRICS_FILE; runtime/train/metrics_log.h).
   std::string metrics_file;
   EnvList env;  // set on top of the launcher's environment
+  // Paddle's backup of the environment (plan/worker_contract.h): the file written at each start,
+  // and the variables too long for the environment, which the file alone holds.
+  std::string backup_env_file;
+  EnvList env_backup_only;
 };
 
 struct LaunchPlan {
@@ -97,8 +102,8 @@ NodeRegistration register_node(const LaunchOptions& options, const HostFacts& ho
 LaunchPlan make_cluster_plan(const LaunchOptions& options, std::vector<std::string> command, const HostFacts& host,
                              const std::vector<RankedNode>& nodes, int node_rank, const EnvList& job_env);
 
-// The full environment of one process: the launcher's, less kUnsetInChildren, plus the spec's
-// variables and PADDLE_RESTART_COUNT.
+// The full environment of one process: the launcher's, less kUnsetInChildren and the spec's
+// backup-only variables, plus the spec's variables and PADDLE_RESTART_COUNT.
 EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, int restart_count);
 
 }  // namespace paddle::launcher

@@ -247,7 +247,7 @@ LaunchPlan plan_ps(const LaunchOptions& o, const HostFacts& host, PortSource& po
   for (const auto& h : heter_workers) plan.heter_endpoints.push_back(h.str());
   plan.ps_store_endpoint = fmt::format("{}:{}", servers.front().ip, http_port);
   const PsJob job{join(plan.server_endpoints), join(plan.trainer_endpoints), plan.ps_store_endpoint,
-                  get_env(host.env, "PADDLE_WITH_GLOO").value_or("0"), worker_count, std::move(heter)};
+                  o.with_gloo.value_or(o.legacy ? "0" : "1"), worker_count, std::move(heter)};
   const std::vector<std::string> gpus = ps_worker_gpus(o, host);
   add_ps_servers(plan, job, servers, o.servers || start);
   add_ps_workers(plan, job, workers, gpus, o.workers || start);

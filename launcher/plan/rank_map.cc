@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/checksum.h"
@@ -33,7 +34,7 @@ nlohmann::json NodeRegistration::to_json() const {
   nlohmann::json j = {{"ip", ip}, {"hostname", hostname}, {"endpoints", endpoints}, {"devices", devices},
                       {"max_restarts", max_restarts}, {"restarts_used", restarts_used},
                       {"servers", server_endpoints}, {"ps_store_port", ps_store_port},
-                      {"tcp_store", tcp_store}, {"job_lists", job_lists}};
+                      {"tcp_store", tcp_store}, {"job_lists", job_lists}, {"order", order}};
   j["rank"] = requested_rank ? nlohmann::json(*requested_rank) : nlohmann::json();
   return j;
 }
@@ -61,6 +62,7 @@ NodeRegistration NodeRegistration::from_parsed(const nlohmann::json& j) {
     n.ps_store_port = j.value("ps_store_port", 0);
     n.tcp_store = j.value("tcp_store", "");
     n.job_lists = j.value("job_lists", "");
+    n.order = j.value("order", "");
     if (!j.at("rank").is_null()) n.requested_rank = j.at("rank").get<int>();
     return n;
   } catch (const std::exception& e) {
@@ -77,7 +79,12 @@ std::string job_lists_summary(const std::string& lists) {
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order) {
   const int count = static_cast<int>(nodes.size());
   std::map<int, const NodeRegistration*> claimed;
+  const bool sort_ip = nodes.front().order == "sort_ip";
   for (const auto& n : nodes) {
+    if ((n.order == "sort_ip") != sort_ip)
+      throw common::UsageError(fmt::format("--sort_ip: node {} says {}, node {} says {}; give every node the same",
+                                           describe(nodes.front()), sort_ip ? "True" : "False", describe(n),
+                                           sort_ip ? "False" : "True"));
     if (n.max_restarts != nodes.front().max_restarts)
       throw common::UsageError(fmt::format("--max_restarts: node {} says {}, node {} says {}; give every node the same",
                                            describe(nodes.front()), nodes.front().max_restarts, describe(n), n.max_restarts));
@@ -98,11 +105,16 @@ std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const st
   // comparison would cost O(N^2 log N).
   std::unordered_map<std::string, size_t> listed_at;
   for (size_t i = 0; i < ips_order.size(); ++i) listed_at.emplace(ips_order[i], i);
-  std::vector<std::pair<std::pair<size_t, std::vector<int>>, const NodeRegistration*>> unranked;
+  using Key = std::tuple<size_t, bool, std::vector<int>>;  // listed at, not the master's host, address
+  std::vector<std::pair<Key, const NodeRegistration*>> unranked;
   for (const auto& n : nodes)
     if (!n.requested_rank) {
       const auto listed = listed_at.find(n.ip);
-      unranked.push_back({{listed == listed_at.end() ? ips_order.size() : listed->second, address_key(n.ip)}, &n});
+      if (sort_ip) unranked.push_back({{0, false, address_key(n.ip)}, &n});
+      else
+        unranked.push_back({{listed == listed_at.end() ? ips_order.size() : listed->second, n.order != "master",
+                             address_key(n.ip)},
+                            &n});
     }
   std::sort(unranked.begin(), unranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<RankedNode> ranked;

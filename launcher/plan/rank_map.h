@@ -4,7 +4,9 @@
 // node prints the same map. The order is deterministic and never the order of arrival:
 //   1. a node's --rank, when it gave one;
 //   2. the order of --ips, for nodes listed there;
-//   3. sorted IP address.
+//   3. the node that hosts the master (as Paddle's launcher ranks its master's pod first);
+//   4. sorted IP address.
+// With --sort_ip (every node must give it) the order is sorted IP address alone, as Paddle's.
 // Global ranks follow node ranks: node 0's processes first, in their local order.
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,9 @@ struct NodeRegistration {
   std::string devices;                 // "0,1" for GPUs; "" on the CPU
   int max_restarts = 0;                // must agree on every node
   int restarts_used = 0;               // of max_restarts, as far as this node knows (a newcomer: 0)
+  // How it asks to be ranked beyond --rank: "sort_ip" (--sort_ip), "master" (it hosts the
+  // job's master), or "".
+  std::string order;
 
   nlohmann::json to_json() const;
   // Throws common::PeerError naming what is malformed.
@@ -52,8 +57,8 @@ struct RankedNode {
 };
 
 // The registrations in rank order. Throws common::UsageError naming the nodes when two claim
-// the same --rank, a --rank is not below the node count, or their --max_restarts or job lists
-// disagree.
+// the same --rank, a --rank is not below the node count, or their --max_restarts, --sort_ip or
+// job lists disagree.
 std::vector<RankedNode> rank_nodes(std::vector<NodeRegistration> nodes, const std::vector<std::string>& ips_order);
 
 // The rank map the console shows whole up to this many nodes.

@@ -15,6 +15,8 @@
 #include <utility>
 
 #include "launcher/console/log_echo.h"
+#include "launcher/supervise/backup_env_file.h"
+#include "launcher/supervise/pre_start_hook.h"
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
 #include "launcher/supervise/child_process.h"
@@ -129,6 +131,7 @@ class Job {
     job_state_->begin_attempt(attempt);
     job_state_->set_worker_restarts(worker_restarts_);
     io_.restart();
+    run_pre_start_hook_of(attempt);
 
     for (const auto& spec : plan_->processes) {
       slots_.emplace_back(&spec);
@@ -137,7 +140,7 @@ class Job {
       std::filesystem::remove(spec.error_file, ignored);  // an earlier run's record is not this one's
       if (attempt == 0) std::filesystem::remove(spec.metrics_file, ignored);  // restarts go on with the curve
       if (keeps_progress(spec)) std::filesystem::remove(progress_file(spec), ignored);  // an attempt starts over
-      if (!start_process(index, ChildProcess::Log::kFresh)) break;
+      if (!start_process(index, options_.append_logs ? ChildProcess::Log::kAppend : ChildProcess::Log::kFresh)) break;
     }
     job_state_->save();
     if (!all_exited()) {
@@ -168,6 +171,19 @@ class Job {
     if (failed_) report_failure(slots_, *failed_, log_);
   }
 
+  // --elastic_pre_hook, before this attempt's processes start.
+  void run_pre_start_hook_of(int attempt) {
+    if (!options_.pre_start_hook) return;
+    const std::string log_file = plan_->log_dir + "/prehook.log";
+    log_.info(fmt::format("running the pre-start hook (--elastic_pre_hook) before start {}: {}; its output is in {}",
+                          attempt, *options_.pre_start_hook, log_file));
+    std::stop_token stop = options_.stop_signals ? options_.stop_signals->stop_token() : std::stop_token();
+    const auto status = run_pre_start_hook(*options_.pre_start_hook, log_file, env_, stop);
+    if (status && *status != 0)
+      log_.warning(fmt::format("the pre-start hook ended with {}; starting the processes all the same, as Paddle does "
+                               "(see {})", describe_wait_status(*status), log_file));
+  }
+
   // Starts slot `index`'s process; false (and the failure handled) when it cannot be started.
   bool start_process(size_t index, ChildProcess::Log log_mode) {
     Slot& slot = slots_[index];
@@ -178,6 +194,7 @@ class Job {
         env.insert_or_assign("PADDLE_PS_WORKER_PROGRESS", progress_file(spec));
         env.insert_or_assign("PADDLE_PS_WORKER_RESTART_COUNT", std::to_string(slot.restarts_in_place));
       }
+      write_backup_env(spec, env);
       const OrphanGuard* guard = options_.orphan_guard;
       if (guard) env.insert_or_assign(guard->child_variable().first, guard->child_variable().second);
       slot.child = std::make_unique<ChildProcess>(io_, plan_->command, env, spec.log_file,

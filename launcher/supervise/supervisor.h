@@ -45,6 +45,8 @@ struct SupervisorOptions {
   // (--ps_worker_restarts), while the servers keep their tables and the other workers go on.
   int ps_worker_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
+  bool append_logs = false;    // --log_overwrite=False: every start goes on in its log
+  std::optional<std::string> pre_start_hook;  // --elastic_pre_hook: a shell command before each start
   EchoSelection echo;          // whose output the console shows (--log_output)
   ConsoleEchoOptions console;
 };

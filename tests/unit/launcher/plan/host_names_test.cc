@@ -6,7 +6,6 @@
 
 #include "common/error.h"
 #include "launcher/plan/launch_options.h"
-#include "launcher/plan/scheduler_env.h"
 #include "tests/unit/launcher/test_support.h"
 
 namespace paddle::launcher {
@@ -116,19 +115,6 @@ TEST_CASE("a stop requested while a name is waited for ends the wait through the
                        doctest::Contains("caller's: waiting for the host name 'late' (--ips) to resolve"),
                        common::ConfigError);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
-}
-
-TEST_CASE("a scheduler's master and nodes are resolved") {
-  FakeDns dns;
-  dns.names = {{"node01", "10.0.1.1"}, {"node02", "10.0.1.2"}};
-  auto resolver = dns.resolver();
-  SchedulerView v;
-  v.source = "Slurm (SLURM_JOB_NODELIST=node[01-02])";
-  v.nodes = {"node01", "node02"};
-  v.master_host = "node01";
-  resolve_scheduler_hosts(v, resolver);
-  CHECK(v.nodes == std::vector<std::string>{"10.0.1.1", "10.0.1.2"});
-  CHECK(*v.master_host == "10.0.1.1");
 }
 
 TEST_CASE("the system resolver reads /etc/hosts") {

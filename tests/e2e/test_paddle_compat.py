@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""paddle-launch as a drop-in for Paddle's own launchers, held against the installed Paddle 2.6.2 and
+3.3.1 from PyPI (paddle_venv.py, paddle3_venv.py):
+- every flag of both Paddle launchers, and every PADDLE_* twin, read from Paddle's own parsers
+  (programs/paddle_flag_tables.py): each is planned, or refused in one line naming the feature;
+  a flag a later Paddle adds fails here before it reaches users;
+- Paddle 3's backup of the environment: at 8,192 ranks PADDLE_TRAINER_ENDPOINTS is left out of the
+  environment and Paddle 3.3.1's own getenv_or_backup reads every endpoint back;
+- Kubeflow's PaddleJob, two network-namespace hosts as its pods, each given only what the operator
+  injects (PADDLE_MASTER as an IP on pod 0 and as a service name elsewhere, which resolves only
+  some seconds after pod 1 starts): real dygraph DDP under 2.6.2 and 3.3.1, and the PS variant."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, check, child_env, main, scratch  # noqa: E402
+from paddle3_venv import paddle3_python  # noqa: E402
+from paddle_venv import paddle_python  # noqa: E402
+from ports import free_ports  # noqa: E402
+
+LAUNCH = shutil.which(os.environ.get("PADDLE_LAUNCH", "paddle-launch")) or "paddle-launch"
+PROBE = shutil.which(os.environ.get("PROBE", "probe")) or "probe"
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+
+# How each flag of Paddle's launchers is driven through paddle-launch, and what must come of it:
+#   plan        a dry run plans the job (exit 0, JSON)
+#   rendezvous  the launcher takes the job to its rendezvous (its Configuration Arguments printed)
+#               and ends there at the timeout, for lack of the other node
+#   refuse      one error line naming the flag or variable and the feature that is not built
+# "{port}", "{port1}" and "{dir}" are filled in. The flag's own argument comes first: a twin
+# replaces it with its variable.
+SAMPLES = {
+    "--master": (["--master=127.0.0.1:{port}", "--nnodes=2", "--rendezvous_timeout=1"], "rendezvous"),
+    "--legacy": (["--legacy=True"], "plan"),
+    "--rank": (["--rank=1", "--master=127.0.0.1:{port}", "--nnodes=2", "--rendezvous_timeout=1"], "rendezvous"),
+    "--log_level": (["--log_level=DEBUG"], "plan"),
+    "--log_overwrite": (["--log_overwrite=False"], "plan"),
+    "--sort_ip": (["--sort_ip=True"], "plan"),
+    "--enable_gpu_log": (["--enable_gpu_log=False"], "plan"),
+    "--nnodes": (["--nnodes=2", "--master=127.0.0.1:{port}", "--rendezvous_timeout=1"], "rendezvous"),
+    "--nproc_per_node": (["--nproc_per_node=2"], "plan"),
+    "--log_dir": (["--log_dir=elsewhere"], "plan"),
+    "--run_mode": (["--run_mode=collective"], "plan"),
+    "--job_id": (["--job_id=compat"], "plan"),
+    "--devices": (["--devices=0"], "plan"),
+    "--gpus": (["--gpus=0"], "plan"),
+    "--npus": (["--npus=0"], "plan"),
+    "--xpus": (["--xpus=0"], "plan"),
+    "--selected_gpus": (["--selected_gpus=0"], "plan"),
+    "--selected_xpus": (["--selected_xpus=0"], "plan"),
+    "--host": (["--host=127.0.0.1"], "plan"),
+    "--ips": (["--ips=127.0.0.1"], "plan"),
+    "--start_port": (["--start_port={port}"], "plan"),
+    "--auto_parallel_config": (["--auto_parallel_config={dir}/tuned.json"], "plan"),
+    "--auto_tuner_json": (["--auto_tuner_json={dir}/tuner.json"], "refuse"),
+    "--auto_cluster_config": (["--auto_cluster_config=True"], "plan"),
+    "--servers": (["--servers=127.0.0.1:{port}", "--trainers=127.0.0.1:{port1}"], "plan"),
+    "--trainers": (["--trainers=127.0.0.1:{port1}", "--servers=127.0.0.1:{port}"], "plan"),
+    "--workers": (["--workers=127.0.0.1:{port1}", "--servers=127.0.0.1:{port}"], "plan"),
+    "--trainer_num": (["--trainer_num=2", "--server_num=1"], "plan"),
+    "--worker_num": (["--worker_num=2", "--server_num=1"], "plan"),
+    "--server_num": (["--server_num=1", "--trainer_num=1"], "plan"),
+    "--gloo_port": (["--gloo_port={port}", "--server_num=1", "--trainer_num=1"], "plan"),
+    "--http_port": (["--http_port={port}", "--server_num=1", "--worker_num=1"], "plan"),
+    "--with_gloo": (["--with_gloo=1", "--server_num=1", "--trainer_num=1"], "plan"),
+    "--max_restart": (["--max_restart=2"], "plan"),
+    "--elastic_level": (["--elastic_level=1"], "plan"),
+    "--elastic_timeout": (["--elastic_timeout=5"], "plan"),
+    "--backend": (["--backend=gloo"], "plan"),
+    "--heter_worker_num": (["--heter_worker_num=1", "--server_num=1", "--worker_num=1", "--heter_devices=cpu"], "plan"),
+    "--heter_devices": (["--heter_devices=cpu", "--server_num=1", "--worker_num=1", "--heter_worker_num=1"], "plan"),
+    "--heter_workers": (["--heter_workers=127.0.0.1:{port2}", "--servers=127.0.0.1:{port}",
+                         "--workers=127.0.0.1:{port1}", "--heter_devices=cpu"], "plan"),
+    "--coordinator_num": (["--coordinator_num=1", "--server_num=1", "--worker_num=1"], "refuse"),
+    "--coordinators": (["--coordinators=127.0.0.1:{port}", "--server_num=1", "--worker_num=1"], "refuse"),
+    "--cluster_topo_path": (["--cluster_topo_path={dir}/topo.json"], "refuse"),
+    "--rank_mapping_path": (["--rank_mapping_path={dir}/mapping.json"], "refuse"),
+    "--enable_auto_mapping": (["--enable_auto_mapping=True"], "refuse"),
+    "--elastic_server": (["--elastic_server=127.0.0.1:{port}", "--np=2", "--rendezvous_timeout=1"], "rendezvous"),
+    "--elastic_pre_hook": (["--elastic_pre_hook=true"], "plan"),
+    "--np": (["--np=1"], "plan"),
+    "--scale": (["--scale=1"], "plan"),
+    "--force": (["--force=False"], "plan"),
+}
+NOT_PARSED = ("unknown option", "The following argument", "not expected", "Could not convert")
+
+
+def flag_tables(python):
+    out = subprocess.run([python, os.path.join(PROGRAMS, "paddle_flag_tables.py")], capture_output=True, text=True,
+                         timeout=120, env=child_env({"GLOG_minloglevel": "2"}))
+    check(out.returncode == 0, f"Paddle's parsers can be read:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def drive(args, env, expected, name, workdir):
+    """Runs paddle-launch ARGS probe; returns what is wrong with the outcome, if anything."""
+    dry = ["--dry_run=json"] if expected == "plan" else []
+    r = subprocess.run([LAUNCH, *dry, *args, PROBE], capture_output=True, text=True, timeout=60, cwd=workdir,
+                       env=child_env(env))
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    if any(m in r.stderr for m in NOT_PARSED):
+        return f"not parsed: {r.stderr.strip()[-300:]}"
+    if expected == "plan":
+        if r.returncode != 0:
+            return f"exit {r.returncode}, not planned: {r.stderr.strip()[-300:]}"
+        json.loads(r.stdout)
+        return None
+    if expected == "rendezvous":
+        if "Configuration Arguments" not in r.stdout or r.returncode == 0:
+            return f"exit {r.returncode}, did not reach the rendezvous: {r.stderr.strip()[-300:]}"
+        return None
+    if r.returncode != 2 or len(lines) != 1 or name not in lines[0] or "not built" not in lines[0]:
+        return f"exit {r.returncode}, not one line refusing {name}: {r.stderr.strip()[-400:]}"
+    return None
+
+
+def check_flags_of(python):
+    tables = flag_tables(python)
+    version = tables["version"]
+    workdir = scratch()
+    with open(os.path.join(workdir, "tuned.json"), "w") as f:
+        json.dump({"tuner_run_mode": "run", "dp_degree": 1}, f)
+    problems, driven = [], 0
+    by_flag = {}
+    for launcher in ("launch", "fleet"):
+        for flag in tables[launcher]:
+            for name in flag["names"]:
+                by_flag[name] = flag
+                if name not in SAMPLES:
+                    problems.append(f"{version} {launcher}: {name} has no sample here: say what paddle-launch does with it")
+                    continue
+                port, port1, port2 = free_ports(3)
+                args, expected = SAMPLES[name]
+                args = [a.format(port=port, port1=port1, port2=port2, dir=workdir) for a in args]
+                problem = drive(args, {}, expected, name, workdir)
+                driven += 1
+                if problem:
+                    problems.append(f"{version} {launcher} {name}: {problem}")
+    for variable, attr in tables["env"].items():
+        flag = "--" + attr
+        if flag not in SAMPLES:
+            problems.append(f"{version} {variable}: its flag {flag} has no sample here")
+            continue
+        port, port1, port2 = free_ports(3)
+        args, expected = SAMPLES[flag]
+        args = [a.format(port=port, port1=port1, port2=port2, dir=workdir) for a in args]
+        value = args[0].split("=", 1)[1]
+        problem = drive(args[1:], {variable: value}, expected, variable, workdir)
+        driven += 1
+        if problem:
+            problems.append(f"{version} {variable}={value}: {problem}")
+    print(f"Paddle {version}: {driven} flags and twins driven, {len(problems)} problem(s)", flush=True)
+    check(not problems, "\n".join(problems))
+
+
+def test_every_flag_and_twin_of_paddle_2_6_launchers():
+    check_flags_of(paddle_python())
+
+
+def test_every_flag_and_twin_of_paddle_3_3_launchers():
+    check_flags_of(paddle3_python())
+
+
+GETENV_OR_BACKUP = """
+import json, os, sys
+from paddle.distributed.backup_env import getenv_or_backup
+assert os.getenv("PADDLE_TRAINER_ENDPOINTS") is None, "PADDLE_TRAINER_ENDPOINTS is in the environment"
+endpoints = getenv_or_backup("PADDLE_TRAINER_ENDPOINTS").split(",")
+print(json.dumps({"count": len(endpoints), "first": endpoints[0], "last": endpoints[-1],
+                  "me": os.getenv("PADDLE_CURRENT_ENDPOINT"), "rank": getenv_or_backup("PADDLE_TRAINER_ID")}))
+"""
+
+
+def test_a_world_of_8192_ranks_reads_its_endpoints_back_with_paddle_3():
+    python = paddle3_python()
+    workdir = scratch()
+    ips = ",".join(f"127.0.{n // 250}.{n % 250 + 1}" for n in range(128))
+    plan = subprocess.run([LAUNCH, "--dry_run=json", f"--ips={ips}", "--host=127.0.0.1", "--nproc_per_node=64", PROBE],
+                          capture_output=True, text=True, timeout=60, cwd=workdir, env=child_env())
+    check(plan.returncode == 0, f"8,192 ranks are planned:\n{plan.stderr[-2000:]}")
+    rank0 = json.loads(plan.stdout)["processes"][0]
+    check("PADDLE_TRAINER_ENDPOINTS" not in rank0["env"], "PADDLE_TRAINER_ENDPOINTS is left out of the environment")
+    backup = os.path.join(workdir, "backup_env.0.json")
+    with open(backup, "w") as f:
+        json.dump(rank0["backup_env"], f)
+    env = {k: v for k, v in rank0["env"].items() if k != "PADDLE_BACKUP_ENV_PATH"}
+    read = subprocess.run([python, "-c", GETENV_OR_BACKUP], capture_output=True, text=True, timeout=120,
+                          env=child_env({**env, "PADDLE_BACKUP_ENV_PATH": backup}))
+    check(read.returncode == 0, f"Paddle 3.3.1 reads the backup:\n{read.stderr[-2000:]}")
+    got = json.loads(read.stdout.strip().splitlines()[-1])
+    check(got["count"] == 8192 and got["first"] == got["me"] and got["rank"] == "0" and
+          got["last"].startswith("127.0.0.128:"), f"every endpoint is read back: {got}")
+
+    # The same rule at a start, on a world of 2 under a small PADDLE_ENV_LIMIT_LEN: the file the
+    # launcher writes is the one Paddle reads.
+    run = subprocess.run([LAUNCH, "--nproc_per_node=2", python, "-c", GETENV_OR_BACKUP], capture_output=True, text=True,
+                         timeout=120, cwd=workdir, env=child_env({"PADDLE_ENV_LIMIT_LEN": "10"}))
+    check(run.returncode == 0, f"a job whose endpoints are past the limit runs:\n{run.stderr[-2000:]}")
+    for rank in (0, 1):
+        with open(os.path.join(workdir, "log", f"workerlog.{rank}")) as f:
+            got = json.loads([line for line in f.read().splitlines() if line.startswith("{")][-1])
+        check(got["count"] == 2 and got["rank"] == str(rank), f"rank {rank} reads both endpoints back: {got}")
+        mode = os.stat(os.path.join(workdir, "log", f"backup_env.{rank}.json")).st_mode & 0o777
+        check(mode == 0o600, f"backup_env.{rank}.json is its owner's alone: {oct(mode)}")
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
