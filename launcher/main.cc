@@ -42,6 +42,7 @@
 #include "launcher/plan/port_reservation.h"
 #include "launcher/plan/scheduler_env.h"
 #include "launcher/plan/training_command.h"
+#include "launcher/supervise/gpu_log.h"
 #include "launcher/supervise/orphan_guard.h"
 #include "launcher/supervise/orphan_watchdog.h"
 #include "launcher/supervise/stop_signals.h"
@@ -63,6 +64,12 @@ void prepare_log_dir(const std::string& dir) {
     throw common::UsageError(fmt::format("--log_dir: directory '{}' is not writable: {}", dir, std::strerror(errno)));
 }
 
+// Whether this node's processes get GPUs: --gpus/--devices given, or GPUs visible.
+bool uses_gpus(const LaunchOptions& options, const EnvMap& env) {
+  if (options.device_kind != DeviceKind::kGpu) return false;
+  return options.gpus.has_value() || visible_gpu_count(env) > 0;
+}
+
 // Runs the job with every process it starts marked, so that none outlives it, and with the job
 // page up while it runs when --dashboard asks for it.
 int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMap& env, SupervisorOptions supervision,
@@ -75,6 +82,12 @@ int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMa
     page.emplace("127.0.0.1", *options.dashboard, options.log_dir, describe_options(options),
                  options.job_id.value_or("default"), [&peers] { return peers.figures(); });
     log.info(fmt::format("dashboard: {}", page->url()));
+  }
+  std::optional<GpuLog> gpu_log;
+  if (options.enable_gpu_log && uses_gpus(options, env)) {
+    gpu_log.emplace(fmt::format("{}/{}.gpu.log", options.log_dir, options.job_id.value_or(get_env(env, "PADDLE_JOB_ID").value_or("default"))),
+                    env);
+    log.info(fmt::format("GPU figures every 5 s in {} (--enable_gpu_log)", gpu_log->path()));
   }
   const int status = supervise(peers, env, supervision, log);
   if (page && options.dashboard_linger > 0) {

@@ -21,6 +21,8 @@ std::string or_none(const std::optional<T>& value) {
   return value ? fmt::format("{}", *value) : "None";
 }
 
+std::string python_bool(bool value) { return value ? "True" : "False"; }
+
 std::string python_list(const std::vector<std::string>& items) {
   std::vector<std::string> quoted;
   for (const auto& item : items) quoted.push_back(fmt::format("'{}'", item));
@@ -303,7 +305,18 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"training_script_args", python_list(o.training_script_args)},
       {"worker_num", or_none(o.worker_num)},
       {"workers", or_none(o.workers)},
+      {"log_level", o.log_level},
+      {"log_overwrite", python_bool(o.log_overwrite)},
+      {"sort_ip", python_bool(o.sort_ip)},
+      {"elastic_level", fmt::format("{}", o.elastic_level)},
+      {"enable_gpu_log", python_bool(o.enable_gpu_log)},
+      {"legacy", python_bool(o.legacy)},
+      {"with_gloo", or_none(o.with_gloo)},
+      {"auto_parallel_config", or_none(o.auto_parallel_config)},
+      {"auto_cluster_config", python_bool(o.auto_cluster_config)},
+      {"elastic_pre_hook", or_none(o.elastic_pre_hook)},
   };
+  if (o.device_kind != DeviceKind::kGpu) rows.emplace_back(o.device_kind == DeviceKind::kXpu ? "xpus" : "npus", or_none(o.gpus));
   if (o.dispatch.requested()) {
     const DispatchOptions& d = o.dispatch;
     rows.insert(rows.end(), {{"cluster_conf", or_none(d.cluster_conf)},

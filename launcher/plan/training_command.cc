@@ -18,6 +18,8 @@ bool is_executable_file(const fs::path& p) {
   return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
 }
 
+}  // namespace
+
 std::optional<fs::path> search_path(const std::string& name, const EnvMap& env) {
   std::string path = get_env(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   size_t start = 0;
@@ -31,8 +33,6 @@ std::optional<fs::path> search_path(const std::string& name, const EnvMap& env) 
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::vector<std::string> resolve_training_command(const std::string& script, const std::vector<std::string>& args,
                                                   const EnvMap& env) {

@@ -2,6 +2,8 @@
 // The command every launched process runs: the training script resolved to a file that exists
 // and can run, so that a typo fails before anything starts instead of in every child.
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,9 @@ namespace paddle::launcher {
 // An executable given as a path, found in the current directory, or found on PATH; or a `.py`
 // file, run as `python3 -u script args...` (PYTHON overrides the interpreter). Throws common::UsageError
 // naming the script when it is missing or cannot be run.
+// The executable `name` in the first directory of env's PATH that holds one.
+std::optional<std::filesystem::path> search_path(const std::string& name, const EnvMap& env);
+
 std::vector<std::string> resolve_training_command(const std::string& script, const std::vector<std::string>& args,
                                                   const EnvMap& env);
 
