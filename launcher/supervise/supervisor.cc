@@ -393,10 +393,12 @@ class Job {
     }
   }
 
+  // A failed attempt's logs move aside (LOG.attemptN), unless the logs go on (--log_overwrite=False),
+  // where the next attempt writes on after them, as Paddle's launcher does.
   void archive_logs(int attempt) {
     for (const auto& spec : plan_->processes) {
       std::error_code ec;
-      std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
+      if (!options_.append_logs) std::filesystem::rename(spec.log_file, fmt::format("{}.attempt{}", spec.log_file, attempt), ec);
       std::filesystem::rename(spec.error_file, fmt::format("{}.attempt{}", spec.error_file, attempt), ec);
     }
   }

@@ -159,6 +159,66 @@ def test_max_restarts_recovers():
     assert_all_gone(dumps)
 
 
+def test_a_job_script_for_paddles_launcher_runs_unchanged():
+    # python -m paddle.distributed.launch --devices 0,1 --log_level INFO --max_restart 1
+    #     --log_overwrite False train.py, word for word: rank 1 fails once and is restarted as
+    # --max_restart says, and every log goes on after the last run's, as Paddle's default is.
+    workdir = scratch()
+    line = ["--devices", "0,1", "--log_level", "INFO", "--max_restart", "1", "--log_overwrite", "False"]
+    probe = ["--sleep", "0.5", "--exit", "5", "--fail-rank", "1", "--fail-attempt", "0", "--fail-after", "1",
+             "--print", "run marker"]
+    for run in (1, 2):
+        r = launch(line, probe, workdir=workdir)
+        check(r.returncode == 0, f"run {run}: the restart succeeds", r)
+        check("restart 1 of 1" in r.stderr, f"run {run}: one restart, as --max_restart says", r)
+        dumps = [d for d in r.dumps() if d["env"]["POD_NAME"] == r.dumps()[-1]["env"]["POD_NAME"]]
+        check(sorted((d["attempt"], d["rank"]) for d in dumps) == [(0, 0), (0, 1), (1, 0), (1, 1)],
+              f"run {run}: both ranks ran twice: {[(d['attempt'], d['rank']) for d in dumps]}")
+        check(all(d["env"]["FLAGS_selected_gpus"] == str(d["rank"]) for d in dumps), "--devices gives each rank its id")
+    log = r.read("log", "workerlog.1")
+    check(log.count("run marker") == 4 and log.count("failing on purpose") == 2,
+          f"workerlog.1 holds both attempts of both runs:\n{log[-2000:]}")
+    check(not os.path.exists(r.path("log", "workerlog.1.attempt0")), "no attempt is moved aside")
+    check("log_overwrite: False" in r.stdout and "log_level: INFO" in r.stdout, "the settings are listed", r)
+
+
+def test_paddles_variables_stand_for_their_flags_and_a_flag_wins():
+    r = launch([], ["--lines", "1"], env={"PADDLE_NPROC_PER_NODE": "2", "PADDLE_LOG_LEVEL": "WARNING"})
+    check(r.returncode == 0 and len(r.dumps()) == 2, "PADDLE_NPROC_PER_NODE=2 starts two processes", r)
+    check("Configuration Arguments" not in r.stdout and "Local start" not in r.stderr,
+          "PADDLE_LOG_LEVEL=WARNING keeps the INFO lines off the console", r)
+    check("Local start 2 processes" in r.read("log", "launch.log"), "launch.log keeps every line")
+    r = launch(["--nproc_per_node=1"], [], env={"PADDLE_NPROC_PER_NODE": "2"})
+    check(r.returncode == 0 and len(r.dumps()) == 1, "--nproc_per_node=1 wins over PADDLE_NPROC_PER_NODE=2", r)
+    check("PADDLE_NPROC_PER_NODE=2 is ignored: --nproc_per_node was given" in r.stderr, "the overridden twin is named", r)
+    r = launch([], [], env={"PADDLE_NPROC_PER_NODE": "two"})
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("paddle-launch: error: PADDLE_NPROC_PER_NODE=two:"),
+          "a bad twin is one line naming it", r)
+
+
+def test_the_gpu_log_and_the_pre_start_hook():
+    workdir = scratch()
+    bin_dir = os.path.join(workdir, "bin")
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, "nvidia-smi"), "w") as f:
+        f.write("#!/bin/sh\necho \"nvidia-smi $*\"\n")
+    os.chmod(os.path.join(bin_dir, "nvidia-smi"), 0o755)
+    path = f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    hook = "echo hook ran at restart $PADDLE_RESTART_COUNT >> hook.txt; echo to prehook.log"
+    r = launch(["--gpus=0", "--job_id=j1", "--elastic_pre_hook", hook, "--max_restart=1"],
+               ["--sleep", "6", "--exit", "3", "--fail-attempt", "0", "--fail-after", "0.5"],
+               workdir=workdir, env={"PATH": path}, timeout=60)
+    check(r.returncode == 0, "the restart succeeds", r)
+    gpu_log = r.read("log", "j1.gpu.log")
+    check(gpu_log.startswith("nvidia-smi -L\n") and gpu_log.count("--query-gpu=") >= 2,
+          f"LOG_DIR/<job_id>.gpu.log holds nvidia-smi's figures every 5 s:\n{gpu_log}")
+    check(r.read("log", "prehook.log").count("to prehook.log") == 2, "the hook's output is in prehook.log")
+    check(r.read("hook.txt").count("hook ran") == 2, "the hook runs before each start")
+    r = launch(["--gpus=0", "--enable_gpu_log=False"], [], workdir=scratch(), env={"PATH": path})
+    check(r.returncode == 0 and not os.path.exists(r.path("log", "default.gpu.log")), "--enable_gpu_log=False: none", r)
+
+
 def test_max_restarts_exhausted_returns_the_failure():
     r = launch(["--nproc_per_node=1", "--max_restarts=1"], ["--exit", "9"])
     check(r.returncode == 9, "exit 9", r)
