@@ -13,16 +13,19 @@
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, child_env, main, scratch  # noqa: E402
+from harness import Skip, assert_sessions_gone, check, child_env, main, scratch  # noqa: E402
+from netns_hosts import NamespaceHosts  # noqa: E402
 from paddle3_venv import paddle3_python  # noqa: E402
 from paddle_venv import paddle_python  # noqa: E402
 from ports import free_ports  # noqa: E402
+from test_paddle_programs import QUIET, HostRun, check_ddp, check_fleet_workers  # noqa: E402
 
 LAUNCH = shutil.which(os.environ.get("PADDLE_LAUNCH", "paddle-launch")) or "paddle-launch"
 PROBE = shutil.which(os.environ.get("PROBE", "probe")) or "probe"
@@ -208,6 +211,120 @@ def test_a_world_of_8192_ranks_reads_its_endpoints_back_with_paddle_3():
         check(got["count"] == 2 and got["rank"] == str(rank), f"rank {rank} reads both endpoints back: {got}")
         mode = os.stat(os.path.join(workdir, "log", f"backup_env.{rank}.json")).st_mode & 0o777
         check(mode == 0o600, f"backup_env.{rank}.json is its owner's alone: {oct(mode)}")
+
+
+# Kubeflow's PaddleJob (training-operator, pkg/controller.v1/paddlepaddle/envvar.go): every pod
+# gets PADDLE_JOB_ID and PADDLE_NNODES; pod 0 of the role that hosts the master gets
+# PADDLE_MASTER=$(POD_IP):PORT, every other pod PADDLE_MASTER=<job>-<role>-0:PORT, the name of that
+# pod's headless service, which resolves only once the pod is ready. The PS variant adds
+# PADDLE_SERVER_NUM=1 to the master pods and PADDLE_TRAINER_NUM=1 to the workers. No node rank,
+# no POD_IP (the operator names it POD_IP_DUMMY), no flags but --nproc_per_node.
+OPERATOR_PORT = 36543
+SERVICE_LATE = 4  # seconds after pod 1 starts before its service name resolves
+
+
+class PaddleJobPods:
+    """Two network-namespace hosts as a PaddleJob's pods, each with its own /etc/hosts; pod 1 sees
+    the service name `service` (pod 0's) there only SERVICE_LATE seconds after it starts."""
+
+    def __init__(self, service):
+        if os.geteuid() != 0:
+            raise Skip("the pods of these tests are network namespaces, which need root")
+        self.service = service
+        self.hosts = NamespaceHosts(2)
+        # Each pod's own /etc/hosts, as Kubernetes writes it: localhost and the pod's name at its IP.
+        self.etc = [f"/etc/netns/{name}" for name in self.hosts.names]
+        for etc, ip in zip(self.etc, self.hosts.ips):
+            os.makedirs(etc, exist_ok=True)
+            with open(os.path.join(etc, "hosts"), "w") as f:
+                f.write(f"127.0.0.1 localhost\n{ip} {socket.gethostname()}\n")
+        self.hosts_file = os.path.join(self.etc[1], "hosts")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for etc in self.etc:
+            shutil.rmtree(etc, ignore_errors=True)
+        self.hosts.close()
+
+    def publish_service_later(self):
+        def publish():
+            time.sleep(SERVICE_LATE)
+            with open(self.hosts_file, "a") as f:  # the same file: ip netns exec bind-mounted it
+                f.write(f"{self.hosts.ips[0]} {self.service}\n")
+        thread = threading.Thread(target=publish, daemon=True)
+        thread.start()
+        return thread
+
+    def run(self, pod_env, program_cmd, args=(), timeout=150):
+        """paddle-launch ARGS PROGRAM in each pod with only pod_env(i) added; their HostRuns."""
+        runs = []
+        publisher = None
+        for i in range(2):
+            workdir = scratch()
+            env = child_env({**QUIET, **pod_env(i)})
+            for name in ("POD_IP", "PADDLE_RANK", "PADDLE_TRAINER_ID"):
+                env.pop(name, None)
+            runs.append(HostRun(i, self.hosts.popen(i, [LAUNCH, *args, *program_cmd], cwd=workdir, env=env), workdir))
+            if i == 1:
+                publisher = self.publish_service_later()
+        deadline = time.monotonic() + timeout
+        try:
+            for r in runs:
+                try:
+                    r.out, r.err = r.proc.communicate(timeout=max(1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    raise AssertionError(f"pod {r.index}'s launcher did not finish in {timeout}s") from None
+                r.returncode = r.proc.returncode
+        finally:
+            for r in runs:
+                if r.proc.poll() is None:
+                    os.killpg(r.proc.pid, 9)
+                    r.out, r.err = r.proc.communicate()
+                    print(r.describe(), flush=True)
+        publisher.join()
+        assert_sessions_gone([r.proc.pid for r in runs])
+        return runs
+
+
+def paddlejob_env(job, role, pods, master_ip):
+    def env(i):
+        master = f"{master_ip}:{OPERATOR_PORT}" if i == 0 else f"{job}-{role}-0:{OPERATOR_PORT}"
+        return {"PADDLE_JOB_ID": job, "PADDLE_NNODES": str(pods), "PADDLE_MASTER": master, "PYTHONUNBUFFERED": "1"}
+    return env
+
+
+def check_paddlejob_ddp(python, job):
+    with PaddleJobPods(f"{job}-worker-0") as pods:
+        runs = pods.run(paddlejob_env(job, "worker", 2, pods.hosts.ips[0]),
+                        [python, os.path.join(PROGRAMS, "paddle_ddp.py")], ["--nproc_per_node=2"])
+        results = check_ddp(runs, 4)
+        check(f"waiting for the host name '{job}-worker-0' (PADDLE_MASTER) to resolve" in runs[1].err,
+              f"pod 1 says which name it waits for\n{runs[1].describe()}")
+        check(sorted(x["rank"] for x in runs[0].results()) == [0, 1],
+              f"pod 0, which hosts the master, is node 0: {results}")
+
+
+def test_a_paddlejob_runs_paddle_2_6_dygraph_ddp_with_nothing_but_what_the_operator_injects():
+    check_paddlejob_ddp(paddle_python(), "pj26")
+
+
+def test_a_paddlejob_runs_paddle_3_3_dygraph_ddp_with_nothing_but_what_the_operator_injects():
+    check_paddlejob_ddp(paddle3_python(), "pj33")
+
+
+def test_a_paddlejob_parameter_server_job_runs_paddle_2_6_fleet_ps():
+    python = paddle_python()
+    job = "pjps"
+    with PaddleJobPods(f"{job}-master-0") as pods:
+        base = paddlejob_env(job, "master", 2, pods.hosts.ips[0])
+        roles = [{"PADDLE_SERVER_NUM": "1"}, {"PADDLE_TRAINER_NUM": "1"}]
+        runs = pods.run(lambda i: {**base(i), **roles[i], "STEPS": "20"},
+                        [python, os.path.join(PROGRAMS, "paddle_fleet_ps.py")])
+        results = check_fleet_workers(runs, 20)
+        check(len(results) == 2 and all(len(r.logs("serverlog")) == 1 for r in runs),
+              f"each pod runs a server and a worker, as under Paddle's launcher: {results}")
 
 
 if __name__ == "__main__":
