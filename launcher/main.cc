@@ -185,6 +185,8 @@ Run read_options(LaunchOptions options) {
   run.supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(run.host.env, "NO_COLOR"));
   if (run.options.dispatch.requested()) return run;
   run.scheduler = detect_scheduler(run.host.env);
+  if (run.scheduler && run.scheduler->nproc_per_node && !run.options.nproc_per_node)  // PET_NPROC_PER_NODE
+    run.options.nproc_per_node = run.scheduler->nproc_per_node;
   run.supervision.echo.shared_console = run.scheduler && run.scheduler->shares_console;
   // Open MPI's orted gives each rank a pseudo-terminal that ends in mpirun's pipe, not a user's terminal.
   if (run.supervision.echo.shared_console) run.supervision.console.colour = false;

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "common/error.h"
 #include "common/parse.h"
@@ -72,6 +75,48 @@ void expand_range(const std::string& prefix, const std::string& range, const std
   }
 }
 
+// Volcano's svc plugin: each task's hosts, "<job>-<task>-<i>.<job>", from VC_<TASK>_HOSTS or,
+// where it injects no variables, /etc/volcano/<task>.host (one per line); tasks in name order.
+std::optional<SchedulerView> volcano(const EnvMap& env, const std::string& volcano_dir) {
+  const char* index_name = present(env, "VC_TASK_INDEX") ? "VC_TASK_INDEX" : "VK_TASK_INDEX";
+  if (!present(env, index_name)) return std::nullopt;
+  std::map<std::string, std::vector<std::string>> tasks;  // sorted by task name
+  std::string from;
+  for (const auto& [name, value] : env)
+    if (name.starts_with("VC_") && name.ends_with("_HOSTS") && name.size() > 9 && !value.empty()) {
+      tasks[name.substr(3, name.size() - 9)] = common::split_list<UsageError>(value, name);
+      from += (from.empty() ? "" : ", ") + name;
+    }
+  if (tasks.empty()) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(volcano_dir, ec)) {
+      if (entry.path().extension() != ".host") continue;
+      std::ifstream in(entry.path());
+      std::vector<std::string> hosts;
+      for (std::string line; std::getline(in, line);)
+        if (!common::trim(line).empty()) hosts.emplace_back(common::trim(line));
+      if (!hosts.empty()) tasks[entry.path().stem().string()] = hosts;
+    }
+    from = volcano_dir + "/*.host";
+  }
+  if (tasks.empty()) return std::nullopt;
+  SchedulerView v;
+  v.source = fmt::format("Volcano ({}, {})", from, index_name);
+  for (const auto& [task, hosts] : tasks) v.nodes.insert(v.nodes.end(), hosts.begin(), hosts.end());
+  v.nnodes = static_cast<int>(v.nodes.size());
+  const int index = count(env, index_name, 0);
+  if (tasks.size() == 1) {
+    v.node_rank = index;
+  } else if (auto me = present(env, "HOSTNAME")) {
+    for (size_t i = 0; i < v.nodes.size(); ++i)
+      if (v.nodes[i] == *me || v.nodes[i].starts_with(*me + ".")) v.node_rank = static_cast<int>(i);
+  }
+  if (v.node_rank && *v.node_rank >= *v.nnodes)
+    throw UsageError(fmt::format("{}={} is past the {} host(s) of {}", index_name, index, *v.nnodes, from));
+  v.master_host = v.nodes.front();
+  return v;
+}
+
 }  // namespace
 
 std::vector<std::string> expand_slurm_nodelist(std::string_view list) {
@@ -107,7 +152,7 @@ std::optional<std::string> resolve_ipv4(const std::string& host) {
   return ip;
 }
 
-std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
+std::optional<SchedulerView> detect_scheduler(const EnvMap& env, const std::string& volcano_dir) {
   SchedulerView v;
   if (auto nodelist = present(env, "SLURM_JOB_NODELIST")) {
     v.source = fmt::format("Slurm (SLURM_JOB_NODELIST={})", *nodelist);
@@ -133,12 +178,21 @@ std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
     v.shares_console = *v.nnodes > 1;
     return v;
   }
-  if (present(env, "PET_NNODES") && present(env, "MASTER_ADDR")) {
-    v.source = "Kubernetes PyTorchJob (MASTER_ADDR, MASTER_PORT, PET_NNODES, PET_NODE_RANK)";
+  const bool v1 = present(env, "MASTER_ADDR").has_value();
+  if (present(env, "PET_NNODES") && (v1 || present(env, "PET_MASTER_ADDR"))) {
+    const char* addr = v1 ? "MASTER_ADDR" : "PET_MASTER_ADDR";
+    const char* port = v1 ? "MASTER_PORT" : "PET_MASTER_PORT";
+    v.source = fmt::format("Kubernetes PyTorchJob ({}, {}, PET_NNODES, PET_NODE_RANK)", addr, port);
+    if (present(env, "PET_NNODES")->find(':') != std::string::npos)
+      throw UsageError(fmt::format("PET_NNODES={}: an elastic PyTorchJob's c10d rendezvous is torchrun's; give "
+                                   "--master=etcd://HOST:PORT --nnodes=MIN:MAX for an elastic job",
+                                   *present(env, "PET_NNODES")));
     v.nnodes = count(env, "PET_NNODES", 1);
     if (present(env, "PET_NODE_RANK")) v.node_rank = count(env, "PET_NODE_RANK", 0);
-    v.master_host = *present(env, "MASTER_ADDR");
-    if (auto port = present(env, "MASTER_PORT")) v.master_port = common::parse_port<UsageError>(*port, "MASTER_PORT");
+    v.master_host = *present(env, addr);
+    if (auto text = present(env, port)) v.master_port = common::parse_port<UsageError>(*text, port);
+    if (auto n = present(env, "PET_NPROC_PER_NODE"); n && *n != "auto")
+      v.nproc_per_node = static_cast<int>(common::parse_int<UsageError>(*n, "PET_NPROC_PER_NODE", 1, 4096));
     return v;
   }
   if (present(env, "PADDLE_TRAINER_ENDPOINTS") && present(env, "POD_IP") && present(env, "PADDLE_TRAINER_ID")) {
@@ -152,7 +206,7 @@ std::optional<SchedulerView> detect_scheduler(const EnvMap& env) {
     v.master_host = v.nodes.front();
     return v;
   }
-  return std::nullopt;
+  return volcano(env, volcano_dir);
 }
 
 std::string node_log_dir(const std::optional<SchedulerView>& scheduler, const std::string& log_dir, bool log_dir_given) {

@@ -6,9 +6,16 @@
 //                  SLURM_NNODES; the master is the first listed node
 //   Open MPI       OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (one launcher per node); the master
 //                  must be given, unless there is one node
-//   PyTorchJob     MASTER_ADDR, MASTER_PORT, PET_NNODES, PET_NODE_RANK
+//   PyTorchJob     MASTER_ADDR, MASTER_PORT, PET_NNODES, PET_NODE_RANK (Kubeflow v1), or
+//                  PET_MASTER_ADDR, PET_MASTER_PORT for them (Trainer v2); PET_NPROC_PER_NODE
+//                  is --nproc_per_node's default ("auto": one per GPU, else 1)
 //   PaddleJob      PADDLE_TRAINER_ENDPOINTS, POD_IP, PADDLE_TRAINER_ID; the master is the first
-//                  endpoint's node
+//                  endpoint's node (Kubeflow's PaddleJob itself gives PADDLE_MASTER, PADDLE_NNODES
+//                  and PADDLE_JOB_ID, which are --master's, --nnodes' and --job_id's twins)
+//   Volcano        VC_TASK_INDEX (or VK_TASK_INDEX) and its svc plugin's host lists, VC_<TASK>_HOSTS
+//                  or /etc/volcano/<task>.host: the tasks' hosts in task-name order; this node is
+//                  its task's VC_TASK_INDEX (several tasks: the host named HOSTNAME); the master is
+//                  the first host
 // Explicit flags win over all of these; a flag that contradicts them is an error.
 
 #include <optional>
@@ -32,10 +39,12 @@ struct SchedulerView {
   bool shares_console = false;
   // Slurm's name for this node (SLURMD_NODENAME), where Slurm runs more than one node.
   std::optional<std::string> node_name;
+  std::optional<int> nproc_per_node;  // PET_NPROC_PER_NODE, when a number
 };
 
-// Throws common::UsageError naming a malformed variable.
-std::optional<SchedulerView> detect_scheduler(const EnvMap& env);
+// Throws common::UsageError naming a malformed variable. `volcano_dir` holds Volcano's host files
+// where its svc plugin injects no variables.
+std::optional<SchedulerView> detect_scheduler(const EnvMap& env, const std::string& volcano_dir = "/etc/volcano");
 
 // Where this node keeps its logs: LOG_DIR/NODE_NAME for a node of a multi-node Slurm job whose
 // --log_dir was not given, since a job's nodes usually share the working directory and would

@@ -318,17 +318,22 @@ def test_kubernetes_operators_variables_make_the_job():
     args = fit_a_line(["--set", "epochs=2"])
     master_port = free_ports(1)[0]
     start = port_run(4) + 1  # PaddleJob's master is one port below the trainers' first
-    styles = {
-        "PyTorchJob": lambda i: {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port), "PET_NNODES": "2",
-                                 "PET_NODE_RANK": str(i)},
-        "PaddleJob": lambda i: {"PADDLE_TRAINER_ENDPOINTS": f"127.0.0.1:{start},127.0.0.2:{start}",
-                                "POD_IP": f"127.0.0.{i + 1}", "PADDLE_TRAINER_ID": str(i)},
+    styles = {  # the source each node names: the variables it was given
+        "Kubernetes PyTorchJob (MASTER_ADDR": lambda i: {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port),
+                                                        "PET_NNODES": "2", "PET_NODE_RANK": str(i)},
+        "Kubernetes PyTorchJob (PET_MASTER_ADDR": lambda i: {"PET_MASTER_ADDR": "localhost", "PET_MASTER_PORT": str(master_port),
+                                                            "PET_NNODES": "2", "PET_NODE_RANK": str(i),
+                                                            "PET_NPROC_PER_NODE": "1"},
+        "Kubernetes PaddleJob": lambda i: {"PADDLE_TRAINER_ENDPOINTS": f"127.0.0.1:{start},127.0.0.2:{start}",
+                                           "POD_IP": f"127.0.0.{i + 1}", "PADDLE_TRAINER_ID": str(i)},
+        "Volcano (VC_WORKER_HOSTS, VC_TASK_INDEX)": lambda i: {"VC_WORKER_HOSTS": "127.0.0.1,127.0.0.2",
+                                                              "VC_WORKER_NUM": "2", "VC_TASK_INDEX": str(i)},
     }
     for style, env in styles.items():
         nodes = [Node(i, None, None, args, [f"--start_port={start}"], env=env(i)) for i in range(2)]
         for n in nodes:
             check(n.finish(120) == 0, f"{style}: node {n.index} exits 0\n{n.err[-3000:]}")
-            check(f"from Kubernetes {style}" in n.err, f"{style}: node {n.index} names its source\n{n.err[-2000:]}")
+            check(f"from {style}" in n.err, f"{style}: node {n.index} names its source\n{n.err[-2000:]}")
         with open(os.path.join(nodes[0].workdir, "output", "metrics.json")) as f:
             check(json.load(f)["world_size"] == 2, f"{style}: one job of 2 nodes")
 

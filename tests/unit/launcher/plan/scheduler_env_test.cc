@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "common/error.h"
 #include "launcher/plan/scheduler_env.h"
 
@@ -75,4 +78,52 @@ TEST_CASE("host names resolve to IPv4; addresses pass through") {
   CHECK(resolve_ipv4("10.1.2.3") == "10.1.2.3");
   CHECK(resolve_ipv4("localhost").value_or("").starts_with("127."));
   CHECK_FALSE(resolve_ipv4("no-such-host.invalid"));
+}
+
+TEST_CASE("Kubeflow Trainer v2's PET_MASTER_ADDR and PET_NPROC_PER_NODE; an elastic PET_NNODES is named") {
+  EnvMap env = {{"PET_MASTER_ADDR", "tj-node-0-0.tj"}, {"PET_MASTER_PORT", "29500"}, {"PET_NNODES", "3"},
+                {"PET_NODE_RANK", "2"}, {"PET_NPROC_PER_NODE", "4"}};
+  const auto v = detect_scheduler(env);
+  REQUIRE(v);
+  CHECK(v->source == "Kubernetes PyTorchJob (PET_MASTER_ADDR, PET_MASTER_PORT, PET_NNODES, PET_NODE_RANK)");
+  CHECK(*v->master_host == "tj-node-0-0.tj");
+  CHECK(*v->master_port == 29500);
+  CHECK(*v->nnodes == 3);
+  CHECK(*v->node_rank == 2);
+  CHECK(*v->nproc_per_node == 4);
+  env["PET_NPROC_PER_NODE"] = "auto";
+  CHECK_FALSE(detect_scheduler(env)->nproc_per_node);
+  env["PET_NNODES"] = "1:4";
+  CHECK_THROWS_WITH_AS(detect_scheduler(env), doctest::Contains("PET_NNODES=1:4: an elastic PyTorchJob"), UsageError);
+}
+
+TEST_CASE("Volcano: the svc plugin's host lists in task order, this node by VC_TASK_INDEX or by HOSTNAME") {
+  EnvMap one = {{"VC_TASK_INDEX", "1"}, {"VC_WORKER_HOSTS", "vj-worker-0.vj,vj-worker-1.vj"}, {"VC_WORKER_NUM", "2"}};
+  const auto v = detect_scheduler(one, "/nonexistent");
+  REQUIRE(v);
+  CHECK(v->source == "Volcano (VC_WORKER_HOSTS, VC_TASK_INDEX)");
+  CHECK(v->nodes == std::vector<std::string>{"vj-worker-0.vj", "vj-worker-1.vj"});
+  CHECK(*v->node_rank == 1);
+  CHECK(*v->master_host == "vj-worker-0.vj");
+  EnvMap two = {{"VK_TASK_INDEX", "0"}, {"VC_WORKER_HOSTS", "vj-worker-0.vj,vj-worker-1.vj"},
+                {"VC_MASTER_HOSTS", "vj-master-0.vj"}, {"HOSTNAME", "vj-worker-0"}};
+  const auto w = detect_scheduler(two, "/nonexistent");
+  CHECK(w->nodes == std::vector<std::string>{"vj-master-0.vj", "vj-worker-0.vj", "vj-worker-1.vj"});
+  CHECK(*w->node_rank == 1);
+  one["VC_TASK_INDEX"] = "2";
+  CHECK_THROWS_WITH_AS(detect_scheduler(one, "/nonexistent"), doctest::Contains("VC_TASK_INDEX=2 is past the 2 host(s)"),
+                       UsageError);
+}
+
+TEST_CASE("Volcano without injected variables: /etc/volcano/<task>.host") {
+  const auto dir = std::filesystem::temp_directory_path() / "volcano_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "worker.host") << "vj-worker-0.vj\nvj-worker-1.vj";
+  std::ofstream(dir / "VC_WORKER_NUM") << "2";
+  const auto v = detect_scheduler({{"VC_TASK_INDEX", "0"}}, dir.string());
+  REQUIRE(v);
+  CHECK(v->nodes == std::vector<std::string>{"vj-worker-0.vj", "vj-worker-1.vj"});
+  CHECK(*v->node_rank == 0);
+  CHECK_FALSE(detect_scheduler({{"VC_TASK_INDEX", "0"}}, "/nonexistent"));
+  std::filesystem::remove_all(dir);
 }
