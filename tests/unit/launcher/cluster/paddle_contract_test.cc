@@ -104,6 +104,33 @@ TEST_CASE("collective --master: every variable of Paddle's _build_pod_with_maste
   }
 }
 
+// Paddle 3.3.1 (launch/controllers/collective.py _build_pod_with_master, controller.py
+// add_container, utils/process_context.py): 2.6.2's set, plus what each process gets on top.
+TEST_CASE("collective --master: every variable Paddle 3.3.1 adds to 2.6.2's") {
+  const LaunchOptions o = parse({"--master=10.0.0.1:8090", "--nnodes=2", "--nproc_per_node=2", "--log_dir=/jobs/7/log", "t"});
+  const auto nodes = two_nodes({"10.0.0.1:31000", "10.0.0.1:31001"}, {"10.0.0.2:32000", "10.0.0.2:32001"});
+  HostFacts host = cpu_host("10.0.0.2");
+  host.pod_name = "qwerty";
+  const LaunchPlan plan = make_cluster_plan(o, {"t"}, host, nodes, 1, cluster_job_env(nodes, "job7"));
+  REQUIRE(plan.processes.size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    const std::string rank = std::to_string(2 + i);
+    check_pinned(plan.processes[i], {{"PADDLE_LOG_DIR", "/jobs/7/log"},   // os.path.abspath(--log_dir)
+                                     {"POD_NAME", "qwerty"},              // one per pod
+                                     {"PADDLE_AUTO_CLUSTER", "0"},        // str(args.auto_cluster_config)
+                                     {"PADDLE_BACKUP_ENV_PATH", "/jobs/7/log/backup_env." + rank + ".json"},
+                                     {"PADDLE_TRAINER_ENDPOINTS",          // under PADDLE_ENV_LIMIT_LEN: kept
+                                      "10.0.0.1:31000,10.0.0.1:31001,10.0.0.2:32000,10.0.0.2:32001"}});
+    CHECK(plan.processes[i].backup_env_file == "/jobs/7/log/backup_env." + rank + ".json");
+  }
+  // Differs: `--auto_cluster_config` gives 1, where Paddle writes True, which its own engine's
+  // int(os.getenv("PADDLE_AUTO_CLUSTER")) cannot read.
+  const LaunchOptions cluster = parse({"--master=10.0.0.1:8090", "--nnodes=2", "--nproc_per_node=2",
+                                       "--auto_cluster_config=True", "t"});
+  CHECK(env_value(make_cluster_plan(cluster, {"t"}, host, nodes, 1, cluster_job_env(nodes, "job7")).processes[0],
+                  "PADDLE_AUTO_CLUSTER") == "1");
+}
+
 TEST_CASE("PS lists: every variable of Paddle's fleet launcher for servers and workers") {
   // paddle-launch --servers=10.0.0.1:6170,10.0.0.2:6170 --workers=10.0.0.1,10.0.0.2 on 10.0.0.2.
   testing::CountingPorts ports;
