@@ -5,6 +5,7 @@
 // operation and ranks involved.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,10 @@ class CollectiveError : public common::PeerError {
 };
 
 enum class ReduceOp { kSum, kAvg };
+
+// Says, after a failed collective, what the job knows of the peers gone (the launcher's root cause,
+// the store's view of who left), for the error message. Every backend takes one.
+using Diagnosis = std::function<std::string()>;
 
 // A float buffer that its communicator reduces where it lies, for gradient buckets written once
 // per step and averaged (runtime/distributed/data_parallel.h). Communicator::allreduce(data) must

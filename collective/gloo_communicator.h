@@ -24,8 +24,6 @@ namespace paddle::collective {
 
 class GlooCommunicator : public Communicator {
  public:
-  // Says, after a failure, which peers are gone (for the error message).
-  using Diagnosis = std::function<std::string()>;
 
   // `ip`: the address this rank listens on for its peers.
   GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store, const std::string& ip,

@@ -22,7 +22,6 @@ namespace paddle::collective {
 
 class HierarchicalCommunicator : public Communicator {
  public:
-  using Diagnosis = std::function<std::string()>;
 
   // `shm` gives the segment's naming and timeout; its key prefix, names and rank are this
   // node's. `ip`: where this rank listens, should it lead its node. Throws CollectiveError.

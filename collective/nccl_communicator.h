@@ -20,7 +20,6 @@ namespace paddle::collective {
 
 class NcclCommunicator : public Communicator {
  public:
-  using Diagnosis = std::function<std::string()>;
 
   NcclCommunicator(int rank, int size, int device, gloo::rendezvous::Store& store, std::chrono::milliseconds timeout,
                    Diagnosis diagnose = {});

@@ -48,7 +48,6 @@ struct ShmOptions {
 
 class ShmCommunicator : public Communicator, private ShmLockstep {
  public:
-  using Diagnosis = std::function<std::string()>;
 
   // `rank` of `size` ranks on this node, meeting through `store`. Returns once all have mapped
   // the segment; throws CollectiveError.

@@ -1,6 +1,7 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -41,9 +42,14 @@ class AtomicFile::Buffer : public std::streambuf {
   // Left uninitialised: a small file touches only its first page of the buffer.
   Buffer(const std::filesystem::path& target, std::string temporary, mode_t mode)
       : target_(target), temporary_(std::move(temporary)), bytes_(std::make_unique_for_overwrite<char[]>(kBytes)) {
-    ::unlink(temporary_.c_str());  // O_CREAT keeps the mode of a file left behind
     fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd_ < 0) fail(target_, "create its temporary file", errno);
+    // O_CREAT leaves the mode of a temporary file an earlier writer left behind.
+    if (mode != 0644 && ::fchmod(fd_, mode) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      fail(target_, "restrict its temporary file's mode", error);
+    }
     setp(bytes_.get(), bytes_.get() + kBytes);
   }
   ~Buffer() override {

@@ -176,11 +176,11 @@ std::vector<std::string> resolved_names(const Run& run) { return run.names ? run
 
 // 1. Options, read against the environment: the console's colour, and under a scheduler, whose
 // nodes share one console and often one working directory, its node's own log folder.
-Run read_options(LaunchOptions options) {
+Run read_options(LaunchOptions options, common::Environment env) {
   Run run;
   run.options = std::move(options);
   run.supervision = supervisor_options(run.options);
-  run.host.env = common::current_environment();
+  run.host.env = std::move(env);
   run.supervision.ps_worker_restarts = run.options.ps_worker_restarts.value_or(0);
   run.supervision.console.colour = console_wants_colour(STDOUT_FILENO, get_env(run.host.env, "NO_COLOR"));
   if (run.options.dispatch.requested()) return run;
@@ -200,7 +200,7 @@ int dispatch(const Run& run) {
   const DispatchPlan plan = make_dispatch_plan(run.options, run.host.env, random_master_port(), own_executable_path());
   LaunchLog log;
   start_launch_log(log, run.options.log_dir + "/dispatch", run.options);
-  return dispatch_job(plan, run.supervision.grace_period, *run.supervision.stop_signals, log);
+  return dispatch_job(plan, run.host.env, run.supervision.grace_period, *run.supervision.stop_signals, log);
 }
 
 // 3. through a master: the plan comes from the rendezvous, generation by generation.
@@ -255,14 +255,15 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
 }
 
 int run(int argc, const char* const argv[]) {
-  CommandLine command_line = parse_command_line(argc, argv, common::current_environment());
+  common::Environment env = common::current_environment();  // once: every step reads this copy
+  CommandLine command_line = parse_command_line(argc, argv, env);
   if (command_line.action != CommandLine::Action::kRun) {
     fmt::print("{}\n", command_line.text);
     return 0;
   }
   if (command_line.options.dry_run)  // no launch log: the notices go to the console alone
     for (const std::string& notice : command_line.options.notices) fmt::print(stderr, "paddle-launch: warning: {}\n", notice);
-  Run run = read_options(std::move(command_line.options));  // 1.
+  Run run = read_options(std::move(command_line.options), std::move(env));  // 1.
   if (run.options.dispatch.requested()) {
     StopSignals signals;
     run.supervision.stop_signals = &signals;

@@ -50,8 +50,8 @@ struct HostCommand {
 
 class Dispatcher {
  public:
-  Dispatcher(const DispatchPlan& plan, milliseconds grace, StopSignals& signals, LaunchLog& log)
-      : plan_(plan), grace_(grace), log_(log), env_(common::current_environment()),
+  Dispatcher(const DispatchPlan& plan, const EnvMap& env, milliseconds grace, StopSignals& signals, LaunchLog& log)
+      : plan_(plan), grace_(grace), log_(log), env_(env),
         ssh_(program_path("ssh")), dir_(fs::path(plan.log_dir) / "dispatch"),
         launchers_(plan.hosts.size()) {
     // Each wait runs io_ in short turns, so a signal is seen within one.
@@ -314,8 +314,9 @@ class Dispatcher {
 
 }  // namespace
 
-int dispatch_job(const DispatchPlan& plan, std::chrono::milliseconds grace_period, StopSignals& signals, LaunchLog& log) {
-  return Dispatcher(plan, grace_period, signals, log).run();
+int dispatch_job(const DispatchPlan& plan, const EnvMap& env, std::chrono::milliseconds grace_period, StopSignals& signals,
+                 LaunchLog& log) {
+  return Dispatcher(plan, env, grace_period, signals, log).run();
 }
 
 }  // namespace paddle::launcher

@@ -32,6 +32,7 @@ inline constexpr int kExitHostUnreachable = 255;
 // Runs the job; returns the dispatcher's exit status. LOG_DIR/dispatch must exist. Throws common::Error (exit 255 for an
 // unreachable host) when preflight or the copy fails, before any agent has started. `signals`
 // stop it (5. above).
-int dispatch_job(const DispatchPlan& plan, std::chrono::milliseconds grace_period, StopSignals& signals, LaunchLog& log);
+int dispatch_job(const DispatchPlan& plan, const EnvMap& env, std::chrono::milliseconds grace_period, StopSignals& signals,
+                 LaunchLog& log);
 
 }  // namespace paddle::launcher

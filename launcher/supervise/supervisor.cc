@@ -16,6 +16,7 @@
 
 #include "launcher/console/log_echo.h"
 #include "launcher/supervise/backup_env_file.h"
+#include "launcher/supervise/job_restart_policy.h"
 #include "launcher/supervise/pre_start_hook.h"
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
@@ -94,17 +95,16 @@ class Job {
       }
       const bool multi_node = plan_->node_count > 1;
       if (multi_node) log_.error(fmt::format("the job's root cause: {}", root_->describe()));
-      const int status = root_->exit_status;
-      const int max = options_.max_restarts;
-      if (root_->stops_job() && restarts_used < max)
-        log_.error(fmt::format("not restarting: a restart cannot mend this ({}); exit status {}", root_->what, status));
-      else if (restarts_used >= max && max > 0)
-        log_.error(fmt::format("giving up after {} restart(s); exit status {}", max, status));
-      if (root_->stops_job() || restarts_used >= max) return status;
+      const JobRestartVerdict verdict = judge_job_failure(
+          *root_, restarts_used, options_.max_restarts,
+          multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
+          generation);
+      if (!verdict.restart) {
+        if (!verdict.line.empty()) log_.error(verdict.line);
+        return root_->exit_status;
+      }
       ++restarts_used;
-      log_.warning(fmt::format("restarting {}: restart {} of {} (PADDLE_RESTART_COUNT={})",
-                               multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
-                               restarts_used, max, generation));
+      log_.warning(verdict.line);
     }
   }
 

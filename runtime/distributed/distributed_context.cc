@@ -29,7 +29,7 @@ std::unique_ptr<collective::Communicator> cpu_communicator(const Environment& en
                                                            const Topology& topology,
                                                            collective::Rendezvous& rendezvous, const std::string& ip,
                                                            std::chrono::milliseconds timeout,
-                                                           collective::GlooCommunicator::Diagnosis who_left) {
+                                                           collective::Diagnosis who_left) {
   const int rank = topology.trainer_id, world = topology.trainer_num;
   auto& store = rendezvous.gloo_store();
   if (!shm_allowed) {

@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   bool help_config = false;
   app.add_flag("--help-config", help_config, "List every config key with its type, default, range and meaning, and exit");
 
-  const common::Environment process_env = common::current_environment();
+  const common::Environment process_env = common::current_environment();  // once: every part reads this copy
   common::install_crash_handlers(process_env);
   common::keep_freed_memory_in_heap();
   // Whatever ends this process by an exception leaves its record for the launcher's report.
@@ -237,10 +237,9 @@ int main(int argc, char** argv) {
     }
     const auto started = std::chrono::steady_clock::now();
     const runtime::TrainConfig config = runtime::load_train_config(config_path, overrides);
-    const common::Environment env = common::current_environment();
-    const runtime::JobKind job = runtime::topology_from_environment(env).kind;
-    if (config.uses_parameter_servers(job)) runtime::run_parameter_server_role(config, env, started);
-    else runtime::run_trainer_role(config, env, started);
+    const runtime::JobKind job = runtime::topology_from_environment(process_env).kind;
+    if (config.uses_parameter_servers(job)) runtime::run_parameter_server_role(config, process_env, started);
+    else runtime::run_trainer_role(config, process_env, started);
     return 0;
   } catch (const runtime::NanLossError& e) {
     record();

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <future>
 
 #include "ps/client/client.h"
 #include "tests/unit/ps/ps_test_support.h"
@@ -101,13 +102,21 @@ TEST_CASE("servers finish when every worker stops") {
   ServerOptions o;
   o.workers = 2;
   auto server = std::make_unique<ParameterServer>(o, small_tables());
-  std::thread t([&] { server->run(); });
+  std::promise<void> returned;
+  std::future<void> finished = returned.get_future();
+  std::thread t([&] {
+    server->run();
+    returned.set_value();
+  });
   const std::string ep = "127.0.0.1:" + std::to_string(server->port());
   PsClient a({ep}, small_specs(), quick()), b({ep}, small_specs(), quick());
   a.stop_worker();
+  CHECK(finished.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // one of two: serving
   b.stop_worker();
-  t.join();  // run() returned on its own
-  CHECK(true);
+  const bool on_its_own = finished.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!on_its_own) server->stop();
+  t.join();
+  CHECK(on_its_own);  // run() returned once both workers stopped, without stop()
 }
 
 TEST_CASE("a client names a server that is not up, after its timeout") {
