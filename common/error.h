@@ -20,6 +20,8 @@ inline constexpr int kExitBadInput = 2;
 // A parameter-server worker restarted in place that cannot take up its part alone
 // (runtime/train/worker_progress.h): EX_TEMPFAIL, so that its launcher restarts the whole job.
 inline constexpr int kExitCannotRejoin = 75;
+// The launcher stopped a job that made no progress for --hang_timeout (--on_hang=stop).
+inline constexpr int kExitHung = 123;
 
 class Error : public std::runtime_error {
  public:

@@ -3,7 +3,8 @@
 # (clang 16, lld, libFuzzer and llvm-symbolizer for scripts/sanitize.sh and scripts/fuzz.sh; file,
 # which cpack's dpkg-shlibdeps runs, pip and venv for scripts/package.sh, and ccache, which the
 # build scripts compile through when it is there; protobuf for train's TensorBoard event files,
-# help2man for the man pages, and Prometheus for the test that scrapes a job's page).
+# help2man for the man pages, Prometheus for the test that scrapes a job's page, and gdb, whose
+# stacks a hang's report shows).
 # Nothing may rely on a package that another only recommends: installs use --no-install-recommends,
 # as on a fresh machine (libdnnl-dev's CMake package needs ocl-icd-opencl-dev, which it only
 # recommends). Idempotent and non-interactive: packages already present are left alone, and
@@ -17,7 +18,7 @@ packages=(
   zlib1g-dev librocksdb-dev dataset-fashion-mnist
   iproute2 procps openmpi-bin slurmctld slurmd slurm-client munge
   etcd-server openssh-server openssh-client rsync
-  binutils python3-torch chromium curl gnuplot-nox
+  binutils python3-torch chromium curl gnuplot-nox gdb
   file python3-pip python3-venv ccache
   libprotobuf-dev protobuf-compiler help2man man-db prometheus
   clang-16 lld-16 llvm-16 libclang-rt-16-dev

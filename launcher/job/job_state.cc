@@ -60,6 +60,7 @@ nlohmann::json JobState::to_json() const {
           {"exit_status", exit_status_ ? nlohmann::json(*exit_status_) : nlohmann::json()},
           {"restarts", restarts_},
           {"worker_restarts", worker_restarts_},
+          {"hang", hang_},
           {"root_cause", root_cause_},
           {"processes", processes}};
 }

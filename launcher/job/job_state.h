@@ -42,6 +42,8 @@ class JobState {
   void finish(const std::string& state, int exit_status, const std::string& root_cause);
   // The PS workers restarted alone so far, over the whole run (across attempts).
   void set_worker_restarts(int total) { worker_restarts_ = total; }
+  // A hang's verdict (supervise/hang_report.h), naming the culprit; job.json's "hang".
+  void set_hang(std::string verdict) { hang_ = std::move(verdict); }
 
   nlohmann::json to_json() const;
   // Writes LOG_DIR/job.json; a failure to write is not the job's failure, so it only returns false.
@@ -59,6 +61,7 @@ class JobState {
   double started_;
   int restarts_ = 0;
   int worker_restarts_ = 0;
+  std::string hang_;
   std::string state_ = "running";
   std::optional<int> exit_status_;
   std::string root_cause_;

@@ -159,6 +159,16 @@ CommandLine parse_command_line(int argc, const char* const argv[], const common:
                  "Seconds between SIGTERM and SIGKILL when stopping processes")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  app.add_option("--hang_timeout", o.hang_timeout,
+                 "Seconds in which no local process uses CPU time or writes output that make a hang: each "
+                 "process's state and stacks go to LOG_DIR/hang.*.txt and the console names the culprit "
+                 "(PADDLE_HANG_TIMEOUT; 0, the default: not watched)")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--on_hang", o.on_hang,
+                 "What a hang does: report (once), stop (the job, exit 123) or restart (a failure, within "
+                 "--max_restarts) (PADDLE_ON_HANG)")
+      ->check(CLI::IsMember({"report", "stop", "restart"}))
+      ->capture_default_str();
   app.add_option("--log_output", o.log_output,
                  "Whose output the console shows: 0 (default: the first local trainer or worker), all, or a list "
                  "of ranks and servers such as 0,3,server0; every process's output is in its log file");
@@ -277,6 +287,8 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"elastic_timeout", fmt::format("{}", o.elastic_timeout)},
       {"gpus", or_none(o.gpus)},
       {"grace_period", fmt::format("{}", o.grace_period)},
+      {"hang_timeout", fmt::format("{}", o.hang_timeout)},
+      {"on_hang", o.on_hang},
       {"heter_devices", or_none(o.heter_devices)},
       {"heter_worker_num", or_none(o.heter_worker_num)},
       {"heter_workers", or_none(o.heter_workers)},

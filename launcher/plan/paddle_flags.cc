@@ -54,6 +54,8 @@ constexpr std::array kTwins = {
     FlagTwin{"PADDLE_ELASTIC_SCALE", "--scale"},
     FlagTwin{"PADDLE_ELASTIC_FORCE", "--force"},
     FlagTwin{"PADDLE_PS_WORKER_RESTARTS", "--ps_worker_restarts"},
+    FlagTwin{"PADDLE_HANG_TIMEOUT", "--hang_timeout"},
+    FlagTwin{"PADDLE_ON_HANG", "--on_hang"},
 };
 
 // Names of one setting.

@@ -38,7 +38,7 @@ JobFailure JobFailure::from_json(const std::string& text) {
     f.log_file = j.at("log_file");
     f.tail = j.at("tail");
     f.own_account = j.value("own_account", "");
-    f.cause = static_cast<Cause>(std::clamp(j.at("cause").get<int>(), 0, 4));
+    f.cause = static_cast<Cause>(std::clamp(j.at("cause").get<int>(), 0, 5));
     return f;
   } catch (const std::exception& e) {
     throw common::PeerError(fmt::format("the master holds a malformed failure report ({}): {}", e.what(), text));

@@ -14,7 +14,14 @@ struct JobFailure {
   // From the most to the least likely root cause, when several nodes report at once: a process
   // that lost its peer fails too, but after the one that died. A node joining an elastic job
   // ends the generation only to admit it.
-  enum class Cause { kLauncherLost = 0, kLauncherSignalled = 1, kProcessSignalled = 2, kProcessFailed = 3, kNodeJoined = 4 };
+  enum class Cause {
+    kLauncherLost = 0,
+    kLauncherSignalled = 1,
+    kProcessSignalled = 2,
+    kProcessFailed = 3,
+    kNodeJoined = 4,
+    kProcessHung = 5,  // alive, but no process made progress for --hang_timeout (hang_watch.h)
+  };
 
   Cause cause = Cause::kProcessFailed;
   int node_rank = -1;  // -1: a node not (yet) in the rank map

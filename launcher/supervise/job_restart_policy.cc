@@ -4,9 +4,11 @@
 
 namespace paddle::launcher {
 
-JobRestartVerdict judge_job_failure(const JobFailure& root, int used, int budget, const std::string& what_restarts,
-                                    int generation) {
+JobRestartVerdict judge_job_failure(const JobFailure& root, int used, int budget, bool hang_stops,
+                                    const std::string& what_restarts, int generation) {
   const int status = root.exit_status;
+  if (root.cause == JobFailure::Cause::kProcessHung && hang_stops)
+    return {false, fmt::format("not restarting: the job hung (--on_hang=stop; {}); exit status {}", root.what, status)};
   if (root.stops_job() && used < budget)
     return {false, fmt::format("not restarting: a restart cannot mend this ({}); exit status {}", root.what, status)};
   if (used >= budget)

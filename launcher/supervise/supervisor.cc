@@ -16,7 +16,10 @@
 
 #include "launcher/console/log_echo.h"
 #include "launcher/supervise/backup_env_file.h"
+#include "launcher/supervise/hang_report.h"
+#include "launcher/supervise/hang_watch.h"
 #include "launcher/supervise/job_restart_policy.h"
+#include "launcher/supervise/process_signs.h"
 #include "launcher/supervise/pre_start_hook.h"
 #include "launcher/job/job_state.h"
 #include "launcher/plan/address.h"
@@ -38,7 +41,7 @@ class Job {
       : peers_(peers), env_(env), options_(options), log_(log),
         grace_timer_(io_), grace_clock_(grace_timer_),
         stop_policy_(grace_clock_, options.grace_period, log, escapee_signal(options.orphan_guard)),
-        peer_timer_(io_), workers_timer_(io_) {
+        peer_timer_(io_), workers_timer_(io_), hang_timer_(io_) {
     // The signals' thread hands each signal to the thread that watches the processes.
     if (options.stop_signals != nullptr)
       signal_subscription_ = options.stop_signals->subscribe(
@@ -96,7 +99,7 @@ class Job {
       const bool multi_node = plan_->node_count > 1;
       if (multi_node) log_.error(fmt::format("the job's root cause: {}", root_->describe()));
       const JobRestartVerdict verdict = judge_job_failure(
-          *root_, restarts_used, options_.max_restarts,
+          *root_, restarts_used, options_.max_restarts, options_.on_hang == SupervisorOptions::OnHang::kStop,
           multi_node ? "the whole job on every node" : fmt::format("all {} local process(es)", plan_->processes.size()),
           generation);
       if (!verdict.restart) {
@@ -145,6 +148,7 @@ class Job {
     job_state_->save();
     if (!all_exited()) {
       watch_peers();
+      watch_progress();
       if (plan_->mode == LaunchPlan::Mode::kPs && count_local(Role::kWorker) == 0) {
         // Only a node of a multi-node job: a one-node plan always has workers.
         log_.info(count_local(Role::kHeterWorker) == 0
@@ -161,6 +165,8 @@ class Job {
     stop_policy_.end();
     workers_timer_.cancel();
     peer_timer_.cancel();
+    hang_timer_.cancel();
+    hang_watch_.reset();
     // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
       if (s.child) s.child->signal_group(SIGKILL);
@@ -367,6 +373,53 @@ class Job {
     });
   }
 
+  // --hang_timeout: each process's signs of life every second; a job that shows none for the
+  // timeout is reported once, naming the culprit, and stopped or failed as --on_hang says.
+  void watch_progress() {
+    if (options_.hang_timeout.count() <= 0) return;
+    if (!hang_watch_) hang_watch_.emplace(options_.hang_timeout, slots_.size(), HangWatch::Clock::now());
+    hang_timer_.expires_after(std::chrono::seconds(1));
+    hang_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_ || finishing_) return;
+      std::vector<std::optional<ProcessSigns>> signs;
+      for (const auto& s : slots_)
+        signs.push_back(s.running() ? read_process_signs(s.child->pid(), s.spec->log_file) : std::nullopt);
+      const auto now = HangWatch::Clock::now();
+      if (auto verdict = hang_watch_->observe(now, signs)) on_hang(*verdict, signs);
+      watch_progress();
+    });
+  }
+
+  void on_hang(HangVerdict verdict, const std::vector<std::optional<ProcessSigns>>& signs) {
+    std::vector<HungProcess> hung;
+    std::optional<size_t> culprit;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (!signs[i]) continue;
+      if (verdict.culprit == i) culprit = hung.size();
+      hung.push_back({slots_[i].spec, slots_[i].child->pid(), *signs[i], verdict.quiet_seconds[i]});
+    }
+    verdict.culprit = culprit;
+    const std::string line = report_hang(hung, verdict, options_.hang_timeout, plan_->log_dir, std::chrono::seconds(10));
+    log_.error(line);
+    job_state_->set_hang(line);
+    job_state_->save();
+    if (options_.on_hang == SupervisorOptions::OnHang::kReport) return;
+    stopping_ = true;
+    stop(std::nullopt);
+    JobFailure failure = this_node(
+        culprit ? fmt::format("hang: {} {} (local {}) made no progress for {} s: {}", role_name(hung[*culprit].spec->role),
+                              hung[*culprit].spec->rank, hung[*culprit].spec->local_index,
+                              options_.hang_timeout.count() / 1000, verdict.why)
+                : fmt::format("hang: no process made progress for {} s", options_.hang_timeout.count() / 1000),
+        common::kExitHung);
+    failure.cause = JobFailure::Cause::kProcessHung;
+    if (culprit) {
+      failure.log_file = hung[*culprit].spec->log_file;
+      failure.tail = last_lines(failure.log_file, 10);
+    }
+    root_ = peers_.report(attempt_, failure);
+  }
+
   // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the
   // grace period (stop_policy.h).
   void stop(std::optional<Role> role) {
@@ -447,6 +500,8 @@ class Job {
   StopPolicy stop_policy_;
   boost::asio::steady_timer peer_timer_;
   boost::asio::steady_timer workers_timer_;
+  boost::asio::steady_timer hang_timer_;
+  std::optional<HangWatch> hang_watch_;  // with --hang_timeout, this attempt's
   std::vector<Slot> slots_;
   std::unique_ptr<ConsoleEcho> echo_;
   std::optional<JobState> job_state_;  // LOG_DIR/job.json

@@ -46,6 +46,10 @@ struct SupervisorOptions {
   int ps_worker_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
   bool append_logs = false;    // --log_overwrite=False: every start goes on in its log
+  // --hang_timeout (0: not watched) and --on_hang: what a job that stops making progress does
+  // (hang_watch.h): report it once, stop (exit 123), or fail for the restart policy.
+  std::chrono::milliseconds hang_timeout{0};
+  enum class OnHang { kReport, kStop, kRestart } on_hang = OnHang::kReport;
   std::optional<std::string> pre_start_hook;  // --elastic_pre_hook: a shell command before each start
   EchoSelection echo;          // whose output the console shows (--log_output)
   ConsoleEchoOptions console;

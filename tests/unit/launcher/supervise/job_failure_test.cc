@@ -55,5 +55,5 @@ TEST_CASE("a malformed failure report is a peer error that shows the report") {
   // A cause from a newer launcher is read as the least likely one, not as garbage.
   nlohmann::json j = trainer_failed().to_json();
   j["cause"] = 99;
-  CHECK(JobFailure::from_json(j.dump()).cause == JobFailure::Cause::kNodeJoined);
+  CHECK(JobFailure::from_json(j.dump()).cause == JobFailure::Cause::kProcessHung);
 }

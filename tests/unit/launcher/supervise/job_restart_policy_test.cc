@@ -33,10 +33,21 @@ TEST_CASE("the job restarts whole while restarts are left and a restart can mend
   };
   for (const Row& row : rows) {
     INFO(row.line);
-    const JobRestartVerdict v = judge_job_failure(row.root, row.used, row.budget, "all 2 local process(es)", 1);
+    const JobRestartVerdict v = judge_job_failure(row.root, row.used, row.budget, false, "all 2 local process(es)", 1);
     CHECK(v.restart == row.restart);
     CHECK(v.line == row.line);
   }
+}
+
+TEST_CASE("a hang restarts the job under --on_hang=restart and stops it under --on_hang=stop") {
+  JobFailure hung = testing::process_failed(1, "10.0.0.2", 123);
+  hung.cause = JobFailure::Cause::kProcessHung;
+  hung.what = "hang: trainer 1 (local 1) made no progress for 30 s: it is stopped (SIGSTOP)";
+  CHECK(judge_job_failure(hung, 0, 1, false, "all 2 local process(es)", 1).restart);
+  const JobRestartVerdict stop = judge_job_failure(hung, 0, 1, true, "all 2 local process(es)", 1);
+  CHECK_FALSE(stop.restart);
+  CHECK(stop.line == "not restarting: the job hung (--on_hang=stop; hang: trainer 1 (local 1) made no progress for "
+                     "30 s: it is stopped (SIGSTOP)); exit status 123");
 }
 
 }  // namespace

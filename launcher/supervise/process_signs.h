@@ -1,0 +1,27 @@
+#pragma once
+// What the system shows of a running process without code of ours in it: its CPU time and state
+// (/proc/PID/stat), the size of its log, where the kernel has it wait (/proc/PID/wchan), and its
+// threads' native stacks, by gdb where it is installed. HangWatch judges the signs; a hang's
+// report (hang_report.h) shows the rest.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "launcher/supervise/hang_watch.h"
+
+namespace paddle::launcher {
+
+// Nothing when the process is gone (or /proc is not mounted).
+std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log_file);
+
+// The kernel function the process sleeps in ("futex_wait_queue", "do_epoll_wait", ...), or "".
+std::string kernel_wait_channel(pid_t pid);
+
+// Every thread's native stack from `gdb -p PID -batch`, killed after `timeout`; when gdb is not on
+// PATH, cannot attach (ptrace refused) or times out, a line saying so instead.
+std::string native_stacks(pid_t pid, std::chrono::seconds timeout);
+
+}  // namespace paddle::launcher
