@@ -180,6 +180,10 @@ CASES = [
     Case("master not an address", "flag", "launch", ["--master=10.0.0.300:80", "--nnodes=2"], 2, "--master"),
     Case("master a name that never resolves", "flag", "launch",
          ["--master=no-such-host.invalid:80", "--nnodes=2", "--rendezvous_timeout=1"], 2, "--master", progress=True),
+    Case("what a hang does unknown", "flag", "launch", ["--on_hang=explode"], 2, "--on_hang"),
+    Case("a negative hang timeout", "flag", "launch", ["--hang_timeout=-1"], 2, "--hang_timeout"),
+    Case("Paddle's auto-tuner, not built", "flag", "launch", ["--auto_tuner_json=tuner.json"], 2, "--auto_tuner_json"),
+    Case("two names of one setting", "flag", "launch", ["--workers=127.0.0.1", "--trainers=127.0.0.2"], 2, "--trainers"),
     Case("node count not a number", "flag", "launch", ["--master=127.0.0.1:{port0}", "--nnodes=two"], 2, "--nnodes"),
     Case("log dir is a file", "flag", "launch", ["--log_dir=afile"], 2, "--log_dir", files={"afile": "x"}),
     Case("start port out of range", "flag", "launch", ["--start_port=70000"], 2, "--start_port"),
@@ -195,6 +199,10 @@ CASES = [
          "--nnodes=1000: the master needs 1128 open files (one connection per node and 128 to spare), but `ulimit -n` "
          "allows 300 (hard limit 300)", open_files=300, progress=True, may_write=("log", "log/launch.log")),
     # Environment variables, read by the launcher and by `train`: exit 2.
+    Case("a Paddle twin not a number", "env", "launch", [], 2, "PADDLE_NPROC_PER_NODE=many",
+         env={"PADDLE_NPROC_PER_NODE": "many"}),
+    Case("a Paddle twin not a boolean", "env", "launch", [], 2, "PADDLE_LOG_OVERWRITE=perhaps",
+         env={"PADDLE_LOG_OVERWRITE": "perhaps"}),
     Case("orphan guard unknown", "env", "launch", [], 2, "PADDLE_ORPHAN_GUARD", env={"PADDLE_ORPHAN_GUARD": "sometimes"}),
     Case("start port variable not a number", "env", "launch", ["--ips=127.0.0.1,127.0.0.2", "--host=127.0.0.1"], 2,
          "FLAGS_START_PORT", env={"FLAGS_START_PORT": "high"}),
