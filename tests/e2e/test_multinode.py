@@ -8,6 +8,7 @@ its time and checks by pid, process group or session that no process of the job 
 import json
 import os
 import shutil
+import socket
 import signal
 import subprocess
 import sys
@@ -313,6 +314,17 @@ def test_slurm_variables_make_the_job_without_master_flags():
           f"a flag against the scheduler is one line\n{r.stderr}")
 
 
+# A host name for 127.0.0.1 where this machine's /etc/hosts has one (a minimal root has none).
+def _local_name():
+    try:
+        return "localhost" if socket.gethostbyname("localhost") == "127.0.0.1" else "127.0.0.1"
+    except OSError:
+        return "127.0.0.1"
+
+
+LOCAL_NAME = _local_name()
+
+
 def test_kubernetes_operators_variables_make_the_job():
     need(HOUSING)
     args = fit_a_line(["--set", "epochs=2"])
@@ -321,7 +333,7 @@ def test_kubernetes_operators_variables_make_the_job():
     styles = {  # the source each node names: the variables it was given
         "Kubernetes PyTorchJob (MASTER_ADDR": lambda i: {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port),
                                                         "PET_NNODES": "2", "PET_NODE_RANK": str(i)},
-        "Kubernetes PyTorchJob (PET_MASTER_ADDR": lambda i: {"PET_MASTER_ADDR": "localhost", "PET_MASTER_PORT": str(master_port),
+        "Kubernetes PyTorchJob (PET_MASTER_ADDR": lambda i: {"PET_MASTER_ADDR": LOCAL_NAME, "PET_MASTER_PORT": str(master_port),
                                                             "PET_NNODES": "2", "PET_NODE_RANK": str(i),
                                                             "PET_NPROC_PER_NODE": "1"},
         "Kubernetes PaddleJob": lambda i: {"PADDLE_TRAINER_ENDPOINTS": f"127.0.0.1:{start},127.0.0.2:{start}",

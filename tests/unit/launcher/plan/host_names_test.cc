@@ -117,8 +117,9 @@ TEST_CASE("a stop requested while a name is waited for ends the wait through the
   CHECK(std::chrono::steady_clock::now() - start < 5s);
 }
 
-TEST_CASE("the system resolver reads /etc/hosts") {
-  CHECK(system_lookup("localhost").value_or("").starts_with("127."));
+TEST_CASE("the system resolver gives an address back as it is, and nothing for a name that cannot exist") {
+  // A machine's /etc/hosts is its own (a minimal root may have none): no name of it is assumed here.
+  CHECK(system_lookup("127.0.0.1") == "127.0.0.1");
   CHECK_FALSE(system_lookup("no-such-host.invalid"));
 }
 

@@ -76,7 +76,6 @@ TEST_CASE("a multi-node Slurm job's nodes keep their logs apart unless --log_dir
 
 TEST_CASE("host names resolve to IPv4; addresses pass through") {
   CHECK(resolve_ipv4("10.1.2.3") == "10.1.2.3");
-  CHECK(resolve_ipv4("localhost").value_or("").starts_with("127."));
   CHECK_FALSE(resolve_ipv4("no-such-host.invalid"));
 }
 
