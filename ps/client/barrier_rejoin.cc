@@ -24,7 +24,7 @@ RejoinDecision decide_rejoin(const std::vector<BarrierState>& states, const std:
       const size_t ahead = static_cast<size_t>(std::find_if(states.begin(), states.end(), [&](const BarrierState& x) {
                                                  return x.completed == most;
                                                }) - states.begin());
-      throw PsError(fmt::format(
+      throw SplitBarrier(fmt::format(
           "REJOIN: parameter server {} has completed {} barrier(s) but {} has completed {} and this worker's dead "
           "self never reached its next: its last barrier applied its step on some servers only, so the step cannot "
           "be redone alone",

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "ps/client/client.h"
+
 namespace paddle::ps {
 
 // One server's answer to REJOIN.
@@ -36,8 +38,15 @@ struct RejoinDecision {
   uint64_t completed = 0;  // the barriers the job has completed once the action is done
 };
 
-// `states` in server order, `endpoints` to name them. Throws PsError (ps/client/client.h) when
-// a barrier was completed with the dead worker's step on some servers only.
+// A barrier completed with the dead worker's step on some servers only: the worker cannot take
+// up its part alone (its launcher then ends, or restarts whole, the job).
+class SplitBarrier : public PsError {
+ public:
+  using PsError::PsError;
+};
+
+// `states` in server order, `endpoints` to name them. Throws SplitBarrier when a barrier was
+// completed with the dead worker's step on some servers only.
 RejoinDecision decide_rejoin(const std::vector<BarrierState>& states, const std::vector<std::string>& endpoints);
 
 }  // namespace paddle::ps

@@ -30,6 +30,7 @@
 #include "runtime/train/tensorboard/tensorboard_progress.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/training_loop.h"
+#include "ps/client/barrier_rejoin.h"
 #include "runtime/train/worker_progress.h"
 
 namespace paddle::runtime {
@@ -68,7 +69,11 @@ std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const 
     throw CannotRejoin(fmt::format("model {} does not take up a pass in the middle; only wide_deep's workers are "
                                    "restarted alone", model_name(config.model.kind)));
   ps::ServerControl& servers = fleet.server_control();
-  servers.rejoin();
+  try {
+    servers.rejoin();
+  } catch (const ps::SplitBarrier& e) {
+    throw CannotRejoin(e.what());
+  }
   std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed(), config.ps.start_pass);
   if (at) fleet.pass_barriers(servers.barriers_completed() - at->barriers);
   fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet.worker_index(),
