@@ -65,15 +65,16 @@ void prepare_log_dir(const std::string& dir) {
 }
 
 // Whether this node's processes get GPUs: --gpus/--devices given, or GPUs visible.
-bool uses_gpus(const LaunchOptions& options, const EnvMap& env) {
+bool uses_gpus(const LaunchOptions& options, const HostFacts& host) {
   if (options.device_kind != DeviceKind::kGpu) return false;
-  return options.gpus.has_value() || visible_gpu_count(env) > 0;
+  return options.gpus.has_value() || host.gpu_count > 0;
 }
 
 // Runs the job with every process it starts marked, so that none outlives it, and with the job
 // page up while it runs when --dashboard asks for it.
-int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMap& env, SupervisorOptions supervision,
+int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const HostFacts& host, SupervisorOptions supervision,
                       OrphanWatchdog& watchdog, LaunchLog& log) {
+  const EnvMap& env = host.env;
   OrphanGuard guard(env, watchdog);
   log.info(fmt::format("orphan guard: {}", guard.describe()));
   supervision.orphan_guard = &guard;
@@ -84,7 +85,7 @@ int supervise_guarded(const LaunchOptions& options, JobPeers& peers, const EnvMa
     log.info(fmt::format("dashboard: {}", page->url()));
   }
   std::optional<GpuLog> gpu_log;
-  if (options.enable_gpu_log && uses_gpus(options, env)) {
+  if (options.enable_gpu_log && uses_gpus(options, host)) {
     gpu_log.emplace(fmt::format("{}/{}.gpu.log", options.log_dir, options.job_id.value_or(get_env(env, "PADDLE_JOB_ID").value_or("default"))),
                     env);
     log.info(fmt::format("GPU figures every 5 s in {} (--enable_gpu_log)", gpu_log->path()));
@@ -216,7 +217,7 @@ int run_through_master(Run& run, std::vector<std::string> command, PortReservati
   if (agent) agent->watch_dispatcher(log);
   cluster.stop_signals = run.supervision.stop_signals;
   ClusterPeers peers(run.options, std::move(command), run.host, ports, std::move(cluster), log);
-  return supervise_guarded(run.options, peers, run.host.env, run.supervision, watchdog, log);  // 4. and 5.
+  return supervise_guarded(run.options, peers, run.host, run.supervision, watchdog, log);  // 4. and 5.
 }
 
 // 3. and 4. A plan of its own: the nodes of --ips or of the PS lists meet at the first of them;
@@ -239,14 +240,14 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
     settings.token = common::JobToken::from_environment(run.host.env, "the master store");
     settings.stop_signals = run.supervision.stop_signals;
     ClusterPeers peers(options, plan.command, run.host, ports, std::move(settings), log, std::move(mine));
-    return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
+    return supervise_guarded(options, peers, run.host, run.supervision, watchdog, log);
   }
   if (plan.mode == LaunchPlan::Mode::kPs && plan.node_count > 1) {  // --servers/--workers across nodes
     ClusterSettings settings = ps_lists_cluster_settings(options, plan);
     settings.token = common::JobToken::from_environment(run.host.env, "the master store");
     settings.stop_signals = run.supervision.stop_signals;
     ClusterPeers peers(options, run.host, ports, std::move(settings), log, std::move(plan));
-    return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);
+    return supervise_guarded(options, peers, run.host, run.supervision, watchdog, log);
   }
   // A one-node job's own secret; the nodes of a multi-node job must be given one to share.
   if (!get_env(run.host.env, "PADDLE_JOB_TOKEN"))
@@ -255,7 +256,7 @@ int run_plan(Run& run, LaunchPlan plan, PortReservation& ports, OrphanWatchdog& 
   announce_plan(plan, log);
   ports.release_sockets();
   SingleNode peers(plan);
-  return supervise_guarded(options, peers, run.host.env, run.supervision, watchdog, log);  // 4. and 5.
+  return supervise_guarded(options, peers, run.host, run.supervision, watchdog, log);  // 4. and 5.
 }
 
 int run(int argc, const char* const argv[]) {

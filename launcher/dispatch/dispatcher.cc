@@ -17,7 +17,7 @@
 #include "common/file.h"
 #include "launcher/console/log_echo.h"
 #include "launcher/plan/launch_options.h"
-#include "launcher/plan/scheduler_env.h"
+#include "launcher/plan/host_names.h"
 #include "launcher/supervise/child_process.h"
 #include "launcher/supervise/stop_signals.h"
 

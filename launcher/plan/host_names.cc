@@ -45,6 +45,10 @@ std::optional<std::string> system_lookup(const std::string& name) {
   return ip;
 }
 
+std::optional<std::string> resolve_ipv4(const std::string& host) {
+  return is_ipv4(host) ? std::optional<std::string>(host) : system_lookup(host);
+}
+
 HostNameResolver::HostNameResolver(Settings settings)
     : settings_(std::move(settings)), deadline_(std::chrono::steady_clock::now() + settings_.patience) {}
 

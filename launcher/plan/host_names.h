@@ -27,6 +27,8 @@ struct LaunchOptions;
 // The IPv4 address a name stands for now, if any. system_lookup() asks getaddrinfo.
 using HostLookup = std::function<std::optional<std::string>(const std::string& name)>;
 std::optional<std::string> system_lookup(const std::string& name);
+// `host` when it is an IPv4 address, else system_lookup's answer, at once (no wait).
+std::optional<std::string> resolve_ipv4(const std::string& host);
 
 class HostNameResolver {
  public:

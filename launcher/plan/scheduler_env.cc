@@ -1,8 +1,5 @@
 #include "launcher/plan/scheduler_env.h"
 
-#include <netdb.h>
-#include <arpa/inet.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -136,20 +133,6 @@ std::vector<std::string> expand_slurm_nodelist(std::string_view list) {
       expand_range(prefix, range, suffix, list, nodes);
   }
   return nodes;
-}
-
-std::optional<std::string> resolve_ipv4(const std::string& host) {
-  if (is_ipv4(host)) return host;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return std::nullopt;
-  char text[INET_ADDRSTRLEN] = {};
-  const auto* address = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
-  std::optional<std::string> ip;
-  if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text) != nullptr) ip = text;
-  ::freeaddrinfo(found);
-  return ip;
 }
 
 std::optional<SchedulerView> detect_scheduler(const EnvMap& env, const std::string& volcano_dir) {

@@ -55,8 +55,4 @@ std::string node_log_dir(const std::optional<SchedulerView>& scheduler, const st
 // Throws common::UsageError naming SLURM_JOB_NODELIST for a malformed list.
 std::vector<std::string> expand_slurm_nodelist(std::string_view list);
 
-// The IPv4 address of a host name (an address is returned as it is); nothing when it does
-// not resolve.
-std::optional<std::string> resolve_ipv4(const std::string& host);
-
 }  // namespace paddle::launcher

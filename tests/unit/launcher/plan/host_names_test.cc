@@ -121,6 +121,8 @@ TEST_CASE("the system resolver gives an address back as it is, and nothing for a
   // A machine's /etc/hosts is its own (a minimal root may have none): no name of it is assumed here.
   CHECK(system_lookup("127.0.0.1") == "127.0.0.1");
   CHECK_FALSE(system_lookup("no-such-host.invalid"));
+  CHECK(resolve_ipv4("10.1.2.3") == "10.1.2.3");
+  CHECK_FALSE(resolve_ipv4("no-such-host.invalid"));
 }
 
 }  // namespace

@@ -74,10 +74,6 @@ TEST_CASE("a multi-node Slurm job's nodes keep their logs apart unless --log_dir
   CHECK_THROWS_WITH_AS(detect_scheduler(bad), doctest::Contains("SLURMD_NODENAME: '../etc' is not a host name"), UsageError);
 }
 
-TEST_CASE("host names resolve to IPv4; addresses pass through") {
-  CHECK(resolve_ipv4("10.1.2.3") == "10.1.2.3");
-  CHECK_FALSE(resolve_ipv4("no-such-host.invalid"));
-}
 
 TEST_CASE("Kubeflow Trainer v2's PET_MASTER_ADDR and PET_NPROC_PER_NODE; an elastic PET_NNODES is named") {
   EnvMap env = {{"PET_MASTER_ADDR", "tj-node-0-0.tj"}, {"PET_MASTER_PORT", "29500"}, {"PET_NNODES", "3"},
