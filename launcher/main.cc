@@ -122,7 +122,8 @@ SupervisorOptions supervisor_options(const LaunchOptions& options) {
   supervision.grace_period = std::chrono::milliseconds(static_cast<long>(options.grace_period * 1000));
   supervision.echo = EchoSelection::parse(options.log_output, options.log_output_prefix);
   supervision.append_logs = supervision.console.logs_go_on = !options.log_overwrite;
-  supervision.hang_timeout = std::chrono::milliseconds(static_cast<long>(options.hang_timeout * 1000));
+  if (options.hang_timeout)
+    supervision.hang_timeout = std::chrono::milliseconds(static_cast<long>(*options.hang_timeout * 1000));
   supervision.on_hang = options.on_hang == "stop"      ? SupervisorOptions::OnHang::kStop
                         : options.on_hang == "restart" ? SupervisorOptions::OnHang::kRestart
                                                        : SupervisorOptions::OnHang::kReport;

@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
   try {
     runtime::Topology topo = runtime::topology_from_environment(runtime::current_environment());
     expect(topo.kind == runtime::JobKind::kCollective, "a collective environment");
-    auto ctx = runtime::DistributedContext::from_environment(runtime::current_environment());
+    const auto env = runtime::current_environment();
+    auto progress = common::ProgressPage::from_environment(env);
+    auto ctx = runtime::DistributedContext::from_environment(env, *progress);
     collective::Communicator& comm = *ctx->communicator();
     const int rank = comm.rank(), size = comm.size();
     fmt::print("rank {} of {} joined ({})\n", rank, size, comm.backend());

@@ -53,6 +53,7 @@
 #include "common/error.h"
 #include "common/job_token.h"
 #include "launcher/cluster/control_store.h"
+#include "launcher/cluster/hang_exchange.h"
 #include "launcher/cluster/judge.h"
 #include "launcher/cluster/member_list.h"
 #include "launcher/console/launch_log.h"
@@ -165,6 +166,12 @@ class ClusterLink {
   // The control plane's figures now, for the job page (node_watch.cc).
   ControlPlaneFigures figures();
 
+  // A hang (hang_exchange.h): this node's findings go to the judge; the judge's latest verdict
+  // over every node's, as the watch read it. share_hang throws common::PeerError when the store
+  // cannot be reached.
+  void share_hang(int generation, const std::string& findings);
+  std::optional<nlohmann::json> job_hang();
+
   // The node's own watch (node_watch.cc).
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
@@ -260,6 +267,7 @@ class ClusterLink {
   std::optional<std::string> lease_ended_;  // the watch's heartbeat found the store counts this node gone
   std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
+  HangExchange hang_;  // under mutex_
   common::BackgroundThread thread_;  // the watch (node_watch.cc); its stop ends every wait here
   // A signal ends the store's wait in flight (the rendezvous' long poll), and any after it. Last,
   // so it is gone before the store it calls.

@@ -75,6 +75,9 @@ class ClusterPeers : public JobPeers {
   void workers_done(int generation) override { link_.workers_done(generation); }
   bool job_workers_done(int generation) override { return link_.job_workers_done(generation); }
   ControlPlaneFigures figures() override { return link_.figures(); }
+  bool spans_nodes() const override { return true; }
+  void share_hang(int generation, const std::string& findings) override { link_.share_hang(generation, findings); }
+  std::optional<nlohmann::json> job_hang() override { return link_.job_hang(); }
 
  private:
   // What this node registers for a generation, before its TCPStore port.

@@ -43,6 +43,15 @@ ControlPlaneFigures ClusterLink::figures() {
   return figures;
 }
 
+void ClusterLink::share_hang(int generation, const std::string& findings) {
+  store_->put(generation_key(generation, "hang.node." + settings_.node_ip), findings);
+}
+
+std::optional<nlohmann::json> ClusterLink::job_hang() {
+  std::lock_guard lock(mutex_);
+  return hang_.latest();
+}
+
 void ClusterLink::watch(const std::stop_token& stop) {
   auto reachable_at = Clock::now();  // the last time the store answered
   int watched_generation = -1;
@@ -68,6 +77,8 @@ void ClusterLink::watch(const std::stop_token& stop) {
           watched_generation = generation;
           after = 0;
           judge_.begin(generation);
+          std::lock_guard lock(mutex_);
+          hang_.begin();
         }
         after = watch_failures(generation, *members, failed, after);
       }
@@ -114,16 +125,26 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
     if (current) judge_.round(generation, members);
   }
   // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
-  std::vector<std::string> prefixes{failed_key};
+  const std::string hang_verdict_key = generation_key(generation, "hang.verdict");
+  const std::string hang_prefix = generation_key(generation, "hang.node.");
+  std::vector<std::string> prefixes{failed_key, hang_verdict_key};
   if (judges || !failed) prefixes.push_back(report_prefix);
+  if (judges) prefixes.push_back(hang_prefix);
   // A node that does not judge waits two heartbeats: the store counts a waiting request as
   // heard, and this node's own reports go at once on a connection of their own meanwhile.
   const ControlStore::Changes changes =
       store_->watch(prefixes, after, judges ? kJudgeRound : 2 * settings_.heartbeat_interval);
   std::optional<JobFailure> seen;
   bool is_verdict = false;
+  const auto now = Clock::now();
   for (const auto& e : changes.entries) {
-    if (e.key == failed_key) {
+    if (e.key == hang_verdict_key) {
+      std::lock_guard lock(mutex_);
+      hang_.verdict_seen(e.value);
+    } else if (e.key.starts_with(hang_prefix)) {
+      std::lock_guard lock(mutex_);
+      if (judges) hang_.heard(e, now);
+    } else if (e.key == failed_key) {
       seen = JobFailure::from_json(e.value);
       is_verdict = true;
     } else if (e.key.starts_with(report_prefix)) {
@@ -140,6 +161,14 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
     }
   }
   if (seen) verdict_wake_.notify_all();
+  if (judges) {
+    std::optional<std::string> hang_verdict;
+    {
+      std::lock_guard lock(mutex_);
+      hang_verdict = hang_.due(members.size(), now);
+    }
+    if (hang_verdict) store_->put(hang_verdict_key, *hang_verdict);
+  }
   return changes.revision;
 }
 

@@ -43,7 +43,9 @@ class JobState {
   // The PS workers restarted alone so far, over the whole run (across attempts).
   void set_worker_restarts(int total) { worker_restarts_ = total; }
   // A hang's verdict (supervise/hang_report.h), naming the culprit; job.json's "hang".
+  // Empty again once every process moves.
   void set_hang(std::string verdict) { hang_ = std::move(verdict); }
+  const std::string& hang() const { return hang_; }
 
   nlohmann::json to_json() const;
   // Writes LOG_DIR/job.json; a failure to write is not the job's failure, so it only returns false.

@@ -160,9 +160,10 @@ CommandLine parse_command_line(int argc, const char* const argv[], const common:
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--hang_timeout", o.hang_timeout,
-                 "Seconds in which no local process uses CPU time or writes output that make a hang: each "
-                 "process's state and stacks go to LOG_DIR/hang.*.txt and the console names the culprit "
-                 "(PADDLE_HANG_TIMEOUT; 0, the default: not watched)")
+                 "Seconds without progress (a step or phase of our runtime, CPU time, output) that make a "
+                 "hang: each process's state and stacks go to LOG_DIR/hang.*.txt and the console names the "
+                 "culprit (PADDLE_HANG_TIMEOUT; 0: not watched; by default our runtime's processes are "
+                 "watched with the larger of 60 s and 10 of their longest steps, other programs not)")
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--on_hang", o.on_hang,
                  "What a hang does: report (once), stop (the job, exit 123) or restart (a failure, within "
@@ -287,7 +288,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"elastic_timeout", fmt::format("{}", o.elastic_timeout)},
       {"gpus", or_none(o.gpus)},
       {"grace_period", fmt::format("{}", o.grace_period)},
-      {"hang_timeout", fmt::format("{}", o.hang_timeout)},
+      {"hang_timeout", o.hang_timeout ? fmt::format("{}", *o.hang_timeout) : "auto"},
       {"on_hang", o.on_hang},
       {"heter_devices", or_none(o.heter_devices)},
       {"heter_worker_num", or_none(o.heter_worker_num)},

@@ -65,7 +65,9 @@ struct LaunchOptions {
   int max_restarts = 0;
   std::optional<int> ps_worker_restarts;  // --ps_worker_restarts; unset: PADDLE_PS_WORKER_RESTARTS, else 0
   double grace_period = 5.0;
-  double hang_timeout = 0;            // --hang_timeout: seconds without progress that make a hang; 0: not watched
+  // --hang_timeout: seconds without progress that make a hang; 0: not watched; nothing: automatic,
+  // for our runtime's processes (supervise/hang_watch.h)
+  std::optional<double> hang_timeout;
   std::string on_hang = "report";     // --on_hang: report, stop or restart
   std::optional<std::string> log_output;  // --log_output: 0 (unset), all, or 0,3,server0
   std::string log_output_prefix = "auto";

@@ -145,6 +145,7 @@ void finish_plan(LaunchPlan& plan, const LaunchOptions& o, std::vector<std::stri
     p.log_file = fmt::format("{}/{}.{}", o.log_dir, log_name(p.role), p.local_index);
     p.error_file = fmt::format("{}/error.{}.{}.json", o.log_dir, role_name(p.role), p.rank);
     p.metrics_file = fmt::format("{}/metrics.{}.{}.jsonl", o.log_dir, role_name(p.role), p.rank);
+    p.progress_page = fmt::format("{}/progress.{}.{}", o.log_dir, role_name(p.role), p.rank);
   }
   add_omp_threads(plan, host);
   add_worker_contract(plan, o, host);
@@ -250,6 +251,7 @@ EnvMap child_environment(const EnvMap& launcher_env, const ProcessSpec& spec, in
     env["TORCHELASTIC_ERROR_FILE"] = absolute(spec.error_file);
   }
   if (!spec.metrics_file.empty()) env["PADDLE_METRICS_FILE"] = absolute(spec.metrics_file);
+  if (!spec.progress_page.empty()) env["PADDLE_PROGRESS_FILE"] = absolute(spec.progress_page);
   return env;
 }
 

@@ -42,6 +42,9 @@ struct ProcessSpec {
   // LOG_DIR/metrics.<role>.<rank>.jsonl: its progress, a line per logged step
   // (PADDLE_METRICS_FILE; runtime/train/metrics_log.h).
   std::string metrics_file;
+  // LOG_DIR/progress.<role>.<rank>: where our runtime says what it does now, for hang and
+  // straggler detection (PADDLE_PROGRESS_FILE; common/progress_page.h).
+  std::string progress_page;
   EnvList env;  // set on top of the launcher's environment
   // Paddle's backup of the environment (plan/worker_contract.h): the file written at each start,
   // and the variables too long for the environment, which the file alone holds.

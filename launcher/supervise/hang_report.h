@@ -1,36 +1,40 @@
 #pragma once
-// A hang's report (--hang_timeout): what each local process was doing when the job stopped making
-// progress, in LOG_DIR/hang.<rank>.txt (PS roles: hang.<role>.<rank>.txt), and the one verdict the
-// console shows, naming the culprit first:
+// A hang's files (hang_watch.h, hang_verdict.h): what each local process was doing, in
+// LOG_DIR/hang.<rank>.txt (PS roles: hang.<role>.<rank>.txt):
 //
-//   the job made no progress for 30 s: trainer 1 (local 1, pid 4242) is the culprit: it is stopped
-//   (SIGSTOP); trainer 0 (pid 4241) sleeping in do_epoll_wait, quiet 31 s; stacks in log/hang.*.txt
+//   trainer 3 (local 1, pid 4242): the culprit, it has not entered allreduce #1,205, ...
+//   state: sleeping in hrtimer_nanosleep
+//   quiet for: 31 s
+//   progress: in data loading for 612 s, after step 340, last collective allreduce #1,204
+//   last lines of log/workerlog.1: ...
+//   native stacks: (gdb's, every thread's; not for a stopped process: attaching would resume it)
+//   Python frames: (py-spy's, for a Python program where it is installed)
 //
-// Each file holds the process's state, seconds since its last progress, where the kernel has it
-// wait, its log's last lines and its threads' native stacks (not for a stopped process: attaching
-// gdb would resume it).
+// Taking stacks takes seconds per process: the supervisor writes these off its own thread.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "launcher/plan/launch_plan.h"
-#include "launcher/supervise/hang_watch.h"
+#include "launcher/supervise/hang_verdict.h"
 
 namespace paddle::launcher {
 
 struct HungProcess {
   const ProcessSpec* spec = nullptr;
-  pid_t pid = -1;
-  ProcessSigns signs;
-  double quiet_seconds = 0;
+  ProcessFinding finding;
+  std::string progress;  // the page's description (common::ProgressReading::describe), or ""
 };
 
 // The file a process's part of the report goes to.
 std::string hang_report_file(const ProcessSpec& spec, const std::string& log_dir);
 
-// Writes each process's file (stacks taken with `stack_timeout` each) and returns the verdict line.
-std::string report_hang(const std::vector<HungProcess>& processes, const HangVerdict& verdict,
-                        std::chrono::milliseconds timeout, const std::string& log_dir, std::chrono::seconds stack_timeout);
+// Writes each process's file, stacks taken with `stack_timeout` each; `culprit` (into
+// `processes`) is marked with `why`. `search_path`: where py-spy may be (process_signs.h).
+void write_hang_reports(const std::vector<HungProcess>& processes, std::optional<size_t> culprit, const std::string& why,
+                        const std::string& log_dir, const std::vector<std::string>& search_path,
+                        std::chrono::seconds stack_timeout);
 
 }  // namespace paddle::launcher

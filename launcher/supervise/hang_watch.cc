@@ -1,86 +1,74 @@
 #include "launcher/supervise/hang_watch.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 namespace paddle::launcher {
 namespace {
 
-double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 bool made_progress(const ProcessSigns& before, const ProcessSigns& now) {
-  return now.cpu_ticks != before.cpu_ticks || now.log_bytes != before.log_bytes;
+  if (now.log_bytes != before.log_bytes) return true;
+  if (now.page.has_value() != before.page.has_value()) return true;
+  if (now.page && now.page->marks != before.page->marks) return true;
+  const bool waiting = now.page && common::waits_on_others(now.page->phase);
+  return now.cpu_ticks != before.cpu_ticks && !waiting;
+}
+
+bool serving(const ProcessSigns& s) {
+  return s.page && (s.page->phase == common::Phase::kServing || s.page->phase == common::Phase::kFinished);
 }
 
 }  // namespace
 
-std::string describe_process_state(char state) {
-  switch (state) {
-    case 'R': return "running";
-    case 'S': return "sleeping";
-    case 'D': return "in uninterruptible sleep (D)";
-    case 'T': return "stopped (SIGSTOP)";
-    case 't': return "stopped by a tracer";
-    case 'Z': return "a zombie";
-    case 'I': return "idle";
-  }
-  return fmt::format("in state {}", state);
+HangWatch::HangWatch(std::optional<std::chrono::milliseconds> timeout, std::vector<bool> servers, Clock::time_point start)
+    : timeout_(timeout), servers_(std::move(servers)), seen_(servers_.size(), Seen{std::nullopt, start}) {}
+
+bool HangWatch::going(size_t i, Clock::time_point now, std::chrono::milliseconds timeout) const {
+  return now - seen_[i].changed < std::min<Clock::duration>(kQuietNow, timeout / 2);
 }
 
-HangWatch::HangWatch(std::chrono::milliseconds timeout, size_t processes, Clock::time_point start)
-    : timeout_(timeout), seen_(processes, Seen{std::nullopt, start, false}) {}
+bool HangWatch::any_covered() const {
+  return std::ranges::any_of(seen_, [](const Seen& s) { return s.covered && !s.exited; });
+}
 
 std::vector<double> HangWatch::quiet_seconds(Clock::time_point now) const {
   std::vector<double> quiet;
-  for (const Seen& s : seen_) quiet.push_back(s.exited ? -1.0 : seconds(now - s.changed));
+  for (const Seen& s : seen_) quiet.push_back(s.exited ? -1.0 : std::chrono::duration<double>(now - s.changed).count());
   return quiet;
 }
 
-std::optional<HangVerdict> HangWatch::observe(Clock::time_point now,
-                                              const std::vector<std::optional<ProcessSigns>>& signs) {
-  bool any_alive = false, all_quiet = true;
+std::optional<std::chrono::milliseconds> HangWatch::timeout_of(size_t i) const {
+  const Seen& s = seen_[i];
+  if (s.exited || !s.last || servers_[i] || serving(*s.last)) return std::nullopt;
+  if (timeout_) return timeout_;
+  if (!s.last->page) return std::nullopt;
+  const auto adapted = std::chrono::milliseconds(static_cast<long>(s.longest_step * kAutomaticSteps * 1000));
+  return std::max<std::chrono::milliseconds>(kAutomaticFloor, adapted);
+}
+
+std::optional<Hang> HangWatch::observe(Clock::time_point now, const std::vector<std::optional<ProcessSigns>>& signs) {
   for (size_t i = 0; i < seen_.size() && i < signs.size(); ++i) {
     Seen& s = seen_[i];
     if (!signs[i]) {
       s.exited = true;
       continue;
     }
-    any_alive = true;
     if (!s.last || made_progress(*s.last, *signs[i])) {
-      if (s.last) reported_ = false;  // progress again: a later hang is a new one
       s.changed = now;
+      s.covered = false;
     }
+    if (signs[i]->page) s.longest_step = std::max(s.longest_step, signs[i]->page->step_seconds);
     s.last = signs[i];
-    if (now - s.changed < timeout_) all_quiet = false;
   }
-  if (!any_alive || !all_quiet || reported_) return std::nullopt;
-  reported_ = true;
-
-  HangVerdict v;
-  v.quiet_seconds = quiet_seconds(now);
-  const auto alive = [&](size_t i) { return !seen_[i].exited && seen_[i].last; };
-  for (char state : {'T', 't', 'D'})
-    for (size_t i = 0; i < seen_.size(); ++i)
-      if (alive(i) && seen_[i].last->state == state && !v.culprit) {
-        v.culprit = i;
-        v.why = fmt::format("it is {}", describe_process_state(state));
-      }
-  if (!v.culprit) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < seen_.size(); ++i)
-      if (alive(i)) order.push_back(i);
-    std::ranges::sort(order, [&](size_t a, size_t b) { return seen_[a].changed < seen_[b].changed; });
-    if (order.size() > 1 && seen_[order[1]].changed - seen_[order[0]].changed >= std::chrono::seconds(1)) {
-      v.culprit = order[0];
-      v.why = fmt::format("it went quiet {:.0f} s before the others, which wait for it",
-                          seconds(seen_[order[1]].changed - seen_[order[0]].changed));
-    } else if (order.size() == 1) {
-      v.culprit = order[0];
-      v.why = "it is the only process left";
-    }
+  std::optional<Hang> hang;
+  for (size_t i = 0; i < seen_.size(); ++i) {
+    const auto timeout = timeout_of(i);
+    if (!timeout || seen_[i].covered || now - seen_[i].changed < *timeout) continue;
+    if (!hang || now - seen_[i].changed > now - seen_[hang->process].changed) hang = Hang{i, *timeout};
   }
-  return v;
+  if (hang)
+    for (size_t i = 0; i < seen_.size(); ++i)
+      if (!seen_[i].exited && !going(i, now, hang->timeout)) seen_[i].covered = true;
+  return hang;
 }
 
 }  // namespace paddle::launcher

@@ -1,19 +1,25 @@
 #pragma once
-// HangWatch: whether a job whose processes are alive has stopped making progress, and which
-// process is the culprit. About once a second the supervisor gives it each local process's signs
-// of life (process_signs.h: its CPU time and the bytes of its log, which any program shows without
-// code of ours); it remembers when each last changed. Once no process has changed for the
-// timeout, it gives one verdict, naming as the culprit the first of:
-//   a process stopped (SIGSTOP, state T) or held by a tracer (t);
-//   a process in uninterruptible sleep (D), which no signal reaches;
-//   the process that went quiet first, by a second or more: the others wait for it;
-//   else none in particular (they went quiet together: a deadlock, or all wait on something else).
-// After a verdict it says nothing more until some process makes progress again.
+// HangWatch: when a process that is alive has stopped making progress. About once a second the
+// supervisor gives it each local process's signs of life (process_signs.h); it remembers when
+// each last moved:
+//   its log grew, or
+//   its progress page's marks moved (our runtime: common/progress_page.h), or
+//   it used CPU time outside a wait on others (a rank spinning in a collective is not moving).
+// A process quiet for its timeout is a hang, which is reported once (hang_verdict.h says who the
+// culprit is); the processes quiet then (not going: quiet for 2 s, or half the timeout if less)
+// are covered by that report until they move again.
+//
+// The timeout: --hang_timeout's for every process when it is given; otherwise, automatically,
+// for the processes that keep a progress page only, and adapted to the job's own steps: the
+// larger of 60 s and ten times the longest step seen, so a slow first step, a long evaluation or
+// a checkpoint save (whose CPU time counts as progress) is never called a hang. A parameter
+// server is never watched: waiting for requests is its work.
 
 #include <chrono>
 #include <optional>
-#include <string>
 #include <vector>
+
+#include "common/progress_page.h"
 
 namespace paddle::launcher {
 
@@ -21,40 +27,49 @@ struct ProcessSigns {
   unsigned long long cpu_ticks = 0;  // user + system, in clock ticks
   unsigned long long log_bytes = 0;  // the size of its log file
   char state = '?';                  // /proc's state letter: R, S, D, T, t, Z
+  std::optional<common::ProgressReading> page;  // a process of our runtime
 };
 
-struct HangVerdict {
-  std::optional<size_t> culprit;      // index into the processes, when one stands out
-  std::vector<double> quiet_seconds;  // per process, since its last progress (-1: exited)
-  std::string why;                    // "it is stopped (SIGSTOP)", "it went quiet 12 s before the others"
+struct Hang {
+  size_t process = 0;                 // the one whose timeout ran out first
+  std::chrono::milliseconds timeout;  // its timeout
 };
 
 class HangWatch {
  public:
   using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kAutomaticFloor{60};
+  static constexpr int kAutomaticSteps = 10;
+  static constexpr std::chrono::seconds kQuietNow{2};
 
-  // `processes`: how many the job has here, in the supervisor's order.
-  HangWatch(std::chrono::milliseconds timeout, size_t processes, Clock::time_point start);
+  // `timeout`: --hang_timeout, or nothing for the automatic one; `servers`: per process, in the
+  // supervisor's order, whether it is a parameter server.
+  HangWatch(std::optional<std::chrono::milliseconds> timeout, std::vector<bool> servers, Clock::time_point start);
 
-  // Each process's signs now (nothing: it has exited). A verdict once every process still alive has
-  // been quiet for the timeout; nothing otherwise, and nothing again until one makes progress.
-  std::optional<HangVerdict> observe(Clock::time_point now, const std::vector<std::optional<ProcessSigns>>& signs);
+  // Each process's signs now (nothing: it has exited). A hang once a process has been quiet for
+  // its timeout; then nothing again for the processes quiet now until they move.
+  std::optional<Hang> observe(Clock::time_point now, const std::vector<std::optional<ProcessSigns>>& signs);
 
-  // Seconds since each process last made progress (-1: exited), for the job page and /metrics.
+  // Seconds since each process last made progress (-1: exited), for the report and /metrics.
   std::vector<double> quiet_seconds(Clock::time_point now) const;
+  // The timeout that applies to process `i` now; nothing while it is not watched.
+  std::optional<std::chrono::milliseconds> timeout_of(size_t i) const;
+  // Whether a report covers processes that have not moved since: the job is hung now.
+  bool any_covered() const;
+  // Whether process `i` moved lately, as a hang of `timeout` counts it: it is going on, not waiting.
+  bool going(size_t i, Clock::time_point now, std::chrono::milliseconds timeout) const;
 
  private:
   struct Seen {
     std::optional<ProcessSigns> last;
     Clock::time_point changed;
     bool exited = false;
+    bool covered = false;       // by a report, until it moves
+    double longest_step = 0;    // seconds, from its page
   };
-  std::chrono::milliseconds timeout_;
+  std::optional<std::chrono::milliseconds> timeout_;
+  std::vector<bool> servers_;
   std::vector<Seen> seen_;
-  bool reported_ = false;
 };
-
-// "stopped (SIGSTOP)", "in uninterruptible sleep (D)", "sleeping", ...: a state letter for people.
-std::string describe_process_state(char state);
 
 }  // namespace paddle::launcher

@@ -1,6 +1,7 @@
 #include "launcher/supervise/process_signs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
@@ -18,10 +19,11 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "common/progress_page.h"
 
 namespace paddle::launcher {
 
-std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log_file) {
+std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log_file, const std::string& page_file) {
   const auto stat = common::read_file(fmt::format("/proc/{}/stat", pid));
   if (!stat) return std::nullopt;
   // The command name, field 2, is in parentheses and may hold spaces: read after the last ')'.
@@ -38,6 +40,7 @@ std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log
   std::error_code ec;
   const auto size = std::filesystem::file_size(log_file, ec);
   signs.log_bytes = ec ? 0 : size;
+  if (!page_file.empty()) signs.page = common::read_progress_page(page_file);
   return signs;
 }
 
@@ -46,26 +49,51 @@ std::string kernel_wait_channel(pid_t pid) {
   return wchan && *wchan != "0" ? *wchan : "";
 }
 
-std::string native_stacks(pid_t pid, std::chrono::seconds timeout) {
+namespace {
+
+// `tool ARGS`'s output, or a line saying why there is none ("no WHAT: ...").
+std::string run_tool(const boost::filesystem::path& tool, const std::vector<std::string>& args, const std::string& what,
+                     std::chrono::seconds timeout) {
   namespace bp = boost::process;
-  const auto gdb = bp::search_path("gdb");
-  if (gdb.empty()) return "no native stacks: gdb is not on PATH (Debian's package gdb)\n";
+  const std::string command = fmt::format("{} {}", tool.filename().string(), fmt::join(args, " "));
   try {
     boost::asio::io_context io;
     std::future<std::string> out;
-    bp::child child(gdb, bp::args({"-p", std::to_string(pid), "-batch", "-nx", "-ex", "set pagination off", "-ex",
-                                   "thread apply all bt"}),
-                    bp::std_in.close(), (bp::std_out & bp::std_err) > out, io);
+    bp::child child(tool, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > out, io);
     io.run_for(timeout);
     if (child.running()) {
       child.terminate();
-      return fmt::format("no native stacks: gdb -p {} took over {} s\n", pid, timeout.count());
+      return fmt::format("no {}: {} took over {} s\n", what, command, timeout.count());
     }
     child.wait();
-    return out.get();
+    std::string text = out.get();
+    if (child.exit_code() != 0) return fmt::format("no {}: {} failed ({}): {}", what, command, child.exit_code(), text);
+    return text;
   } catch (const std::exception& e) {
-    return fmt::format("no native stacks: gdb -p {} could not run: {}\n", pid, e.what());
+    return fmt::format("no {}: {} could not run: {}\n", what, command, e.what());
   }
+}
+
+}  // namespace
+
+std::string native_stacks(pid_t pid, std::chrono::seconds timeout) {
+  const auto gdb = boost::process::search_path("gdb");
+  if (gdb.empty()) return "no native stacks: gdb is not on PATH (Debian's package gdb)\n";
+  return run_tool(gdb, {"-p", std::to_string(pid), "-batch", "-nx", "-ex", "set pagination off", "-ex", "thread apply all bt"},
+                  "native stacks", timeout);
+}
+
+std::optional<std::string> python_stacks(pid_t pid, const std::vector<std::string>& search_path,
+                                         std::chrono::seconds timeout) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+  if (ec || !exe.filename().string().starts_with("python")) return std::nullopt;
+  std::vector<boost::filesystem::path> dirs(search_path.begin(), search_path.end());
+  const auto py_spy = boost::process::search_path("py-spy", dirs);
+  if (py_spy.empty())
+    return fmt::format("no Python frames: py-spy is not installed (pip install py-spy, in the program's venv or on "
+                       "PATH); looked in {}\n", fmt::join(search_path, ":"));
+  return run_tool(py_spy, {"dump", "--pid", std::to_string(pid)}, "Python frames", timeout);
 }
 
 }  // namespace paddle::launcher

@@ -1,7 +1,7 @@
 #pragma once
 // What the system shows of a running process without code of ours in it: its CPU time and state
 // (/proc/PID/stat), the size of its log, where the kernel has it wait (/proc/PID/wchan), and its
-// threads' native stacks, by gdb where it is installed. HangWatch judges the signs; a hang's
+// threads' native stacks, by gdb where it is installed, and Python frames, by py-spy where it is. HangWatch judges the signs; a hang's
 // report (hang_report.h) shows the rest.
 
 #include <sys/types.h>
@@ -9,13 +9,15 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "launcher/supervise/hang_watch.h"
 
 namespace paddle::launcher {
 
-// Nothing when the process is gone (or /proc is not mounted).
-std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log_file);
+// Nothing when the process is gone (or /proc is not mounted). `page_file`: its progress page
+// (common/progress_page.h), read when the process has opened it.
+std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log_file, const std::string& page_file = "");
 
 // The kernel function the process sleeps in ("futex_wait_queue", "do_epoll_wait", ...), or "".
 std::string kernel_wait_channel(pid_t pid);
@@ -23,5 +25,12 @@ std::string kernel_wait_channel(pid_t pid);
 // Every thread's native stack from `gdb -p PID -batch`, killed after `timeout`; when gdb is not on
 // PATH, cannot attach (ptrace refused) or times out, a line saying so instead.
 std::string native_stacks(pid_t pid, std::chrono::seconds timeout);
+
+// A Python process's frames, every thread's, from py-spy (`py-spy dump --pid PID`), looked for on
+// `search_path` (PATH and the directory of the program's interpreter, where a venv keeps it);
+// nothing for a process that is not a Python interpreter; a line saying why when py-spy is not
+// installed or cannot attach.
+std::optional<std::string> python_stacks(pid_t pid, const std::vector<std::string>& search_path,
+                                         std::chrono::seconds timeout);
 
 }  // namespace paddle::launcher

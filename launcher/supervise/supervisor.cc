@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <algorithm>
 #include <csignal>
+#include <future>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
@@ -16,7 +17,9 @@
 
 #include "launcher/console/log_echo.h"
 #include "launcher/supervise/backup_env_file.h"
+#include "common/progress_page.h"
 #include "launcher/supervise/hang_report.h"
+#include "launcher/supervise/hang_verdict.h"
 #include "launcher/supervise/hang_watch.h"
 #include "launcher/supervise/job_restart_policy.h"
 #include "launcher/supervise/process_signs.h"
@@ -41,7 +44,7 @@ class Job {
       : peers_(peers), env_(env), options_(options), log_(log),
         grace_timer_(io_), grace_clock_(grace_timer_),
         stop_policy_(grace_clock_, options.grace_period, log, escapee_signal(options.orphan_guard)),
-        peer_timer_(io_), workers_timer_(io_), hang_timer_(io_) {
+        peer_timer_(io_), workers_timer_(io_), hang_timer_(io_), hang_stop_timer_(io_) {
     // The signals' thread hands each signal to the thread that watches the processes.
     if (options.stop_signals != nullptr)
       signal_subscription_ = options.stop_signals->subscribe(
@@ -166,7 +169,11 @@ class Job {
     workers_timer_.cancel();
     peer_timer_.cancel();
     hang_timer_.cancel();
+    hang_stop_timer_.cancel();
     hang_watch_.reset();
+    awaiting_verdict_.reset();
+    job_verdict_.reset();
+    hang_stop_pending_ = false;
     // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
       if (s.child) s.child->signal_group(SIGKILL);
@@ -195,6 +202,8 @@ class Job {
     Slot& slot = slots_[index];
     const ProcessSpec& spec = *slot.spec;
     try {
+      std::error_code ignored;
+      std::filesystem::remove(spec.progress_page, ignored);  // a page of its last start is not this one's
       EnvMap env = child_environment(env_, spec, attempt_);
       if (keeps_progress(spec)) {
         env.insert_or_assign("PADDLE_PS_WORKER_PROGRESS", progress_file(spec));
@@ -373,51 +382,176 @@ class Job {
     });
   }
 
-  // --hang_timeout: each process's signs of life every second; a job that shows none for the
-  // timeout is reported once, naming the culprit, and stopped or failed as --on_hang says.
+  // Hang detection (hang_watch.h): each process's signs of life every second. A hang found here
+  // is judged here in a one-node job; in a multi-node job its findings go to the launcher that
+  // judges, and the job's verdict, naming the culprit wherever it runs, comes back to every node
+  // (cluster/hang_exchange.h). This node's own verdict stands in when none comes in time.
   void watch_progress() {
-    if (options_.hang_timeout.count() <= 0) return;
-    if (!hang_watch_) hang_watch_.emplace(options_.hang_timeout, slots_.size(), HangWatch::Clock::now());
+    if (options_.hang_timeout && options_.hang_timeout->count() <= 0) return;
+    if (!hang_watch_) {
+      std::vector<bool> servers;
+      for (const auto& s : slots_) servers.push_back(s.spec->role == Role::kServer);
+      hang_watch_.emplace(options_.hang_timeout, std::move(servers), HangWatch::Clock::now());
+    }
     hang_timer_.expires_after(std::chrono::seconds(1));
     hang_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || stopping_ || finishing_) return;
       std::vector<std::optional<ProcessSigns>> signs;
       for (const auto& s : slots_)
-        signs.push_back(s.running() ? read_process_signs(s.child->pid(), s.spec->log_file) : std::nullopt);
+        signs.push_back(s.running() ? read_process_signs(s.child->pid(), s.spec->log_file, s.spec->progress_page)
+                                    : std::nullopt);
       const auto now = HangWatch::Clock::now();
-      if (auto verdict = hang_watch_->observe(now, signs)) on_hang(*verdict, signs);
+      if (auto hang = hang_watch_->observe(now, signs)) on_local_hang(*hang, signs, now);
+      follow_job_hang(now);
+      if (!stopping_ && !job_state_->hang().empty() && !hang_watch_->any_covered()) {
+        job_state_->set_hang("");  // every process moves again
+        job_state_->save();
+      }
       watch_progress();
     });
   }
 
-  void on_hang(HangVerdict verdict, const std::vector<std::optional<ProcessSigns>>& signs) {
+  void on_local_hang(const Hang& hang, const std::vector<std::optional<ProcessSigns>>& signs, HangWatch::Clock::time_point now) {
+    const std::vector<double> quiet = hang_watch_->quiet_seconds(now);
+    const int64_t now_ns = common::monotonic_ns();
     std::vector<HungProcess> hung;
-    std::optional<size_t> culprit;
+    std::vector<ProcessFinding> findings;
+    nlohmann::json findings_json = nlohmann::json::array();
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (!signs[i]) continue;
-      if (verdict.culprit == i) culprit = hung.size();
-      hung.push_back({slots_[i].spec, slots_[i].child->pid(), *signs[i], verdict.quiet_seconds[i]});
+      const ProcessSpec& spec = *slots_[i].spec;
+      ProcessFinding f;
+      f.role = std::string(role_name(spec.role));
+      f.rank = spec.rank;
+      f.node = plan_->node_rank;
+      f.local = spec.local_index;
+      f.pid = slots_[i].child->pid();
+      f.state = signs[i]->state;
+      if (f.state == 'S' || f.state == 'D') f.wait = kernel_wait_channel(f.pid);
+      f.quiet = quiet[i];
+      f.going = hang_watch_->going(i, now, hang.timeout);
+      if (const auto& page = signs[i]->page)
+        f.page = PageFinding{page->phase, page->collective_label(), page->collectives, page->collective_bytes,
+                             page->seconds_in_phase(now_ns), page->steps};
+      hung.push_back({&spec, f, signs[i]->page ? signs[i]->page->describe(now_ns) : ""});
+      findings.push_back(f);
+      findings_json.push_back(to_json(f));
     }
-    verdict.culprit = culprit;
-    const std::string line = report_hang(hung, verdict, options_.hang_timeout, plan_->log_dir, std::chrono::seconds(10));
+    const double timeout = std::chrono::duration<double>(hang.timeout).count();
+    const JobHangVerdict verdict = judge_hang(findings);
+    LocalHang local;
+    if (verdict.culprit) local.culprit_log = hung[*verdict.culprit].spec->log_file;
+    write_reports_aside(std::move(hung), verdict);
+    local.line = hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count);
+    local.summary = verdict.culprit ? fmt::format("{} made no progress for {:.0f} s: {}",
+                                                  findings[*verdict.culprit].who(plan_->node_count > 1), timeout, verdict.why)
+                                    : fmt::format("no process made progress for {:.0f} s", timeout);
+    if (!peers_.spans_nodes()) {
+      announce_hang(local.line);
+      act_on_hang(local.summary, local.culprit_log);
+      return;
+    }
+    // The job's verdict came since these processes went quiet: it covers them.
+    const auto went_quiet = now - std::chrono::duration_cast<HangWatch::Clock::duration>(
+                                      std::chrono::duration<double>(quiet[hang.process]));
+    if (job_verdict_ && job_verdict_->shown >= went_quiet) {
+      act_on_hang(job_verdict_->summary, local.culprit_log);
+      return;
+    }
+    try {
+      peers_.share_hang(attempt_, nlohmann::json{{"timeout", timeout}, {"log_dir", plan_->log_dir},
+                                                 {"findings", std::move(findings_json)}}.dump());
+      local.deadline = now + kJobVerdictWait;
+      awaiting_verdict_ = std::move(local);
+    } catch (const common::PeerError& e) {
+      log_.warning(fmt::format("this node's hang findings did not reach the master ({}): this node's own verdict follows",
+                               e.what()));
+      announce_hang(local.line);
+      act_on_hang(local.summary, local.culprit_log);
+    }
+  }
+
+  // The job's verdict, once the judge gives one; this node's own when none came in time.
+  void follow_job_hang(HangWatch::Clock::time_point now) {
+    if (!peers_.spans_nodes()) return;
+    if (const auto verdict = peers_.job_hang(); verdict && verdict->value("number", 0) > shown_verdicts_) {
+      shown_verdicts_ = verdict->value("number", 0);
+      job_verdict_ = JobVerdictShown{now, verdict->value("summary", "")};
+      announce_hang(verdict->value("line", ""));
+      if (awaiting_verdict_) {
+        const std::string log = awaiting_verdict_->culprit_log;
+        awaiting_verdict_.reset();
+        act_on_hang(job_verdict_->summary, log);
+      }
+    }
+    if (awaiting_verdict_ && now >= awaiting_verdict_->deadline) {
+      LocalHang local = std::move(*awaiting_verdict_);
+      awaiting_verdict_.reset();
+      announce_hang(fmt::format("{} (this node's findings alone: the master gave no verdict within {} s)", local.line,
+                                std::chrono::duration_cast<std::chrono::seconds>(kJobVerdictWait).count()));
+      act_on_hang(local.summary, local.culprit_log);
+    }
+  }
+
+  void announce_hang(const std::string& line) {
     log_.error(line);
     job_state_->set_hang(line);
     job_state_->save();
-    if (options_.on_hang == SupervisorOptions::OnHang::kReport) return;
+  }
+
+  // --on_hang: report (done), stop (exit 123), or a failure for the restart policy; the stop
+  // waits for the stacks being taken (up to their timeout), which a stopped process no longer has.
+  void act_on_hang(const std::string& summary, const std::string& culprit_log) {
+    if (options_.on_hang == SupervisorOptions::OnHang::kReport || stopping_ || hang_stop_pending_) return;
+    hang_stop_pending_ = true;
+    stop_after_reports(summary, culprit_log, HangWatch::Clock::now() + kStackTimeout + std::chrono::seconds(1));
+  }
+
+  void stop_after_reports(const std::string& summary, const std::string& culprit_log, HangWatch::Clock::time_point until) {
+    if (!stopping_ && !reports_done() && HangWatch::Clock::now() < until) {
+      hang_stop_timer_.expires_after(std::chrono::milliseconds(100));
+      hang_stop_timer_.async_wait([this, summary, culprit_log, until](const boost::system::error_code& ec) {
+        if (!ec) stop_after_reports(summary, culprit_log, until);
+      });
+      return;
+    }
+    hang_stop_pending_ = false;
+    if (stopping_) return;  // something else stopped the job meanwhile
     stopping_ = true;
     stop(std::nullopt);
-    JobFailure failure = this_node(
-        culprit ? fmt::format("hang: {} {} (local {}) made no progress for {} s: {}", role_name(hung[*culprit].spec->role),
-                              hung[*culprit].spec->rank, hung[*culprit].spec->local_index,
-                              options_.hang_timeout.count() / 1000, verdict.why)
-                : fmt::format("hang: no process made progress for {} s", options_.hang_timeout.count() / 1000),
-        common::kExitHung);
+    JobFailure failure = this_node("hang: " + summary, common::kExitHung);
     failure.cause = JobFailure::Cause::kProcessHung;
-    if (culprit) {
-      failure.log_file = hung[*culprit].spec->log_file;
-      failure.tail = last_lines(failure.log_file, 10);
+    if (!culprit_log.empty()) {
+      failure.log_file = culprit_log;
+      failure.tail = last_lines(culprit_log, 10);
     }
     root_ = peers_.report(attempt_, failure);
+  }
+
+  // Each process's file with its stacks (hang_report.h): gdb takes seconds per process, so on
+  // threads of their own, one per process, while this thread goes on supervising.
+  void write_reports_aside(std::vector<HungProcess> hung, const JobHangVerdict& verdict) {
+    if (!reports_done()) return;  // the last hang's are still being written
+    std::vector<std::string> search_path;
+    if (const auto it = env_.find("PATH"); it != env_.end())
+      for (size_t at = 0; at <= it->second.size();) {
+        const size_t colon = std::min(it->second.find(':', at), it->second.size());
+        if (colon > at) search_path.push_back(it->second.substr(at, colon - at));
+        at = colon + 1;
+      }
+    if (!plan_->command.empty()) search_path.push_back(std::filesystem::path(plan_->command.front()).parent_path().string());
+    reports_.clear();
+    for (size_t i = 0; i < hung.size(); ++i)
+      reports_.push_back(std::async(std::launch::async, [p = hung[i], culprit = verdict.culprit == i, why = verdict.why,
+                                                         dir = plan_->log_dir, search_path] {
+        write_hang_reports({p}, culprit ? std::optional<size_t>(0) : std::nullopt, why, dir, search_path, kStackTimeout);
+      }));
+  }
+
+  bool reports_done() const {
+    return std::ranges::all_of(reports_, [](const std::future<void>& f) {
+      return !f.valid() || f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
   }
 
   // SIGTERM to every running process (of `role`, if given), SIGKILL to those left after the
@@ -501,7 +635,24 @@ class Job {
   boost::asio::steady_timer peer_timer_;
   boost::asio::steady_timer workers_timer_;
   boost::asio::steady_timer hang_timer_;
-  std::optional<HangWatch> hang_watch_;  // with --hang_timeout, this attempt's
+  boost::asio::steady_timer hang_stop_timer_;
+  std::optional<HangWatch> hang_watch_;  // this attempt's
+  // A hang found here, in a multi-node job, while the job's verdict is awaited.
+  struct LocalHang {
+    std::string line, summary, culprit_log;
+    HangWatch::Clock::time_point deadline;
+  };
+  static constexpr auto kJobVerdictWait = std::chrono::seconds(5);
+  static constexpr auto kStackTimeout = std::chrono::seconds(10);
+  std::optional<LocalHang> awaiting_verdict_;
+  bool hang_stop_pending_ = false;  // --on_hang=stop or restart, once the stacks are taken
+  struct JobVerdictShown {
+    HangWatch::Clock::time_point shown;
+    std::string summary;
+  };
+  std::optional<JobVerdictShown> job_verdict_;  // the latest this attempt
+  int shown_verdicts_ = 0;
+  std::vector<std::future<void>> reports_;  // the hang's files being written
   std::vector<Slot> slots_;
   std::unique_ptr<ConsoleEcho> echo_;
   std::optional<JobState> job_state_;  // LOG_DIR/job.json

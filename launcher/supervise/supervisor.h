@@ -23,6 +23,9 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "launcher/console/console_echo.h"
 #include "launcher/console/echo_selection.h"
@@ -46,9 +49,10 @@ struct SupervisorOptions {
   int ps_worker_restarts = 0;
   std::chrono::milliseconds grace_period{5000};
   bool append_logs = false;    // --log_overwrite=False: every start goes on in its log
-  // --hang_timeout (0: not watched) and --on_hang: what a job that stops making progress does
-  // (hang_watch.h): report it once, stop (exit 123), or fail for the restart policy.
-  std::chrono::milliseconds hang_timeout{0};
+  // --hang_timeout (nothing: automatic, for our runtime's processes; 0: not watched) and
+  // --on_hang: what a job that stops making progress does (hang_watch.h): report it once, stop
+  // (exit 123), or fail for the restart policy.
+  std::optional<std::chrono::milliseconds> hang_timeout;
   enum class OnHang { kReport, kStop, kRestart } on_hang = OnHang::kReport;
   std::optional<std::string> pre_start_hook;  // --elastic_pre_hook: a shell command before each start
   EchoSelection echo;          // whose output the console shows (--log_output)
@@ -84,6 +88,12 @@ class JobPeers {
   virtual std::optional<std::string> membership_change(const JobFailure&) { return std::nullopt; }
   // The control plane's figures now, for the job page; asked from the page's thread.
   virtual ControlPlaneFigures figures() { return {}; }
+  // A hang found on this node (cluster/hang_exchange.h): its findings go to the launcher that
+  // judges, whose verdict over every node's comes back from job_hang(). A one-node job judges its
+  // own (spans_nodes() false).
+  virtual bool spans_nodes() const { return false; }
+  virtual void share_hang(int /*generation*/, const std::string& /*findings*/) {}
+  virtual std::optional<nlohmann::json> job_hang() { return std::nullopt; }
 };
 
 class SingleNode : public JobPeers {

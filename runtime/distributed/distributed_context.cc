@@ -6,6 +6,7 @@
 #include "collective/hierarchical_communicator.h"
 #include "collective/nccl_communicator.h"
 #include "collective/node_map.h"
+#include "collective/progress_communicator.h"
 #include "collective/shm_communicator.h"
 #include "common/parse.h"
 
@@ -58,7 +59,9 @@ std::unique_ptr<collective::Communicator> cpu_communicator(const Environment& en
 
 }  // namespace
 
-std::unique_ptr<DistributedContext> DistributedContext::from_environment(const Environment& env) {
+std::unique_ptr<DistributedContext> DistributedContext::from_environment(const Environment& env,
+                                                                         common::ProgressPage& progress,
+                                                                         const TestFault& fault) {
   auto ctx = std::make_unique<DistributedContext>();
   ctx->topology_ = topology_from_environment(env);
   if (ctx->topology_.kind == JobKind::kParameterServer)
@@ -93,6 +96,8 @@ std::unique_ptr<DistributedContext> DistributedContext::from_environment(const E
   } else {
     ctx->communicator_ = cpu_communicator(env, shm_allowed, ctx->topology_, *rendezvous, ip, config.timeout, who_left);
   }
+  ctx->communicator_ = std::make_unique<collective::ProgressCommunicator>(
+      fault.wrap(std::move(ctx->communicator_), progress), progress);
   return ctx;
 }
 

@@ -7,21 +7,26 @@
 // On the CPU, ranks that share a node meet through shared memory: all on one node, a
 // ShmCommunicator; several nodes with equal numbers (> 1) of ranks, a HierarchicalCommunicator;
 // otherwise, or with PADDLE_COLLECTIVE_SHM=0, plain Gloo. Each rank says on stderr which it chose.
+// Every collective is marked on the process's progress page (collective/progress_communicator.h).
 
 #include <cstdio>
 #include <memory>
 
 #include "collective/communicator.h"
 #include "collective/rendezvous.h"
+#include "common/progress_page.h"
 #include "runtime/core/device.h"
+#include "runtime/distributed/test_fault.h"
 #include "runtime/distributed/topology.h"
 
 namespace paddle::runtime {
 
 class DistributedContext {
  public:
-  // Throws TopologyError or CollectiveError with the variables or ranks at fault.
-  static std::unique_ptr<DistributedContext> from_environment(const Environment& env);
+  // Throws TopologyError or CollectiveError with the variables or ranks at fault. `progress`
+  // must outlive the context; `fault` is a test's (test_fault.h).
+  static std::unique_ptr<DistributedContext> from_environment(const Environment& env, common::ProgressPage& progress,
+                                                              const TestFault& fault = {});
 
   const Topology& topology() const { return topology_; }
   int rank() const { return topology_.trainer_id; }

@@ -23,7 +23,11 @@ ps::ClientOptions client_options(const common::Environment& env) {
 }  // namespace
 
 Fleet::Fleet(common::Environment env, Topology topology, DistributedStrategy strategy)
-    : env_(std::move(env)), topology_(std::move(topology)), strategy_(strategy) {}
+    : env_(std::move(env)),
+      topology_(std::move(topology)),
+      strategy_(strategy),
+      progress_(common::ProgressPage::from_environment(env_)),
+      test_fault_(TestFault::from_environment(env_, topology_.trainer_id)) {}
 
 Fleet::~Fleet() = default;
 
@@ -46,7 +50,7 @@ std::unique_ptr<Fleet> Fleet::init(bool is_collective, DistributedStrategy strat
       throw common::ConfigError("amp_configs.allreduce_dtype: int64 is not float32, float16 or bfloat16");
   }
   std::unique_ptr<Fleet> fleet(new Fleet(env, std::move(topology), strategy));
-  if (is_collective) fleet->context_ = DistributedContext::from_environment(env);
+  if (is_collective) fleet->context_ = DistributedContext::from_environment(env, *fleet->progress_, fleet->test_fault_);
   return fleet;
 }
 
@@ -144,7 +148,9 @@ void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir,
 
 void Fleet::run_server() {
   if (!server_) throw std::logic_error("Fleet::run_server before init_server");
+  progress_->enter(common::Phase::kServing);
   server_->run();
+  progress_->enter(common::Phase::kFinished);
   fmt::print("all workers stopped; server {} exits\n", topology_.current_endpoint);
 }
 

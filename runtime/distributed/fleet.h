@@ -157,6 +157,11 @@ class Fleet {
   // The mean of a value (a loss) over the workers.
   float average(float value);
   DistributedContext& context();
+  // Where this process says what it does, for its launcher (common/progress_page.h:
+  // PADDLE_PROGRESS_FILE): the collectives mark it themselves, the training loop its steps.
+  common::ProgressPage& progress() { return *progress_; }
+  // A test's fault for this rank (test_fault.h: PADDLE_TEST_FAULT); none in a real job.
+  const TestFault& test_fault() const { return test_fault_; }
   // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL, unless the
   // strategy says use_cpu; else the CPU). With strategy.amp on a GPU, its matrix products
   // autocast as the AMP policy says.
@@ -194,6 +199,7 @@ class Fleet {
       --barriers_to_pass_;
       return;
     }
+    common::ProgressPage::Scope at(*progress_, common::CollectiveKind::kBarrier, 0);
     server_control().barrier();
   }
   // A worker restarted in place (runtime/train/worker_progress.h): the next `n` barriers are ones
@@ -220,6 +226,8 @@ class Fleet {
   common::Environment env_;
   Topology topology_;
   DistributedStrategy strategy_;
+  std::unique_ptr<common::ProgressPage> progress_;
+  TestFault test_fault_;
   std::unique_ptr<DistributedContext> context_;  // collective
   std::unique_ptr<Execution> execution_;         // collective, made on first use
   std::unique_ptr<ps::ParameterServer> server_;  // PS server

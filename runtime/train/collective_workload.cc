@@ -101,7 +101,13 @@ void CollectiveWorkload::begin_epoch(int64_t epoch) {
 }
 
 std::optional<StepResult> CollectiveWorkload::train_step(int64_t step) {
-  std::optional<Batch> batch = loader_->next();
+  common::ProgressPage& page = fleet_.progress();
+  std::optional<Batch> batch;
+  {
+    common::ProgressPage::Scope loading(page, common::Phase::kDataLoading);
+    fleet_.test_fault().in_data_loading(page.steps());
+    batch = loader_->next();
+  }
   if (!batch) return std::nullopt;
   optimizer_->clear_grad();
   Tensor out = parallel_->forward(batch->inputs.to(fleet_.execution().device()), true);
@@ -115,6 +121,14 @@ std::optional<StepResult> CollectiveWorkload::train_step(int64_t step) {
 }
 
 double CollectiveWorkload::mean_over_workers(double loss) { return fleet_.average(static_cast<float>(loss)); }
+
+std::vector<float> CollectiveWorkload::gather_over_workers(float value) {
+  collective::Communicator* comm = fleet_.context().communicator();
+  if (comm == nullptr) return {value};
+  std::vector<float> all(static_cast<size_t>(comm->size()));
+  comm->allgather(&value, all.data(), 1);
+  return all;
+}
 
 Evaluation CollectiveWorkload::evaluate() {
   return evaluate_supervised(model_.net, model_.task, data_, fleet_.execution().device());

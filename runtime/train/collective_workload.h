@@ -29,6 +29,7 @@ class CollectiveWorkload : public FleetWorkload {
   void begin_epoch(int64_t epoch) override;
   std::optional<StepResult> train_step(int64_t step) override;
   double mean_over_workers(double loss) override;
+  std::vector<float> gather_over_workers(float value) override;
   Evaluation evaluate() override;
   void save_checkpoint(const CheckpointPosition& at) override;
   void save_final(const CheckpointPosition& at) override;

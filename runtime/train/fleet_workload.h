@@ -17,6 +17,8 @@ class FleetWorkload : public Workload {
   int worker_index() const override { return fleet_.worker_index(); }
   int worker_num() const override { return fleet_.worker_num(); }
   size_t global_batch() const override { return config_.batch_size * static_cast<size_t>(worker_num()); }
+  common::ProgressPage& progress() override { return fleet_.progress(); }
+  const TestFault& test_fault() const override { return fleet_.test_fault(); }
 
  protected:
   FleetWorkload(const TrainConfig& config, Fleet& fleet)

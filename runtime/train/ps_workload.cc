@@ -87,6 +87,7 @@ void PsWorkload::end_epoch() {
 }
 
 PsValues PsWorkload::fetch(std::vector<std::vector<uint64_t>> keys) {
+  common::ProgressPage::Scope pulling(fleet_.progress(), common::Phase::kPsPull);
   const auto start = std::chrono::steady_clock::now();
   PsValues values = step_->fetch(std::move(keys));
   communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -100,6 +101,7 @@ void PsWorkload::prefetch(const std::vector<std::vector<uint64_t>>& keys) {
 }
 
 void PsWorkload::apply(PsValues grads) {
+  common::ProgressPage::Scope pushing(fleet_.progress(), common::Phase::kPsPush);
   const auto start = std::chrono::steady_clock::now();
   step_->apply(std::move(grads));
   communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,11 @@ namespace paddle::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using common::Phase;
+using Scope = common::ProgressPage::Scope;
+
+// Steps over which each rank's busy time is compared with the job's (straggler_window below).
+constexpr int64_t kStragglerWindow = 10;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -61,6 +66,35 @@ void log_evaluation(LogStyle style, const Round& round, const Evaluation& e) {
   std::fflush(stdout);
 }
 
+// Every kStragglerWindow steps: this rank's busy seconds per step over the job's median, on its
+// progress page, for the launcher to flag a straggler (launcher/supervise/straggler_watch.h).
+// Busy time leaves out the waits, where a sync job's ranks all spend the straggler's extra time.
+class StragglerWindow {
+ public:
+  explicit StragglerWindow(Workload& workload) : workload_(workload), page_(workload.progress()) {}
+
+  void step_done(int64_t step) {
+    busy_ += page_.last_busy_seconds();
+    if (++steps_ < kStragglerWindow || step % kStragglerWindow != 0) return;
+    const std::vector<float> all = workload_.gather_over_workers(static_cast<float>(busy_ / static_cast<double>(steps_)));
+    busy_ = 0;
+    steps_ = 0;
+    if (all.size() < 2) return;
+    std::vector<float> sorted = all;
+    std::ranges::sort(sorted);
+    const size_t n = sorted.size();
+    const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (static_cast<double>(sorted[n / 2 - 1]) + sorted[n / 2]);
+    const double mine = all[static_cast<size_t>(workload_.worker_index())];
+    if (median > 0) page_.set_straggler_ratio(mine / median, step);
+  }
+
+ private:
+  Workload& workload_;
+  common::ProgressPage& page_;
+  double busy_ = 0;
+  int64_t steps_ = 0;
+};
+
 }  // namespace
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, Schedule& schedule, RunOrigin origin,
@@ -100,6 +134,9 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   int64_t line_step = position.step;
   double line_comm = workload.communication_seconds();
   const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
+  common::ProgressPage& page = workload.progress();
+  const TestFault& fault = workload.test_fault();
+  StragglerWindow straggler(workload);
   for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < schedule.round_count() && !stop; ++r) {
     const Round round = schedule.round(r);
     schedule.before_round(round);
@@ -113,10 +150,13 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     }
     const auto pass = static_cast<int64_t>(r);
     workload.mark_progress(pass, at.batch, position.step, false);
+    page.enter(Phase::kCompute);
     while (auto result = workload.train_step(position.step)) {
       at.step = ++position.step;
       workload.mark_progress(pass, at.batch + 1, position.step, false);
       run.train_loss = workload.mean_over_workers(result->loss);
+      page.step_done();
+      straggler.step_done(at.step);
       if (!std::isfinite(run.train_loss)) throw NanLossError();
       log_step(style, config.log_every, at, run.train_loss, *result);
       if (metrics && at.step % config.log_every == 0) {
@@ -151,6 +191,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
                                               : 0.0}};
     figures.update(round.labels);
     if (leader || workload.evaluates_together()) {
+      Scope evaluating(page, Phase::kEvaluation);
+      fault.in_slow_phase(page.steps());
       evaluation = workload.evaluate();
       evaluated = true;
     }
@@ -161,7 +203,11 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     if (metrics) metrics->epoch(round.index, figures);
     run.history.push_back(std::move(figures));
     position.history = std::move(run.history);  // lent to the schedule's save, not copied each round
-    schedule.after_round(round, position, !stop);
+    {
+      Scope saving(page, Phase::kCheckpointSave);
+      fault.in_slow_phase(page.steps());
+      schedule.after_round(round, position, !stop);
+    }
     run.history = std::move(position.history);
     position.history = nlohmann::json();
     workload.barrier();
@@ -169,6 +215,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
 
   nlohmann::json report;
   if (!evaluated && (leader || workload.evaluates_together())) {
+    Scope evaluating(page, Phase::kEvaluation);
     evaluation = workload.evaluate();
     // Resumed with nothing left to train, a run that cannot evaluate again (an online run whose
     // passes are all saved holds no pass's test data) reports its last round's figures.
@@ -176,6 +223,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
       evaluation = evaluation_from_figures(run.history.back());
   }
   if (leader) {
+    Scope saving(page, Phase::kCheckpointSave);
     workload.save_final(position);
     run.position = position;
     run.samples_per_sec = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0;
@@ -185,6 +233,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     std::fflush(stdout);
   }
   workload.barrier();
+  page.enter(Phase::kFinished);
   return report;
 }
 

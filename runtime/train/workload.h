@@ -10,9 +10,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/progress_page.h"
+#include "runtime/distributed/test_fault.h"
 #include "runtime/nn/checkpoint.h"
 #include "runtime/train/worker_progress.h"
 
@@ -68,6 +71,9 @@ class Workload {
   // The mean of a loss over the workers, where the mode has a cheap way to it (collective);
   // otherwise this worker's own.
   virtual double mean_over_workers(double loss) { return loss; }
+  // Every worker's `value` in worker order, where the mode has a cheap way to them (collective:
+  // one allgather); otherwise this worker's alone. Every worker calls it at the same step.
+  virtual std::vector<float> gather_over_workers(float value) { return {value}; }
   // Sends what the mode still holds (async queues, GEO deltas) so the parameters are final.
   virtual void end_epoch() {}
   // The leader's evaluation on the test set; with evaluates_together(), every worker calls it
@@ -98,6 +104,13 @@ class Workload {
   // whether the pass's training is over. After every step and at a pass's end, for a workload
   // that keeps its progress.
   virtual void mark_progress(int64_t /*pass*/, int64_t /*trained*/, int64_t /*step*/, bool /*pass_trained*/) {}
+
+  // Where this worker says what it does, for its launcher (common/progress_page.h): the workload
+  // marks its data loading, pulls and pushes (the collectives mark themselves); the loop marks
+  // steps, evaluations and saves.
+  virtual common::ProgressPage& progress() = 0;
+  // A test's fault for this worker (runtime/distributed/test_fault.h); none in a real job.
+  virtual const TestFault& test_fault() const = 0;
 };
 
 }  // namespace paddle::runtime

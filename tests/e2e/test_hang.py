@@ -47,7 +47,7 @@ def trainer_pids(workdir):
 
 def wait_training(workdir):
     log = os.path.join(workdir, "log", "workerlog.1")
-    wait_for(lambda: os.path.exists(log) and "step" in open(log, errors="replace").read(), 60, "rank 1 training")
+    wait_for(lambda: os.path.exists(log) and "loss:" in open(log, errors="replace").read(), 60, "rank 1 training")
 
 
 def test_a_stopped_rank_is_named_and_the_job_stopped_with_the_hang_status():

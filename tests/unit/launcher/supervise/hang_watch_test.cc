@@ -10,55 +10,82 @@ namespace paddle::launcher {
 namespace {
 
 using namespace std::chrono_literals;
+using common::Phase;
 using Signs = std::vector<std::optional<ProcessSigns>>;
 
-ProcessSigns at(unsigned long long cpu, unsigned long long log, char state = 'S') { return {cpu, log, state}; }
+ProcessSigns at(unsigned long long cpu, unsigned long long log, char state = 'S') { return {cpu, log, state, std::nullopt}; }
 
-TEST_CASE("no verdict while any process makes progress; one, naming who went quiet first, once all are quiet") {
+// A process of our runtime: its page's marks, phase and last step's seconds.
+ProcessSigns paged(unsigned long long cpu, uint64_t marks, Phase phase, double step_seconds = 0.01) {
+  ProcessSigns s = at(cpu, 0);
+  s.page = common::ProgressReading{};
+  s.page->marks = marks;
+  s.page->phase = phase;
+  s.page->step_seconds = step_seconds;
+  return s;
+}
+
+TEST_CASE("with --hang_timeout a process quiet for it is a hang, once, until it moves; output and CPU time move it") {
   const auto t0 = HangWatch::Clock::now();
-  HangWatch watch(5000ms, 3, t0);
+  HangWatch watch(5000ms, {false, false, false}, t0);
   CHECK_FALSE(watch.observe(t0, {at(1, 1), at(1, 1), at(1, 1)}));
   CHECK_FALSE(watch.observe(t0 + 2s, {at(2, 1), at(2, 1), at(1, 1)}));  // process 2 goes quiet at 0 s
-  CHECK_FALSE(watch.observe(t0 + 4s, {at(2, 9), at(2, 1), at(1, 1)}));  // process 0 writes: not a hang
-  CHECK_FALSE(watch.observe(t0 + 8s, {at(2, 9), at(2, 1), at(1, 1)}));  // 0 quiet 4 s: not yet
-  const auto verdict = watch.observe(t0 + 9s, {at(2, 9), at(2, 1), at(1, 1)});
-  REQUIRE(verdict);
-  REQUIRE(verdict->culprit);
-  CHECK(*verdict->culprit == 2);
-  CHECK(verdict->why == "it went quiet 2 s before the others, which wait for it");
-  CHECK(verdict->quiet_seconds == std::vector<double>{5, 7, 9});
-  CHECK_FALSE(watch.observe(t0 + 20s, {at(2, 9), at(2, 1), at(1, 1)}));  // said once
-  CHECK_FALSE(watch.observe(t0 + 21s, {at(3, 9), at(2, 1), at(1, 1)}));  // progress again
-  CHECK(watch.observe(t0 + 27s, {at(3, 9), at(2, 1), at(1, 1)}));        // and a new hang is a new verdict
+  CHECK_FALSE(watch.observe(t0 + 4s, {at(2, 9), at(2, 1), at(1, 1)}));  // 0 writes, 1 goes quiet at 2 s
+  const auto hang = watch.observe(t0 + 5s, {at(2, 9), at(2, 1), at(1, 1)});
+  REQUIRE(hang);
+  CHECK(hang->process == 2);
+  CHECK(hang->timeout == 5000ms);
+  CHECK(watch.quiet_seconds(t0 + 5s) == std::vector<double>{1, 3, 5});
+  CHECK(watch.any_covered());
+  CHECK_FALSE(watch.going(1, t0 + 5s, 5000ms));  // quiet 3 s: waits with the culprit
+  CHECK(watch.going(0, t0 + 5s, 5000ms));        // moved 1 s ago
+  // 1 was quiet when the hang was reported: covered by it, no second report at its own timeout.
+  CHECK_FALSE(watch.observe(t0 + 8s, {at(2, 9), at(2, 1), at(1, 1)}));
+  // 0 was going on then: its own hang, at its timeout, is a new one; after it, silence.
+  const auto later = watch.observe(t0 + 9s, {at(2, 9), at(2, 1), at(1, 1)});
+  REQUIRE(later);
+  CHECK(later->process == 0);
+  CHECK_FALSE(watch.observe(t0 + 21s, {at(2, 9), at(2, 1), at(1, 1)}));
+  CHECK_FALSE(watch.observe(t0 + 22s, {at(3, 9), at(3, 1), at(2, 1)}));  // all move again
+  CHECK_FALSE(watch.any_covered());
+  CHECK(watch.observe(t0 + 28s, {at(3, 9), at(3, 1), at(2, 1)}));  // and a new hang is a new report
 }
 
-TEST_CASE("a stopped process, then one in uninterruptible sleep, is the culprit whoever went quiet first") {
+TEST_CASE("a page's marks are progress; CPU time in a collective is not; outside one it is") {
   const auto t0 = HangWatch::Clock::now();
-  HangWatch watch(1000ms, 3, t0);
-  watch.observe(t0, {at(1, 1), at(1, 1, 'D'), at(1, 1)});
-  watch.observe(t0 + 1s, {at(1, 1), at(2, 1, 'D'), at(2, 1, 'T')});
-  auto verdict = watch.observe(t0 + 3s, {at(1, 1), at(2, 1, 'D'), at(2, 1, 'T')});
-  REQUIRE(verdict);
-  CHECK(*verdict->culprit == 2);
-  CHECK(verdict->why == "it is stopped (SIGSTOP)");
-  HangWatch d(1000ms, 2, t0);
-  d.observe(t0, {at(1, 1), at(1, 1, 'D')});
-  verdict = d.observe(t0 + 2s, {at(1, 1), at(1, 1, 'D')});
-  REQUIRE(verdict);
-  CHECK(*verdict->culprit == 1);
-  CHECK(verdict->why == "it is in uninterruptible sleep (D)");
+  HangWatch watch(3000ms, {false, false}, t0);
+  watch.observe(t0, {paged(1, 1, Phase::kCompute), paged(1, 1, Phase::kCompute)});
+  watch.observe(t0 + 1s, {paged(5, 2, Phase::kCollective), paged(1, 1, Phase::kEvaluation)});
+  // 0 spins in its collective (CPU time moves); 1 evaluates (CPU time moves, no marks).
+  CHECK_FALSE(watch.observe(t0 + 3s, {paged(9, 2, Phase::kCollective), paged(4, 1, Phase::kEvaluation)}));
+  const auto hang = watch.observe(t0 + 4s, {paged(12, 2, Phase::kCollective), paged(6, 1, Phase::kEvaluation)});
+  REQUIRE(hang);
+  CHECK(hang->process == 0);
+  CHECK(watch.going(1, t0 + 4s, 3000ms));
 }
 
-TEST_CASE("processes that went quiet together name nobody; exited ones are left out, and none left is no hang") {
+TEST_CASE("automatic: only our runtime's processes, after the larger of 60 s and ten of their longest steps") {
   const auto t0 = HangWatch::Clock::now();
-  HangWatch watch(1000ms, 3, t0);
-  watch.observe(t0, {at(1, 1), at(1, 1), std::nullopt});
-  const auto verdict = watch.observe(t0 + 2s, {at(1, 1), at(1, 1), std::nullopt});
-  REQUIRE(verdict);
-  CHECK_FALSE(verdict->culprit);
-  CHECK(verdict->quiet_seconds == std::vector<double>{2, 2, -1});
-  HangWatch gone(1000ms, 1, t0);
+  HangWatch watch(std::nullopt, {false, false, true}, t0);
+  watch.observe(t0, {paged(1, 1, Phase::kCompute, 0.5), at(1, 1), paged(1, 1, Phase::kServing)});
+  CHECK(watch.timeout_of(0) == 60000ms);
+  CHECK_FALSE(watch.timeout_of(1));  // another program: not watched without --hang_timeout
+  CHECK_FALSE(watch.timeout_of(2));  // a server: never
+  CHECK_FALSE(watch.observe(t0 + 59s, {paged(1, 1, Phase::kCompute, 0.5), at(1, 1), paged(1, 1, Phase::kServing)}));
+  watch.observe(t0 + 59s, {paged(1, 2, Phase::kCompute, 9.0), at(1, 1), paged(1, 1, Phase::kServing)});  // a 9 s step
+  CHECK(watch.timeout_of(0) == 90000ms);
+  CHECK_FALSE(watch.observe(t0 + 59s + 89s, {paged(1, 2, Phase::kCompute, 9.0), at(1, 1), paged(1, 1, Phase::kServing)}));
+  const auto hang = watch.observe(t0 + 59s + 90s, {paged(1, 2, Phase::kCompute, 9.0), at(1, 1), paged(1, 1, Phase::kServing)});
+  REQUIRE(hang);
+  CHECK(hang->process == 0);
+  CHECK(hang->timeout == 90000ms);
+}
+
+TEST_CASE("exited processes are left out, and none left is no hang") {
+  const auto t0 = HangWatch::Clock::now();
+  HangWatch gone(1000ms, {false}, t0);
   CHECK_FALSE(gone.observe(t0 + 5s, {std::nullopt}));
+  CHECK(gone.quiet_seconds(t0 + 5s) == std::vector<double>{-1});
 }
 
 TEST_CASE("this process's own signs: its state and CPU time from /proc; a gone one has none") {
@@ -66,8 +93,8 @@ TEST_CASE("this process's own signs: its state and CPU time from /proc; a gone o
   REQUIRE(me);
   CHECK(me->state == 'R');
   CHECK(me->log_bytes == 0);
+  CHECK_FALSE(me->page);
   CHECK_FALSE(read_process_signs(999999999, "/nonexistent"));
-  CHECK(describe_process_state('T') == "stopped (SIGSTOP)");
 }
 
 }  // namespace

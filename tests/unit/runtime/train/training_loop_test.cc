@@ -42,14 +42,18 @@ class ScriptedWorkload : public Workload {
   }
   void save_checkpoint(const CheckpointPosition& at) override { checkpoints.push_back(at.epoch); }
   void save_final(const CheckpointPosition& at) override { final_step = at.step; }
+  paddle::common::ProgressPage& progress() override { return page; }
+  const TestFault& test_fault() const override { return fault_; }
 
   CheckpointPosition start_;
   int64_t nan_at = -1;
   std::vector<int64_t> epochs, steps, checkpoints;
   int flushes = 0, evaluations = 0;
   int64_t final_step = -1;
+  paddle::common::ProgressPage page;
 
  private:
+  TestFault fault_;
   int batches_, left_ = 0;
 };
 

@@ -1,0 +1,54 @@
+#pragma once
+// HangExchange: a hang's findings on their way to the launcher that judges a multi-node job,
+// and its verdict on the way back to every node (supervise/hang_verdict.h). A node that finds a
+// hang puts its findings once, JOB.gG.hang.node.IP:
+//
+//   {"timeout": 30, "log_dir": "log", "findings": [<hang_verdict.h's finding>, ...]}
+//
+// The judge's watch hears them; once every node of the job has reported, or 2 s after the first
+// (a node whose processes go on never reports), the judge writes one verdict, JOB.gG.hang.verdict:
+//
+//   {"number": 1, "line": "the job made no progress for 30 s: trainer 3 (node 1, ...) is the
+//    culprit: ...", "summary": "trainer 3 (node 1, local 1, pid 4242) made no progress for 30 s:
+//    it has not entered allreduce #1,205, ...", "culprit": true}
+//
+// which every node's watch reads. Only these cross the network, and only for a hang: nothing
+// of a process's progress travels while the job is well.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "launcher/cluster/control_store.h"
+
+namespace paddle::launcher {
+
+class HangExchange {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kGather{2};
+
+  // The judge's side: a node's findings, as the watch heard them.
+  void heard(const ControlStore::Entry& findings, Clock::time_point now);
+  // The verdict to write now over the findings heard since the last, when it is due: all `nodes`
+  // reported, or kGather passed since the first.
+  std::optional<std::string> due(size_t nodes, Clock::time_point now);
+
+  // Every node's side: the verdict as the watch read it; the latest, with its number.
+  void verdict_seen(const std::string& value);
+  std::optional<nlohmann::json> latest() const { return latest_; }
+
+  // A generation begins: nothing of the last one's hangs holds.
+  void begin();
+
+ private:
+  std::map<std::string, nlohmann::json> pending_;  // by key
+  std::optional<Clock::time_point> first_heard_;
+  int verdicts_ = 0;
+  std::optional<nlohmann::json> latest_;
+};
+
+}  // namespace paddle::launcher
