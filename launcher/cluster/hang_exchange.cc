@@ -8,20 +8,46 @@
 
 namespace paddle::launcher {
 
+namespace {
+
+// A process hung whatever its peers do: stopped, unkillable, or quiet outside a collective.
+bool hung_on_its_own(const ProcessFinding& f) {
+  if (f.state == 'T' || f.state == 't' || f.state == 'D') return true;
+  return !f.going && f.page && f.page->phase != common::Phase::kCollective &&
+         f.page->phase != common::Phase::kServing && f.page->phase != common::Phase::kFinished;
+}
+
+}  // namespace
+
 void HangExchange::heard(const ControlStore::Entry& findings, Clock::time_point now) {
   const nlohmann::json value = nlohmann::json::parse(findings.value, nullptr, false);
   if (!value.is_object() || !value.contains("findings") || !value["findings"].is_array()) return;
-  pending_[findings.key] = value;
-  if (!first_heard_) first_heard_ = now;
+  if (value["findings"].empty()) {
+    pending_.erase(findings.key);  // its processes move again
+    return;
+  }
+  pending_[findings.key] = Pending{value, now};
 }
 
 std::optional<std::string> HangExchange::due(size_t nodes, Clock::time_point now) {
-  if (pending_.empty() || (pending_.size() < nodes && now - *first_heard_ < kGather)) return std::nullopt;
+  if (pending_.empty()) return std::nullopt;
+  if (pending_.size() < nodes) {
+    // Ranks that wait in collectives may wait for a node whose processes go on; a process hung
+    // on its own is the job's hang once the other nodes have had kGather to report theirs.
+    bool on_its_own = false;
+    Clock::time_point first = now;
+    for (const auto& [key, p] : pending_) {
+      first = std::min(first, p.heard);
+      for (const nlohmann::json& f : p.value["findings"]) on_its_own = on_its_own || hung_on_its_own(finding_from_json(f));
+    }
+    if (!on_its_own || now - first < kGather) return std::nullopt;
+  }
   std::vector<ProcessFinding> findings;
   double timeout = 0;
   std::string log_dir = "log";
   std::set<int> nodes_heard;
-  for (const auto& [key, value] : pending_) {
+  for (const auto& [key, p] : pending_) {
+    const nlohmann::json& value = p.value;
     timeout = std::max(timeout, value.value("timeout", 0.0));
     log_dir = value.value("log_dir", log_dir);
     for (const nlohmann::json& f : value["findings"]) {
@@ -30,7 +56,6 @@ std::optional<std::string> HangExchange::due(size_t nodes, Clock::time_point now
     }
   }
   pending_.clear();
-  first_heard_.reset();
   const JobHangVerdict verdict = judge_hang(findings);
   nlohmann::json out = {{"number", ++verdicts_},
                         {"line", hang_verdict_line(findings, verdict, timeout, log_dir, static_cast<int>(std::max<size_t>(nodes, 2)))},
@@ -49,7 +74,6 @@ void HangExchange::verdict_seen(const std::string& value) {
 
 void HangExchange::begin() {
   pending_.clear();
-  first_heard_.reset();
   latest_.reset();
 }
 

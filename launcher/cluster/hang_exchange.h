@@ -5,8 +5,11 @@
 //
 //   {"timeout": 30, "log_dir": "log", "findings": [<hang_verdict.h's finding>, ...]}
 //
-// The judge's watch hears them; once every node of the job has reported, or 2 s after the first
-// (a node whose processes go on never reports), the judge writes one verdict, JOB.gG.hang.verdict:
+// and withdraws them ({"findings": []}) once its processes move again. The judge's watch hears
+// them, and writes one verdict, JOB.gG.hang.verdict, once every node of the job has reported; or,
+// where a process is hung on its own (stopped, unkillable, or quiet outside a collective), 2 s
+// after the first report: ranks that wait in a collective may be waiting for a node whose
+// processes go on (rank 0 evaluating), which never reports:
 //
 //   {"number": 1, "line": "the job made no progress for 30 s: trainer 3 (node 1, ...) is the
 //    culprit: ...", "summary": "trainer 3 (node 1, local 1, pid 4242) made no progress for 30 s:
@@ -33,8 +36,7 @@ class HangExchange {
 
   // The judge's side: a node's findings, as the watch heard them.
   void heard(const ControlStore::Entry& findings, Clock::time_point now);
-  // The verdict to write now over the findings heard since the last, when it is due: all `nodes`
-  // reported, or kGather passed since the first.
+  // The verdict to write now over the findings heard since the last, when it is due (above).
   std::optional<std::string> due(size_t nodes, Clock::time_point now);
 
   // Every node's side: the verdict as the watch read it; the latest, with its number.
@@ -45,8 +47,11 @@ class HangExchange {
   void begin();
 
  private:
-  std::map<std::string, nlohmann::json> pending_;  // by key
-  std::optional<Clock::time_point> first_heard_;
+  struct Pending {
+    nlohmann::json value;
+    Clock::time_point heard;
+  };
+  std::map<std::string, Pending> pending_;  // by key
   int verdicts_ = 0;
   std::optional<nlohmann::json> latest_;
 };

@@ -41,7 +41,8 @@ std::optional<JobHangVerdict> stopped_or_unkillable(const std::vector<ProcessFin
   return std::nullopt;
 }
 
-// The collective most of `waiting` are in: its sequence number.
+// The collective the others wait in, where `waiting` are in different ones: the one most are in;
+// between as many, the earliest: the rank past it went on without the others.
 uint64_t common_sequence(const std::vector<ProcessFinding>& findings, const std::vector<size_t>& waiting) {
   std::map<uint64_t, size_t> count;
   for (size_t i : waiting) ++count[findings[i].page->sequence];
@@ -69,8 +70,10 @@ std::optional<JobHangVerdict> collective_left_waiting(const std::vector<ProcessF
                                          ranks_of(findings, at), wait, common::phase_name(findings[c].page->phase),
                                          findings[c].page->in_phase)};
   }
-  if (!apart.empty() && at.size() > apart.size()) {
-    const size_t c = apart.front();
+  if (!apart.empty()) {
+    const size_t c = *std::ranges::max_element(apart, [&](size_t a, size_t b) {
+      return findings[a].page->sequence < findings[b].page->sequence;
+    });
     const PageFinding& p = *findings[c].page;
     return JobHangVerdict{c, fmt::format("it is in {}: it {} {}, in which {} {}", p.collective,
                                          p.sequence > sequence ? "went past" : "has not reached", label,

@@ -26,6 +26,17 @@ bool HangWatch::going(size_t i, Clock::time_point now, std::chrono::milliseconds
   return now - seen_[i].changed < std::min<Clock::duration>(kQuietNow, timeout / 2);
 }
 
+bool HangWatch::waits_for_peers(size_t i) const {
+  const auto& page = seen_[i].last->page;
+  return !page || page->phase == common::Phase::kCollective;
+}
+
+bool HangWatch::someone_going(size_t except, Clock::time_point now, std::chrono::milliseconds timeout) const {
+  for (size_t i = 0; i < seen_.size(); ++i)
+    if (i != except && timeout_of(i) && going(i, now, timeout)) return true;
+  return false;
+}
+
 bool HangWatch::any_covered() const {
   return std::ranges::any_of(seen_, [](const Seen& s) { return s.covered && !s.exited; });
 }
@@ -63,6 +74,7 @@ std::optional<Hang> HangWatch::observe(Clock::time_point now, const std::vector<
   for (size_t i = 0; i < seen_.size(); ++i) {
     const auto timeout = timeout_of(i);
     if (!timeout || seen_[i].covered || now - seen_[i].changed < *timeout) continue;
+    if (waits_for_peers(i) && someone_going(i, now, *timeout)) continue;
     if (!hang || now - seen_[i].changed > now - seen_[hang->process].changed) hang = Hang{i, *timeout};
   }
   if (hang)

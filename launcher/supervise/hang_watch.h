@@ -7,7 +7,10 @@
 //   it used CPU time outside a wait on others (a rank spinning in a collective is not moving).
 // A process quiet for its timeout is a hang, which is reported once (hang_verdict.h says who the
 // culprit is); the processes quiet then (not going: quiet for 2 s, or half the timeout if less)
-// are covered by that report until they move again.
+// are covered by that report until they move again. A process that may be waiting for its peers
+// (in a collective, or a program without a page, whose waits we cannot see) is not hung while
+// another watched process goes on: the ranks waiting at a barrier while rank 0 evaluates. A wait
+// on the parameter servers is: they serve every worker independently.
 //
 // The timeout: --hang_timeout's for every process when it is given; otherwise, automatically,
 // for the processes that keep a progress page only, and adapted to the job's own steps: the
@@ -67,6 +70,9 @@ class HangWatch {
     bool covered = false;       // by a report, until it moves
     double longest_step = 0;    // seconds, from its page
   };
+  bool waits_for_peers(size_t i) const;
+  bool someone_going(size_t except, Clock::time_point now, std::chrono::milliseconds timeout) const;
+
   std::optional<std::chrono::milliseconds> timeout_;
   std::vector<bool> servers_;
   std::vector<Seen> seen_;

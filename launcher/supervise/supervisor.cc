@@ -171,8 +171,7 @@ class Job {
     hang_timer_.cancel();
     hang_stop_timer_.cancel();
     hang_watch_.reset();
-    awaiting_verdict_.reset();
-    job_verdict_.reset();
+    hang_shared_ = false;
     hang_stop_pending_ = false;
     // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
@@ -385,7 +384,7 @@ class Job {
   // Hang detection (hang_watch.h): each process's signs of life every second. A hang found here
   // is judged here in a one-node job; in a multi-node job its findings go to the launcher that
   // judges, and the job's verdict, naming the culprit wherever it runs, comes back to every node
-  // (cluster/hang_exchange.h). This node's own verdict stands in when none comes in time.
+  // (cluster/hang_exchange.h); findings are withdrawn once their processes move again.
   void watch_progress() {
     if (options_.hang_timeout && options_.hang_timeout->count() <= 0) return;
     if (!hang_watch_) {
@@ -402,11 +401,8 @@ class Job {
                                     : std::nullopt);
       const auto now = HangWatch::Clock::now();
       if (auto hang = hang_watch_->observe(now, signs)) on_local_hang(*hang, signs, now);
-      follow_job_hang(now);
-      if (!stopping_ && !job_state_->hang().empty() && !hang_watch_->any_covered()) {
-        job_state_->set_hang("");  // every process moves again
-        job_state_->save();
-      }
+      follow_job_hang();
+      if (!hang_watch_->any_covered()) moving_again();
       watch_progress();
     });
   }
@@ -439,57 +435,48 @@ class Job {
     }
     const double timeout = std::chrono::duration<double>(hang.timeout).count();
     const JobHangVerdict verdict = judge_hang(findings);
-    LocalHang local;
-    if (verdict.culprit) local.culprit_log = hung[*verdict.culprit].spec->log_file;
+    const std::string culprit_log = verdict.culprit ? hung[*verdict.culprit].spec->log_file : "";
     write_reports_aside(std::move(hung), verdict);
-    local.line = hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count);
-    local.summary = verdict.culprit ? fmt::format("{} made no progress for {:.0f} s: {}",
-                                                  findings[*verdict.culprit].who(plan_->node_count > 1), timeout, verdict.why)
-                                    : fmt::format("no process made progress for {:.0f} s", timeout);
     if (!peers_.spans_nodes()) {
-      announce_hang(local.line);
-      act_on_hang(local.summary, local.culprit_log);
-      return;
-    }
-    // The job's verdict came since these processes went quiet: it covers them.
-    const auto went_quiet = now - std::chrono::duration_cast<HangWatch::Clock::duration>(
-                                      std::chrono::duration<double>(quiet[hang.process]));
-    if (job_verdict_ && job_verdict_->shown >= went_quiet) {
-      act_on_hang(job_verdict_->summary, local.culprit_log);
+      announce_hang(hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count));
+      act_on_hang(verdict.culprit ? fmt::format("{} made no progress for {:.0f} s: {}",
+                                                findings[*verdict.culprit].who(false), timeout, verdict.why)
+                                  : fmt::format("no process made progress for {:.0f} s", timeout),
+                  culprit_log);
       return;
     }
     try {
       peers_.share_hang(attempt_, nlohmann::json{{"timeout", timeout}, {"log_dir", plan_->log_dir},
                                                  {"findings", std::move(findings_json)}}.dump());
-      local.deadline = now + kJobVerdictWait;
-      awaiting_verdict_ = std::move(local);
+      hang_shared_ = true;
     } catch (const common::PeerError& e) {
-      log_.warning(fmt::format("this node's hang findings did not reach the master ({}): this node's own verdict follows",
-                               e.what()));
-      announce_hang(local.line);
-      act_on_hang(local.summary, local.culprit_log);
+      log_.warning(fmt::format("this node's hang findings did not reach the master ({}); this node's own verdict: {}",
+                               e.what(), hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count)));
     }
   }
 
-  // The job's verdict, once the judge gives one; this node's own when none came in time.
-  void follow_job_hang(HangWatch::Clock::time_point now) {
+  // The job's verdict, once the judge gives one (every node shows it, and acts on it).
+  void follow_job_hang() {
     if (!peers_.spans_nodes()) return;
-    if (const auto verdict = peers_.job_hang(); verdict && verdict->value("number", 0) > shown_verdicts_) {
-      shown_verdicts_ = verdict->value("number", 0);
-      job_verdict_ = JobVerdictShown{now, verdict->value("summary", "")};
-      announce_hang(verdict->value("line", ""));
-      if (awaiting_verdict_) {
-        const std::string log = awaiting_verdict_->culprit_log;
-        awaiting_verdict_.reset();
-        act_on_hang(job_verdict_->summary, log);
-      }
+    const auto verdict = peers_.job_hang();
+    if (!verdict || verdict->value("number", 0) <= shown_verdicts_) return;
+    shown_verdicts_ = verdict->value("number", 0);
+    announce_hang(verdict->value("line", ""));
+    act_on_hang(verdict->value("summary", ""));
+  }
+
+  // Every process moves again: the job's page says so, and the judge forgets this node's findings.
+  void moving_again() {
+    if (!job_state_->hang().empty()) {
+      job_state_->set_hang("");
+      job_state_->save();
     }
-    if (awaiting_verdict_ && now >= awaiting_verdict_->deadline) {
-      LocalHang local = std::move(*awaiting_verdict_);
-      awaiting_verdict_.reset();
-      announce_hang(fmt::format("{} (this node's findings alone: the master gave no verdict within {} s)", local.line,
-                                std::chrono::duration_cast<std::chrono::seconds>(kJobVerdictWait).count()));
-      act_on_hang(local.summary, local.culprit_log);
+    if (!hang_shared_) return;
+    hang_shared_ = false;
+    try {
+      peers_.share_hang(attempt_, nlohmann::json{{"findings", nlohmann::json::array()}}.dump());
+    } catch (const common::PeerError&) {
+      // The judge keeps stale findings of a node that moved; the next hang's replace them.
     }
   }
 
@@ -501,7 +488,8 @@ class Job {
 
   // --on_hang: report (done), stop (exit 123), or a failure for the restart policy; the stop
   // waits for the stacks being taken (up to their timeout), which a stopped process no longer has.
-  void act_on_hang(const std::string& summary, const std::string& culprit_log) {
+  // `culprit_log`: the culprit's log, when it runs here, for the root cause's tail.
+  void act_on_hang(const std::string& summary, const std::string& culprit_log = "") {
     if (options_.on_hang == SupervisorOptions::OnHang::kReport || stopping_ || hang_stop_pending_) return;
     hang_stop_pending_ = true;
     stop_after_reports(summary, culprit_log, HangWatch::Clock::now() + kStackTimeout + std::chrono::seconds(1));
@@ -637,21 +625,10 @@ class Job {
   boost::asio::steady_timer hang_timer_;
   boost::asio::steady_timer hang_stop_timer_;
   std::optional<HangWatch> hang_watch_;  // this attempt's
-  // A hang found here, in a multi-node job, while the job's verdict is awaited.
-  struct LocalHang {
-    std::string line, summary, culprit_log;
-    HangWatch::Clock::time_point deadline;
-  };
-  static constexpr auto kJobVerdictWait = std::chrono::seconds(5);
   static constexpr auto kStackTimeout = std::chrono::seconds(10);
-  std::optional<LocalHang> awaiting_verdict_;
+  bool hang_shared_ = false;  // this node's findings are with the judge
   bool hang_stop_pending_ = false;  // --on_hang=stop or restart, once the stacks are taken
-  struct JobVerdictShown {
-    HangWatch::Clock::time_point shown;
-    std::string summary;
-  };
-  std::optional<JobVerdictShown> job_verdict_;  // the latest this attempt
-  int shown_verdicts_ = 0;
+  int shown_verdicts_ = 0;  // the judge's verdicts shown so far
   std::vector<std::future<void>> reports_;  // the hang's files being written
   std::vector<Slot> slots_;
   std::unique_ptr<ConsoleEcho> echo_;

@@ -10,7 +10,8 @@
 //   slow_phases:R:S:SECONDS    from step S on, rank R's evaluations and checkpoint saves each take
 //                              SECONDS longer, asleep (a slow disk, a long test set)
 //
-// Bad values are a common::ConfigError naming the variable.
+// The fault happens in a job's first generation only (PADDLE_RESTART_COUNT 0 or unset), so that a
+// job restarted for it can finish. Bad values are a common::ConfigError naming the variable.
 
 #include <chrono>
 #include <cstdint>

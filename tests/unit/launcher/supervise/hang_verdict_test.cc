@@ -52,6 +52,13 @@ TEST_CASE("ranks in different collectives: the one apart went past, or has not r
   job[3] = with_page(trainer(3, 1, 12), Phase::kCollective, 6);
   v = judge_hang(job);
   CHECK(v.why == "it is in allreduce #6: it has not reached allreduce #7, in which trainers 0-2 wait");
+  // Two ranks, one ahead: it went on without the other.
+  const std::vector<ProcessFinding> two = {with_page(trainer(0, 0, 10), Phase::kCollective, 68),
+                                           with_page(trainer(1, 0, 10), Phase::kCollective, 69)};
+  v = judge_hang(two);
+  REQUIRE(v.culprit);
+  CHECK(*v.culprit == 1);
+  CHECK(v.why == "it is in allreduce #69: it went past allreduce #68, in which trainer 0 waits");
 }
 
 TEST_CASE("a stopped process, then one in uninterruptible sleep, is the culprit before any page says otherwise") {

@@ -25,30 +25,28 @@ ProcessSigns paged(unsigned long long cpu, uint64_t marks, Phase phase, double s
   return s;
 }
 
-TEST_CASE("with --hang_timeout a process quiet for it is a hang, once, until it moves; output and CPU time move it") {
+TEST_CASE("with --hang_timeout, programs without a page: a hang once all are quiet, reported once, until they move") {
   const auto t0 = HangWatch::Clock::now();
   HangWatch watch(5000ms, {false, false, false}, t0);
   CHECK_FALSE(watch.observe(t0, {at(1, 1), at(1, 1), at(1, 1)}));
   CHECK_FALSE(watch.observe(t0 + 2s, {at(2, 1), at(2, 1), at(1, 1)}));  // process 2 goes quiet at 0 s
   CHECK_FALSE(watch.observe(t0 + 4s, {at(2, 9), at(2, 1), at(1, 1)}));  // 0 writes, 1 goes quiet at 2 s
-  const auto hang = watch.observe(t0 + 5s, {at(2, 9), at(2, 1), at(1, 1)});
+  // 2 has been quiet 5 s, but 0 goes on: its waits cannot be seen, so it may be waiting for 0.
+  CHECK_FALSE(watch.observe(t0 + 5s, {at(2, 9), at(2, 1), at(1, 1)}));
+  CHECK(watch.going(0, t0 + 5s, 5000ms));
+  const auto hang = watch.observe(t0 + 7s, {at(2, 9), at(2, 1), at(1, 1)});  // 0 quiet 3 s too
   REQUIRE(hang);
   CHECK(hang->process == 2);
   CHECK(hang->timeout == 5000ms);
-  CHECK(watch.quiet_seconds(t0 + 5s) == std::vector<double>{1, 3, 5});
+  CHECK(watch.quiet_seconds(t0 + 7s) == std::vector<double>{3, 5, 7});
   CHECK(watch.any_covered());
-  CHECK_FALSE(watch.going(1, t0 + 5s, 5000ms));  // quiet 3 s: waits with the culprit
-  CHECK(watch.going(0, t0 + 5s, 5000ms));        // moved 1 s ago
-  // 1 was quiet when the hang was reported: covered by it, no second report at its own timeout.
-  CHECK_FALSE(watch.observe(t0 + 8s, {at(2, 9), at(2, 1), at(1, 1)}));
-  // 0 was going on then: its own hang, at its timeout, is a new one; after it, silence.
-  const auto later = watch.observe(t0 + 9s, {at(2, 9), at(2, 1), at(1, 1)});
-  REQUIRE(later);
-  CHECK(later->process == 0);
-  CHECK_FALSE(watch.observe(t0 + 21s, {at(2, 9), at(2, 1), at(1, 1)}));
-  CHECK_FALSE(watch.observe(t0 + 22s, {at(3, 9), at(3, 1), at(2, 1)}));  // all move again
+  CHECK_FALSE(watch.going(0, t0 + 7s, 5000ms));
+  // Every process was quiet when the hang was reported: covered by it, no second report.
+  CHECK_FALSE(watch.observe(t0 + 9s, {at(2, 9), at(2, 1), at(1, 1)}));
+  CHECK_FALSE(watch.observe(t0 + 30s, {at(2, 9), at(2, 1), at(1, 1)}));
+  CHECK_FALSE(watch.observe(t0 + 31s, {at(3, 9), at(3, 1), at(2, 1)}));  // all move again
   CHECK_FALSE(watch.any_covered());
-  CHECK(watch.observe(t0 + 28s, {at(3, 9), at(3, 1), at(2, 1)}));  // and a new hang is a new report
+  CHECK(watch.observe(t0 + 37s, {at(3, 9), at(3, 1), at(2, 1)}));  // and a new hang is a new report
 }
 
 TEST_CASE("a page's marks are progress; CPU time in a collective is not; outside one it is") {
@@ -56,12 +54,31 @@ TEST_CASE("a page's marks are progress; CPU time in a collective is not; outside
   HangWatch watch(3000ms, {false, false}, t0);
   watch.observe(t0, {paged(1, 1, Phase::kCompute), paged(1, 1, Phase::kCompute)});
   watch.observe(t0 + 1s, {paged(5, 2, Phase::kCollective), paged(1, 1, Phase::kEvaluation)});
-  // 0 spins in its collective (CPU time moves); 1 evaluates (CPU time moves, no marks).
-  CHECK_FALSE(watch.observe(t0 + 3s, {paged(9, 2, Phase::kCollective), paged(4, 1, Phase::kEvaluation)}));
-  const auto hang = watch.observe(t0 + 4s, {paged(12, 2, Phase::kCollective), paged(6, 1, Phase::kEvaluation)});
+  // 0 spins in its collective (CPU time moves) waiting for 1, which evaluates (CPU time moves, no
+  // marks): a long evaluation, not a hang.
+  for (auto t = 2s; t <= 10s; t += 1s)
+    CHECK_FALSE(watch.observe(t0 + t, {paged(5 + t.count(), 2, Phase::kCollective), paged(t.count(), 1, Phase::kEvaluation)}));
+  // 1 stops using CPU time in its evaluation: hung on its own, and 0 with it.
+  watch.observe(t0 + 11s, {paged(20, 2, Phase::kCollective), paged(20, 1, Phase::kEvaluation)});
+  CHECK_FALSE(watch.observe(t0 + 12s, {paged(21, 2, Phase::kCollective), paged(20, 1, Phase::kEvaluation)}));
+  // Once 1 has been quiet half the timeout it is not going on: 0, quiet since 1 s, is the hang.
+  const auto hang = watch.observe(t0 + 13s, {paged(22, 2, Phase::kCollective), paged(20, 1, Phase::kEvaluation)});
   REQUIRE(hang);
   CHECK(hang->process == 0);
-  CHECK(watch.going(1, t0 + 4s, 3000ms));
+  CHECK_FALSE(watch.going(1, t0 + 13s, 3000ms));
+}
+
+TEST_CASE("a worker stuck on the servers is hung while the other workers go on") {
+  const auto t0 = HangWatch::Clock::now();
+  HangWatch watch(3000ms, {true, false, false}, t0);
+  const auto server = paged(1, 1, Phase::kServing);
+  watch.observe(t0, {server, paged(1, 1, Phase::kPsPull), paged(1, 1, Phase::kCompute)});
+  for (auto t = 1s; t < 3s; t += 1s)
+    CHECK_FALSE(watch.observe(t0 + t, {server, paged(1, 1, Phase::kPsPull), paged(1, 1 + t.count(), Phase::kCompute)}));
+  const auto hang = watch.observe(t0 + 3s, {server, paged(1, 1, Phase::kPsPull), paged(1, 9, Phase::kCompute)});
+  REQUIRE(hang);
+  CHECK(hang->process == 1);
+  CHECK(watch.going(2, t0 + 3s, 3000ms));
 }
 
 TEST_CASE("automatic: only our runtime's processes, after the larger of 60 s and ten of their longest steps") {
