@@ -116,13 +116,19 @@ void Judge::root_cause(int generation, bool someone_silent) {
   // is only counted gone dead_after later. Its silence holds the verdict until then.
   if (someone_silent && now_() - *first_report_ < settings_.settle_time + settings_.dead_after) return;
   std::optional<std::pair<std::pair<int, int64_t>, JobFailure>> best;  // ((cause, order), report)
-  std::optional<std::pair<int64_t, JobFailure>> earliest;
+  std::optional<std::pair<int64_t, JobFailure>> earliest, hang;
   for (const auto& [key, r] : reports_) {
     JobFailure f = JobFailure::from_json(r.value);
     const std::pair<int, int64_t> rank{static_cast<int>(f.cause), r.order};
     if (!earliest || r.order < earliest->first) earliest.emplace(r.order, f);
+    if (f.cause == JobFailure::Cause::kProcessHung && (!hang || r.order < hang->first)) hang.emplace(r.order, f);
     if (!best || rank < best->first) best.emplace(rank, std::move(f));
   }
+  // A hung job is stopped on every node as its verdict arrives: processes that fail then, their
+  // peers gone, are the stop's doing, not the cause.
+  if (hang && (best->second.cause == JobFailure::Cause::kProcessFailed ||
+               best->second.cause == JobFailure::Cause::kProcessSignalled))
+    best->second = hang->second;
   // A joining node stops the generation on purpose: processes that fail as they are stopped
   // report after it, and are not the cause.
   if (earliest->second.cause == JobFailure::Cause::kNodeJoined && best->second.cause != JobFailure::Cause::kLauncherLost)

@@ -506,14 +506,16 @@ class Job {
     hang_stop_pending_ = false;
     if (stopping_) return;  // something else stopped the job meanwhile
     stopping_ = true;
-    stop(std::nullopt);
     JobFailure failure = this_node("hang: " + summary, common::kExitHung);
     failure.cause = JobFailure::Cause::kProcessHung;
     if (!culprit_log.empty()) {
       failure.log_file = culprit_log;
       failure.tail = last_lines(culprit_log, 10);
     }
+    // Reported before the stop, so that the judge hears of the hang before the failures the stop
+    // causes on other nodes.
     root_ = peers_.report(attempt_, failure);
+    stop(std::nullopt);
   }
 
   // Each process's file with its stacks (hang_report.h): gdb takes seconds per process, so on

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """End-to-end tests of hang detection (--hang_timeout, --on_hang): a job whose processes are alive
-but make no progress (no CPU time, no output) is named, with its culprit, and reported, stopped
-or restarted. The job is `train` on two ranks over Gloo TCP; the test holds rank 1 with SIGSTOP,
-so rank 0 waits in its allreduce."""
+but make no progress is named, with its culprit, and reported, stopped or restarted.
+
+One node: `train` on two ranks over Gloo TCP; the test holds rank 1 with SIGSTOP, so rank 0 waits
+in its allreduce. Two nodes (network namespaces where root can make them, else loopback aliases)
+of two ranks each: rank 3, on node 1, is stopped, sleeps in data loading, or goes past an
+allreduce without the others (PADDLE_TEST_FAULT, runtime/distributed/test_fault.h); the console
+of node 0 names rank 3, its node and what it does, and the collective the others wait in."""
 
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, assert_sessions_gone, check, child_env, finish, main, start, wait_for  # noqa: E402
+from netns_hosts import namespace_or_loopback  # noqa: E402
+from test_multinode import Node, finish_nodes  # noqa: E402
 
 TRAIN = os.environ.get("TRAIN", "train")
 HOUSING = os.path.join(os.environ.get("SHARED_DATA", ""), "uci_housing")
@@ -68,8 +75,10 @@ def test_a_stopped_rank_is_named_and_the_job_stopped_with_the_hang_status():
     for rank in (0, 1):
         check(os.path.exists(r.path("log", f"hang.{rank}.txt")), f"log/hang.{rank}.txt", r)
     rank0 = r.read("log", "hang.0.txt")
-    check("native stacks:" in rank0 and ("#0" in rank0 or "no native stacks" in rank0),
-          f"rank 0's stacks (or why there are none):\n{rank0[:3000]}")
+    check("native stacks:" in rank0 and ("#0" in rank0 if shutil.which("gdb") else "gdb is not on PATH" in rank0),
+          f"rank 0's stacks (gdb's, or why there are none):\n{rank0[:3000]}")
+    check(re.search(r"^progress: in allreduce #[\d,]+ \(\d+ B\) for \d+ s, after step [\d,]+", rank0, re.M),
+          f"rank 0's progress page: the allreduce it waits in\n{rank0[:1000]}")
     check("not taken: attaching gdb would resume a stopped process" in r.read("log", "hang.1.txt"),
           "a stopped rank is not resumed by gdb")
     with open(r.path("log", "job.json")) as f:
@@ -92,6 +101,118 @@ def test_report_names_the_hang_once_and_the_job_goes_on_when_the_rank_is_release
     check(r.returncode == 0, "released, the job finishes", r)
     check(r.stderr.count("made no progress") == 1, "one verdict for one hang", r)
     assert_sessions_gone([proc.pid])
+
+
+TIMEOUT = 4  # --hang_timeout of the two-node runs
+
+
+def two_node_run(hosts, launch_args, train_args, env=None):
+    """Node 0 and node 1, two ranks each, training fit_a_line (node 1 holds ranks 2 and 3)."""
+    master = hosts.master_address()
+    args = ["--config", CONFIG, "--set", f"data_dir={HOUSING}", "--set", "batch_size=4", *train_args]
+    launch = ["--nproc_per_node=2", "--grace_period=1", f"--hang_timeout={TIMEOUT}", *launch_args]
+    return [Node(i, master, 2, args, launch, env=env, hosts=hosts) for i in (1, 0)][::-1]
+
+
+def node_pids(node):
+    """This node's processes' pids by rank, from its job.json."""
+    def read():
+        try:
+            with open(os.path.join(node.workdir, "log", "job.json")) as f:
+                processes = json.load(f)["processes"]
+        except (OSError, ValueError, KeyError):
+            return None
+        pids = {p["rank"]: p.get("pid") for p in processes}
+        return pids if all(pids.values()) else None
+    wait_for(lambda: read() is not None, 60, f"node {node.index}'s job.json with its pids")
+    return read()
+
+
+def verdict_of(node):
+    lines = [line for line in node.err.splitlines() if "made no progress for" in line and "culprit" in line]
+    check(len(lines) == 1, f"node {node.index} shows one verdict:\n{node.err[-4000:]}")
+    return lines[0].split("] ", 1)[-1]  # without the log line's time
+
+
+def stopped_by_the_hang(nodes, started, bound):
+    codes = finish_nodes(nodes, bound + 60)
+    elapsed = time.monotonic() - started
+    for n, code in zip(nodes, codes):
+        check(code == 123, f"node {n.index} ends with the hang status 123 (got {code})\n{n.err[-3000:]}")
+    check(elapsed < bound, f"both nodes stopped {elapsed:.1f} s after the fault (bound {bound} s)")
+    assert_sessions_gone([n.proc.pid for n in nodes])
+
+
+def test_two_nodes_name_a_stopped_rank_its_node_and_stop_together():
+    need_data()
+    with namespace_or_loopback(2) as hosts:
+        nodes = two_node_run(hosts, ["--on_hang=stop"], ["--set", "epochs=100000", "--set", "checkpoint=false"])
+        pids = node_pids(nodes[1])
+        wait_for(lambda: "loss:" in nodes[1].read("log", "workerlog.1"), 60, "rank 3 training")
+        os.kill(pids[3], signal.SIGSTOP)
+        started = time.monotonic()
+        # The timeout, the verdict's round trip, the stacks (up to 10 s), the grace, the stop's round trip.
+        stopped_by_the_hang(nodes, started, TIMEOUT + 5 + 10 + 1 + 5)
+    line = verdict_of(nodes[0])
+    check(re.search(r"trainer 3 \(node 1, local 1, pid \d+\) is the culprit: it is stopped \(SIGSTOP\)", line),
+          f"node 0's console names rank 3 on node 1, stopped: {line}")
+    check(re.search(r"The others: trainers 0-2 wait in allreduce #[\d,]+", line) or "trainers 0-2" in line,
+          f"and the ranks that wait for it: {line}")
+    check(verdict_of(nodes[1]) == line, f"both nodes show the one verdict:\n{line}\n{verdict_of(nodes[1])}")
+    check("is the culprit" in nodes[1].read("log", "hang.3.txt"), "rank 3's file on node 1 marks it")
+    check("native stacks:" in nodes[0].read("log", "hang.0.txt"), "rank 0's file on node 0 has its stacks")
+
+
+def test_two_nodes_name_a_rank_stalled_in_data_loading_and_the_collective_the_others_wait_in():
+    need_data()
+    with namespace_or_loopback(2) as hosts:
+        nodes = two_node_run(hosts, ["--on_hang=stop"], ["--set", "epochs=100000", "--set", "checkpoint=false"],
+                             env={"PADDLE_TEST_FAULT": "stall_data_loading:3:40"})
+        stopped_by_the_hang(nodes, time.monotonic(), 120)
+    line = verdict_of(nodes[0])
+    m = re.search(r"trainer 3 \(node 1, local 1, pid \d+\) is the culprit: it has not entered (allreduce #[\d,]+), in "
+                  r"which trainers 0-2 wait; it has been in data loading for (\d+) s", line)
+    check(m, f"node 0's console names rank 3 on node 1, in data loading, and the allreduce the others wait in: {line}")
+    check(int(m.group(2)) <= TIMEOUT + 5, f"within the timeout plus 5 s of the stall: {m.group(2)} s")
+    check(f"trainers 0-2 wait in {m.group(1)}" in line, f"the others are named in that allreduce: {line}")
+
+
+def test_two_nodes_name_a_rank_that_went_past_an_allreduce():
+    need_data()
+    with namespace_or_loopback(2) as hosts:
+        nodes = two_node_run(hosts, ["--on_hang=stop"], ["--set", "epochs=100000", "--set", "checkpoint=false"],
+                             env={"PADDLE_TEST_FAULT": "skip_allreduce:3:40"})
+        stopped_by_the_hang(nodes, time.monotonic(), 120)
+    line = verdict_of(nodes[0])
+    check(re.search(r"trainer 3 \(node 1, local 1, pid \d+\) is the culprit: it is in allreduce #([\d,]+): it went past "
+                    r"allreduce #([\d,]+), in which trainers 0-2 wait", line),
+          f"node 0's console names rank 3, past the allreduce the others wait in: {line}")
+
+
+def test_two_nodes_restart_on_a_hang_and_finish_equal_to_an_undisturbed_run():
+    need_data()
+    train_args = ["--set", "epochs=4", "--set", "checkpoint=true"]
+    with namespace_or_loopback(2) as hosts:
+        reference = two_node_run(hosts, [], train_args)
+        codes = finish_nodes(reference, 120)
+        check(codes == [0, 0], f"the undisturbed run succeeds: {codes}\n{reference[0].err[-2000:]}")
+        nodes = two_node_run(hosts, ["--on_hang=restart", "--max_restarts=1"], train_args,
+                             env={"PADDLE_TEST_FAULT": "stall_data_loading:3:40"})
+        codes = finish_nodes(nodes, 180)
+        assert_sessions_gone([n.proc.pid for n in nodes])
+    for n, code in zip(nodes, codes):
+        check(code == 0, f"node {n.index} resumes and finishes (got {code})\n{n.err[-3000:]}")
+    check("trainer 3 (node 1, local 1" in verdict_of(nodes[0]), "the hang was named before the restart")
+    check("restart" in nodes[0].err, f"node 0 says it restarts\n{nodes[0].err[-2000:]}")
+    with open(os.path.join(reference[0].workdir, "output", "final.bin"), "rb") as f:
+        want = f.read()
+    with open(os.path.join(nodes[0].workdir, "output", "final.bin"), "rb") as f:
+        got = f.read()
+    check(got == want, "the restarted run's final parameters equal the undisturbed run's")
+    for key in ("train_loss", "test_loss", "steps", "epochs"):
+        a = json.loads(reference[0].read("output", "metrics.json"))[key]
+        b = json.loads(nodes[0].read("output", "metrics.json"))[key]
+        check(a == b, f"{key}: {b} equals the undisturbed run's {a}")
 
 
 if __name__ == "__main__":

@@ -167,3 +167,32 @@ TEST_CASE("judge: thousands of silent nodes cost a round a few questions, not on
   CHECK(s.store.adds == 0);
   CHECK(s.store.gets <= 4);
 }
+
+TEST_CASE("judge: a hang stopped on every node is the cause, not the failures its stop leaves") {
+  Scene s;
+  JobFailure hung = process_failed(1, "10.0.0.2", 123);
+  hung.cause = JobFailure::Cause::kProcessHung;
+  hung.what = "hang: trainer 3 (node 1, local 1, pid 42) made no progress for 4 s: it is stopped (SIGSTOP)";
+  s.store.put("job.g0.report.10.0.0.1", process_failed(0, "10.0.0.1", 1).to_json().dump());  // its peers stopped
+  s.store.put("job.g0.report.10.0.0.2", hung.to_json().dump());
+  s.round();
+  s.now += 1500ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->cause == JobFailure::Cause::kProcessHung);
+  CHECK(s.verdict()->exit_status == 123);
+  CHECK(s.verdict()->what == hung.what);
+}
+
+TEST_CASE("judge: a launcher lost outranks a hang") {
+  Scene s;
+  JobFailure hung = process_failed(1, "10.0.0.2", 123);
+  hung.cause = JobFailure::Cause::kProcessHung;
+  s.store.put("job.g0.report.10.0.0.2", hung.to_json().dump());
+  s.store.lost["10.0.0.3"] = "its launcher is gone";
+  s.round();
+  s.now += 1500ms;
+  s.round();
+  REQUIRE(s.verdict());
+  CHECK(s.verdict()->cause == JobFailure::Cause::kLauncherLost);
+}
