@@ -159,7 +159,7 @@ def test_two_nodes_name_a_stopped_rank_its_node_and_stop_together():
     check(re.search(r"The others: trainers 0-2 wait in allreduce #[\d,]+", line) or "trainers 0-2" in line,
           f"and the ranks that wait for it: {line}")
     check(verdict_of(nodes[1]) == line, f"both nodes show the one verdict:\n{line}\n{verdict_of(nodes[1])}")
-    check("is the culprit" in nodes[1].read("log", "hang.3.txt"), "rank 3's file on node 1 marks it")
+    check("the culprit, it is stopped" in nodes[1].read("log", "hang.3.txt"), "rank 3's file on node 1 marks it:\n" + nodes[1].read("log", "hang.3.txt")[:600])
     check("native stacks:" in nodes[0].read("log", "hang.0.txt"), "rank 0's file on node 0 has its stacks")
 
 
