@@ -23,7 +23,7 @@ constexpr size_t kFileBytes = 4096;  // one memory page: the mapping's unit
 constexpr uint64_t kMagic = 0x31304752504c4450ULL;  // "PDLPRG01" as bytes, little-endian
 
 enum Word { kMagicWord, kMarks, kSteps, kPhase, kCollectives, kCollectiveBytes, kPhaseBegan, kLastMark,
-            kStepSeconds, kBusySeconds, kStragglerRatio, kStragglerStep };
+            kStepSeconds, kBusySeconds, kStragglerRatio, kStragglerSince };
 
 uint64_t bits(double value) { return std::bit_cast<uint64_t>(value); }
 double from_bits(uint64_t value) { return std::bit_cast<double>(value); }
@@ -137,6 +137,11 @@ void ProgressPage::enter_collective(CollectiveKind kind, uint64_t bytes) {
   mark(Phase::kCollective);
 }
 
+void ProgressPage::begin_steps() {
+  step_began_ns_ = monotonic_ns();
+  waited_in_step_ns_ = waits_on_others(phase_) ? -(step_began_ns_ - phase_began_ns_) : 0;
+}
+
 void ProgressPage::step_done() {
   const int64_t now = monotonic_ns();
   const int64_t waited = waited_in_step_ns_ + (waits_on_others(phase_) ? now - phase_began_ns_ : 0);
@@ -151,9 +156,9 @@ void ProgressPage::step_done() {
   std::atomic_ref<uint64_t>(words_[kMarks]).store(++marks_, std::memory_order_release);
 }
 
-void ProgressPage::set_straggler_ratio(double ratio, int64_t step) {
+void ProgressPage::set_straggler(double ratio, int64_t since_step) {
   store(kStragglerRatio, bits(ratio));
-  store(kStragglerStep, static_cast<uint64_t>(step));
+  store(kStragglerSince, static_cast<uint64_t>(since_step));
 }
 
 ProgressPage::Scope::Scope(ProgressPage& page, Phase phase) : page_(page), before_(page.phase()) { page.enter(phase); }
@@ -204,7 +209,7 @@ std::optional<ProgressReading> read_progress_page(const std::string& path) {
   r.step_seconds = from_bits(w[kStepSeconds]);
   r.busy_seconds = from_bits(w[kBusySeconds]);
   r.straggler_ratio = from_bits(w[kStragglerRatio]);
-  r.straggler_step = static_cast<int64_t>(w[kStragglerStep]);
+  r.straggler_since = static_cast<int64_t>(w[kStragglerSince]);
   return r;
 }
 

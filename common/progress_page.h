@@ -23,7 +23,8 @@
 //   word 9   the last step's busy seconds: not waiting in a collective nor on the servers
 //   word 10  this rank's busy seconds per step over the job's median, over the last window of
 //            steps (a double's bits; 0: not measured: one rank, or not yet)
-//   word 11  the step that window ended at
+//   word 11  the step since which this rank is a straggler (runtime/train/straggler_window.h);
+//            0 while it is not
 //
 // A mark reads the clock (the vDSO: no system call) and stores a few words.
 
@@ -78,11 +79,15 @@ class ProgressPage {
   void enter(Phase phase);
   // Enters a collective: the sequence number goes up by one.
   void enter_collective(CollectiveKind kind, uint64_t bytes);
-  // A step ended: its seconds (since the last step ended) and its busy seconds.
+  // Steps begin (again): what came before (an evaluation, a save, the wait for the others after
+  // it) is no step's time.
+  void begin_steps();
+  // A step ended: its seconds (since the last step ended, or steps began) and its busy seconds.
   void step_done();
   double last_busy_seconds() const { return last_busy_seconds_; }
-  // This rank's busy seconds per step over the job's median, over the window ending at `step`.
-  void set_straggler_ratio(double ratio, int64_t step);
+  // This rank's busy seconds per step over the job's median, over the last window, and the step
+  // since which it is a straggler (0: it is not).
+  void set_straggler(double ratio, int64_t since_step);
 
   // Restores the phase (and collective) it was entered from when it goes: a collective inside an
   // evaluation returns to the evaluation.
@@ -127,7 +132,7 @@ struct ProgressReading {
   int64_t phase_began_ns = 0, last_mark_ns = 0;
   double step_seconds = 0, busy_seconds = 0;
   double straggler_ratio = 0;
-  int64_t straggler_step = 0;
+  int64_t straggler_since = 0;  // 0: not a straggler
 
   // Seconds in the phase, and since the last mark, at `now_ns` (CLOCK_MONOTONIC).
   double seconds_in_phase(int64_t now_ns) const;

@@ -127,6 +127,7 @@ SupervisorOptions supervisor_options(const LaunchOptions& options) {
   supervision.on_hang = options.on_hang == "stop"      ? SupervisorOptions::OnHang::kStop
                         : options.on_hang == "restart" ? SupervisorOptions::OnHang::kRestart
                                                        : SupervisorOptions::OnHang::kReport;
+  supervision.straggler_factor = options.straggler_factor;
   supervision.pre_start_hook = options.elastic_pre_hook;
   return supervision;
 }

@@ -152,9 +152,15 @@ nlohmann::json DashboardServer::snapshot() const {
 std::string DashboardServer::metrics() const {
   const nlohmann::json job = JobState::read(log_dir_).value_or(nullptr);
   std::vector<nlohmann::json> lines;
+  std::vector<std::optional<common::ProgressReading>> pages;
   if (!job.is_null())
-    for (const nlohmann::json& p : job["processes"]) lines.push_back(last_line(p.value("metrics_file", "")));
-  return job_metrics(job_id_, job, lines, launcher_figures_ ? launcher_figures_() : ControlPlaneFigures{});
+    for (const nlohmann::json& p : job["processes"]) {
+      lines.push_back(last_line(p.value("metrics_file", "")));
+      const std::string page = p.value("progress_file", "");
+      pages.push_back(page.empty() ? std::nullopt : common::read_progress_page(page));
+    }
+  return job_metrics(job_id_, job, lines, launcher_figures_ ? launcher_figures_() : ControlPlaneFigures{}, pages,
+                     common::monotonic_ns());
 }
 
 void DashboardServer::accept() {

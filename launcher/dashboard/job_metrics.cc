@@ -22,7 +22,8 @@ struct Process {
 }  // namespace
 
 std::string job_metrics(const std::string& job_id, const nlohmann::json& job, const std::vector<nlohmann::json>& last_lines,
-                        const ControlPlaneFigures& launcher) {
+                        const ControlPlaneFigures& launcher,
+                        const std::vector<std::optional<common::ProgressReading>>& pages, int64_t now_ns) {
   const std::string node = job.is_object() ? std::to_string(job.value("node_rank", 0)) : "0";
   const MetricLabels node_labels{{"job", job_id}, {"node", node}};
   std::vector<Process> processes;
@@ -59,7 +60,28 @@ std::string job_metrics(const std::string& job_id, const nlohmann::json& job, co
       out.sample(labels, p.info->value("state", "") == state ? 1 : 0);
     }
 
+  // From the progress pages: our runtime's processes.
+  const auto page_of = [&](size_t i) -> const common::ProgressReading* {
+    return i < pages.size() && pages[i] ? &*pages[i] : nullptr;
+  };
+  out.family("paddle_seconds_since_progress", Type::kGauge,
+             "Seconds since the process last marked progress on its page (a step, a phase, a collective).");
+  for (size_t i = 0; i < processes.size(); ++i)
+    if (const auto* page = page_of(i); page && processes[i].info->value("state", "") == "running")
+      out.sample(processes[i].labels, page->seconds_since_mark(now_ns));
+  out.family("paddle_step_seconds", Type::kGauge, "Seconds the process's last step took.");
+  for (size_t i = 0; i < processes.size(); ++i)
+    if (const auto* page = page_of(i); page && page->steps > 0) out.sample(processes[i].labels, page->step_seconds);
+  out.family("paddle_straggler", Type::kGauge,
+             "1 while the process is flagged a straggler (its busy time per step over the job's median past "
+             "--straggler_factor), else 0.");
+  for (size_t i = 0; i < processes.size(); ++i)
+    if (page_of(i)) out.sample(processes[i].labels, processes[i].info->contains("straggler") &&
+                                                            (*processes[i].info)["straggler"].is_number() ? 1 : 0);
+
   if (job.is_object()) {
+    out.family("paddle_job_hung", Type::kGauge, "1 while a hang's verdict holds on this node (job.json's hang), else 0.");
+    out.sample(node_labels, job.value("hang", std::string()).empty() ? 0 : 1);
     const double generation = number(job.value("restarts", nlohmann::json(0)));
     out.family("paddle_job_generation", Type::kGauge, "The job's generation (PADDLE_RESTART_COUNT): 0, then one more per restart.");
     out.sample(node_labels, generation);

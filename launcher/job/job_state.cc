@@ -49,7 +49,9 @@ nlohmann::json JobState::to_json() const {
                          {"restarts_in_place", p.restarts_in_place},
                          {"log_file", absolute(p.spec->log_file)},
                          {"error_file", absolute(p.spec->error_file)},
-                         {"metrics_file", absolute(p.spec->metrics_file)}});
+                         {"metrics_file", absolute(p.spec->metrics_file)},
+                         {"progress_file", p.spec->progress_page.empty() ? "" : absolute(p.spec->progress_page)},
+                         {"straggler", p.straggler ? nlohmann::json(*p.straggler) : nlohmann::json()}});
   return {{"launcher_pid", launcher_pid_},
           {"mode", mode_name(plan_.mode)},
           {"node_rank", plan_.node_rank},

@@ -7,11 +7,12 @@
 //   {"launcher_pid": 4100, "mode": "collective", "node_rank": 0, "node_count": 1,
 //    "command": ["train", "--config", "..."], "started": 1763900000.5,
 //    "state": "running" | "succeeded" | "failed" | "stopped", "exit_status": null,
-//    "restarts": 0, "worker_restarts": 0, "root_cause": "",
+//    "restarts": 0, "worker_restarts": 0, "root_cause": "", "hang": "" (the hang's verdict, while it holds),
 //    "processes": [{"role": "trainer", "rank": 0, "local_index": 0, "endpoint": "127.0.0.1:6170",
 //                   "pid": 4101, "state": "running" | "restarting" | "succeeded" | "failed" | "stopped",
 //                   "ended": "exit code 0", "restarts_in_place": 0, "log_file": "/abs/log/workerlog.0",
-//                   "error_file": "...", "metrics_file": "..."}]}     (absolute paths)
+//                   "error_file": "...", "metrics_file": "...", "progress_file": "...",
+//                   "straggler": 2.4 | null}]}     (absolute paths)
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,8 @@ struct ProcessState {
   std::string state = "starting";
   std::string ended;  // how it ended, when it has
   int restarts_in_place = 0;  // a PS worker restarted alone (--ps_worker_restarts)
+  // A straggler's busy time per step over the job's median, while it is flagged (straggler_watch.h).
+  std::optional<double> straggler;
 };
 
 class JobState {

@@ -170,6 +170,12 @@ CommandLine parse_command_line(int argc, const char* const argv[], const common:
                  "--max_restarts) (PADDLE_ON_HANG)")
       ->check(CLI::IsMember({"report", "stop", "restart"}))
       ->capture_default_str();
+  app.add_option("--straggler_factor", o.straggler_factor,
+                 "A rank of our runtime whose busy time per step (not waiting for the others) stays this many "
+                 "times the job's median over 30 steps is named a straggler, until it recovers "
+                 "(PADDLE_STRAGGLER_FACTOR; 0: not watched)")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   app.add_option("--log_output", o.log_output,
                  "Whose output the console shows: 0 (default: the first local trainer or worker), all, or a list "
                  "of ranks and servers such as 0,3,server0; every process's output is in its log file");
@@ -290,6 +296,7 @@ std::vector<std::pair<std::string, std::string>> describe_options(const LaunchOp
       {"grace_period", fmt::format("{}", o.grace_period)},
       {"hang_timeout", o.hang_timeout ? fmt::format("{}", *o.hang_timeout) : "auto"},
       {"on_hang", o.on_hang},
+      {"straggler_factor", fmt::format("{}", o.straggler_factor)},
       {"heter_devices", or_none(o.heter_devices)},
       {"heter_worker_num", or_none(o.heter_worker_num)},
       {"heter_workers", or_none(o.heter_workers)},

@@ -69,6 +69,9 @@ struct LaunchOptions {
   // for our runtime's processes (supervise/hang_watch.h)
   std::optional<double> hang_timeout;
   std::string on_hang = "report";     // --on_hang: report, stop or restart
+  // --straggler_factor: a rank whose busy time per step stays this many times the job's median is
+  // flagged (supervise/straggler_watch.h); 0: not watched
+  double straggler_factor = 2.0;
   std::optional<std::string> log_output;  // --log_output: 0 (unset), all, or 0,3,server0
   std::string log_output_prefix = "auto";
   std::optional<int> dashboard;  // --dashboard[=PORT]: the job page on loopback (0: any free port)

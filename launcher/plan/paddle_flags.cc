@@ -56,6 +56,7 @@ constexpr std::array kTwins = {
     FlagTwin{"PADDLE_PS_WORKER_RESTARTS", "--ps_worker_restarts"},
     FlagTwin{"PADDLE_HANG_TIMEOUT", "--hang_timeout"},
     FlagTwin{"PADDLE_ON_HANG", "--on_hang"},
+    FlagTwin{"PADDLE_STRAGGLER_FACTOR", "--straggler_factor"},
 };
 
 // Names of one setting.

@@ -21,6 +21,7 @@
 #include "launcher/supervise/hang_report.h"
 #include "launcher/supervise/hang_verdict.h"
 #include "launcher/supervise/hang_watch.h"
+#include "launcher/supervise/straggler_watch.h"
 #include "launcher/supervise/job_restart_policy.h"
 #include "launcher/supervise/process_signs.h"
 #include "launcher/supervise/pre_start_hook.h"
@@ -171,6 +172,7 @@ class Job {
     hang_timer_.cancel();
     hang_stop_timer_.cancel();
     hang_watch_.reset();
+    straggler_watch_.reset();
     hang_shared_ = false;
     hang_stop_pending_ = false;
     // Whatever the processes left behind, in their groups or beyond, goes with them.
@@ -204,6 +206,7 @@ class Job {
       std::error_code ignored;
       std::filesystem::remove(spec.progress_page, ignored);  // a page of its last start is not this one's
       EnvMap env = child_environment(env_, spec, attempt_);
+      env.insert_or_assign("PADDLE_STRAGGLER_FACTOR", fmt::format("{}", options_.straggler_factor));
       if (keeps_progress(spec)) {
         env.insert_or_assign("PADDLE_PS_WORKER_PROGRESS", progress_file(spec));
         env.insert_or_assign("PADDLE_PS_WORKER_RESTART_COUNT", std::to_string(slot.restarts_in_place));
@@ -385,13 +388,16 @@ class Job {
   // is judged here in a one-node job; in a multi-node job its findings go to the launcher that
   // judges, and the job's verdict, naming the culprit wherever it runs, comes back to every node
   // (cluster/hang_exchange.h); findings are withdrawn once their processes move again.
+  // Stragglers (straggler_watch.h) from the same reading of the pages.
   void watch_progress() {
-    if (options_.hang_timeout && options_.hang_timeout->count() <= 0) return;
-    if (!hang_watch_) {
+    const bool hangs = !options_.hang_timeout || options_.hang_timeout->count() > 0;
+    if (!hangs && options_.straggler_factor <= 0) return;
+    if (hangs && !hang_watch_) {
       std::vector<bool> servers;
       for (const auto& s : slots_) servers.push_back(s.spec->role == Role::kServer);
       hang_watch_.emplace(options_.hang_timeout, std::move(servers), HangWatch::Clock::now());
     }
+    if (options_.straggler_factor > 0 && !straggler_watch_) straggler_watch_.emplace(slots_.size());
     hang_timer_.expires_after(std::chrono::seconds(1));
     hang_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || stopping_ || finishing_) return;
@@ -400,9 +406,12 @@ class Job {
         signs.push_back(s.running() ? read_process_signs(s.child->pid(), s.spec->log_file, s.spec->progress_page)
                                     : std::nullopt);
       const auto now = HangWatch::Clock::now();
-      if (auto hang = hang_watch_->observe(now, signs)) on_local_hang(*hang, signs, now);
-      follow_job_hang();
-      if (!hang_watch_->any_covered()) moving_again();
+      if (hang_watch_) {
+        if (auto hang = hang_watch_->observe(now, signs)) on_local_hang(*hang, signs, now);
+        follow_job_hang();
+        if (!hang_watch_->any_covered()) moving_again();
+      }
+      if (straggler_watch_) watch_stragglers(signs);
       watch_progress();
     });
   }
@@ -453,6 +462,26 @@ class Job {
       log_.warning(fmt::format("this node's hang findings did not reach the master ({}); this node's own verdict: {}",
                                e.what(), hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count)));
     }
+  }
+
+  void watch_stragglers(const std::vector<std::optional<ProcessSigns>>& signs) {
+    std::vector<std::optional<common::ProgressReading>> pages;
+    for (const auto& s : signs) pages.push_back(s ? s->page : std::nullopt);
+    const auto changes = straggler_watch_->observe(pages);
+    for (const StragglerChange& c : changes) {
+      const ProcessSpec& spec = *slots_[c.process].spec;
+      const std::string who = fmt::format("{} {} ({}local {}, pid {})", role_name(spec.role), spec.rank,
+                                          plan_->node_count > 1 ? fmt::format("node {}, ", plan_->node_rank) : "",
+                                          spec.local_index, slots_[c.process].child->pid());
+      if (c.flagged)
+        log_.warning(fmt::format("straggler: {} is {:.1f}x the job's median busy time per step, since step {} ({:.1f} ms "
+                                 "in its last step); the other ranks wait for it",
+                                 who, c.ratio, c.since, pages[c.process]->busy_seconds * 1000));
+      else
+        log_.info(fmt::format("straggler: {} has recovered: {:.1f}x the job's median busy time per step", who, c.ratio));
+      job_state_->process(c.process).straggler = c.flagged ? std::optional<double>(c.ratio) : std::nullopt;
+    }
+    if (!changes.empty()) job_state_->save();
   }
 
   // The job's verdict, once the judge gives one (every node shows it, and acts on it).
@@ -627,6 +656,7 @@ class Job {
   boost::asio::steady_timer hang_timer_;
   boost::asio::steady_timer hang_stop_timer_;
   std::optional<HangWatch> hang_watch_;  // this attempt's
+  std::optional<StragglerWatch> straggler_watch_;  // this attempt's
   static constexpr auto kStackTimeout = std::chrono::seconds(10);
   bool hang_shared_ = false;  // this node's findings are with the judge
   bool hang_stop_pending_ = false;  // --on_hang=stop or restart, once the stacks are taken

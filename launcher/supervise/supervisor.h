@@ -54,6 +54,8 @@ struct SupervisorOptions {
   // (exit 123), or fail for the restart policy.
   std::optional<std::chrono::milliseconds> hang_timeout;
   enum class OnHang { kReport, kStop, kRestart } on_hang = OnHang::kReport;
+  // --straggler_factor (straggler_watch.h); 0: not watched.
+  double straggler_factor = 2.0;
   std::optional<std::string> pre_start_hook;  // --elastic_pre_hook: a shell command before each start
   EchoSelection echo;          // whose output the console shows (--log_output)
   ConsoleEchoOptions console;

@@ -27,7 +27,14 @@ Fleet::Fleet(common::Environment env, Topology topology, DistributedStrategy str
       topology_(std::move(topology)),
       strategy_(strategy),
       progress_(common::ProgressPage::from_environment(env_)),
-      test_fault_(TestFault::from_environment(env_, topology_.trainer_id)) {}
+      test_fault_(TestFault::from_environment(env_, topology_.trainer_id)) {
+  if (const auto factor = common::get_env(env_, "PADDLE_STRAGGLER_FACTOR"); factor && !factor->empty()) {
+    const auto value = common::to_finite_double(*factor);
+    if (!value || *value < 0)
+      throw common::ConfigError(fmt::format("PADDLE_STRAGGLER_FACTOR={} is not a factor of 0 (not judged) or more", *factor));
+    straggler_factor_ = *value;
+  }
+}
 
 Fleet::~Fleet() = default;
 

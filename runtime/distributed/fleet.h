@@ -162,6 +162,10 @@ class Fleet {
   common::ProgressPage& progress() { return *progress_; }
   // A test's fault for this rank (test_fault.h: PADDLE_TEST_FAULT); none in a real job.
   const TestFault& test_fault() const { return test_fault_; }
+  // PADDLE_STRAGGLER_FACTOR (the launcher's --straggler_factor): a rank whose busy time per step
+  // stays this many times the job's median is a straggler (runtime/train/straggler_window.h);
+  // 0: not judged. Default 2.
+  double straggler_factor() const { return straggler_factor_; }
   // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL, unless the
   // strategy says use_cpu; else the CPU). With strategy.amp on a GPU, its matrix products
   // autocast as the AMP policy says.
@@ -228,6 +232,7 @@ class Fleet {
   DistributedStrategy strategy_;
   std::unique_ptr<common::ProgressPage> progress_;
   TestFault test_fault_;
+  double straggler_factor_ = 2.0;
   std::unique_ptr<DistributedContext> context_;  // collective
   std::unique_ptr<Execution> execution_;         // collective, made on first use
   std::unique_ptr<ps::ParameterServer> server_;  // PS server

@@ -19,6 +19,7 @@ class FleetWorkload : public Workload {
   size_t global_batch() const override { return config_.batch_size * static_cast<size_t>(worker_num()); }
   common::ProgressPage& progress() override { return fleet_.progress(); }
   const TestFault& test_fault() const override { return fleet_.test_fault(); }
+  double straggler_factor() const override { return fleet_.straggler_factor(); }
 
  protected:
   FleetWorkload(const TrainConfig& config, Fleet& fleet)

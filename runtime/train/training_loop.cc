@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "runtime/train/report.h"
+#include "runtime/train/straggler_window.h"
 
 namespace paddle::runtime {
 namespace {
@@ -15,9 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using common::Phase;
 using Scope = common::ProgressPage::Scope;
-
-// Steps over which each rank's busy time is compared with the job's (straggler_window below).
-constexpr int64_t kStragglerWindow = 10;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -66,35 +64,6 @@ void log_evaluation(LogStyle style, const Round& round, const Evaluation& e) {
   std::fflush(stdout);
 }
 
-// Every kStragglerWindow steps: this rank's busy seconds per step over the job's median, on its
-// progress page, for the launcher to flag a straggler (launcher/supervise/straggler_watch.h).
-// Busy time leaves out the waits, where a sync job's ranks all spend the straggler's extra time.
-class StragglerWindow {
- public:
-  explicit StragglerWindow(Workload& workload) : workload_(workload), page_(workload.progress()) {}
-
-  void step_done(int64_t step) {
-    busy_ += page_.last_busy_seconds();
-    if (++steps_ < kStragglerWindow || step % kStragglerWindow != 0) return;
-    const std::vector<float> all = workload_.gather_over_workers(static_cast<float>(busy_ / static_cast<double>(steps_)));
-    busy_ = 0;
-    steps_ = 0;
-    if (all.size() < 2) return;
-    std::vector<float> sorted = all;
-    std::ranges::sort(sorted);
-    const size_t n = sorted.size();
-    const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (static_cast<double>(sorted[n / 2 - 1]) + sorted[n / 2]);
-    const double mine = all[static_cast<size_t>(workload_.worker_index())];
-    if (median > 0) page_.set_straggler_ratio(mine / median, step);
-  }
-
- private:
-  Workload& workload_;
-  common::ProgressPage& page_;
-  double busy_ = 0;
-  int64_t steps_ = 0;
-};
-
 }  // namespace
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, Schedule& schedule, RunOrigin origin,
@@ -136,7 +105,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
   common::ProgressPage& page = workload.progress();
   const TestFault& fault = workload.test_fault();
-  StragglerWindow straggler(workload);
+  StragglerWindow straggler(workload.straggler_factor(), workload.worker_index(), page,
+                            [&workload](float busy) { return workload.gather_over_workers(busy); });
   for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < schedule.round_count() && !stop; ++r) {
     const Round round = schedule.round(r);
     schedule.before_round(round);
@@ -151,6 +121,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     const auto pass = static_cast<int64_t>(r);
     workload.mark_progress(pass, at.batch, position.step, false);
     page.enter(Phase::kCompute);
+    page.begin_steps();
     while (auto result = workload.train_step(position.step)) {
       at.step = ++position.step;
       workload.mark_progress(pass, at.batch + 1, position.step, false);

@@ -111,6 +111,8 @@ class Workload {
   virtual common::ProgressPage& progress() = 0;
   // A test's fault for this worker (runtime/distributed/test_fault.h); none in a real job.
   virtual const TestFault& test_fault() const = 0;
+  // The factor past which a worker is a straggler (straggler_window.h); 0: not judged.
+  virtual double straggler_factor() const { return 0; }
 };
 
 }  // namespace paddle::runtime

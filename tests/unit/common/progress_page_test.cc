@@ -42,10 +42,10 @@ TEST_CASE("a reader sees the writer's phase, step and collective through the fil
     CHECK(r->marks > marks);
     CHECK(r->collective_label() == "allreduce #1");  // the last one, after it ended
     CHECK(r->describe(monotonic_ns()) == "in compute for 0 s, after step 1, last collective allreduce #1");
-    page.set_straggler_ratio(2.5, 10);
+    page.set_straggler(2.5, 10);
     r = read_progress_page(path);
     CHECK(r->straggler_ratio == 2.5);
-    CHECK(r->straggler_step == 10);
+    CHECK(r->straggler_since == 10);
   }
   std::filesystem::remove(path);
 }

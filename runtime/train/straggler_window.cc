@@ -1,0 +1,42 @@
+#include "runtime/train/straggler_window.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace paddle::runtime {
+
+StragglerWindow::StragglerWindow(double factor, int rank, common::ProgressPage& page, Gather gather)
+    : factor_(factor), rank_(rank), page_(page), gather_(std::move(gather)) {}
+
+void StragglerWindow::step_done(int64_t step) {
+  if (factor_ <= 0) return;
+  busy_ += page_.last_busy_seconds();
+  if (++steps_ < kSteps || step % kSteps != 0) return;
+  const std::vector<float> all = gather_(static_cast<float>(busy_ / static_cast<double>(steps_)));
+  busy_ = 0;
+  steps_ = 0;
+  if (all.size() < 2 || static_cast<size_t>(rank_) >= all.size()) return;
+  std::vector<float> sorted = all;
+  std::ranges::sort(sorted);
+  const size_t n = sorted.size();
+  const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (static_cast<double>(sorted[n / 2 - 1]) + sorted[n / 2]);
+  if (median <= 0) return;
+  const double ratio = all[static_cast<size_t>(rank_)] / median;
+  above_.push_back(ratio >= factor_);
+  if (above_.size() > kHistory) above_.pop_front();
+  const auto above = static_cast<size_t>(std::ranges::count(above_, true));
+  if (since_ == 0 && above >= kFlagAfter) {
+    since_ = step;
+    fmt::print("straggler: this rank's busy time per step is {:.1f}x the job's median, since step {}\n", ratio, step);
+    std::fflush(stdout);
+  } else if (since_ > 0 && above == 0) {
+    since_ = 0;
+    fmt::print("straggler: this rank has recovered at step {}: {:.1f}x the job's median\n", step, ratio);
+    std::fflush(stdout);
+  }
+  page_.set_straggler(ratio, since_);
+}
+
+}  // namespace paddle::runtime

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""End-to-end tests of straggler detection (--straggler_factor; runtime/train/straggler_window.h,
+launcher/supervise/straggler_watch.h): a rank of `train` that runs a quarter of the time (the test
+stops and continues it, 30 ms stopped in every 40) is flagged within 50 steps on the console, in
+job.json and in /metrics, and cleared once it is released; an even job of 2,000 steps flags none."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, assert_sessions_gone, check, child_env, main, scratch, wait_for  # noqa: E402
+
+LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
+TRAIN = os.environ.get("TRAIN", "train")
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs")
+FASHION = "/usr/share/datasets/fashion-mnist"
+HOUSING = os.path.join(os.environ.get("SHARED_DATA", ""), "uci_housing")
+
+
+def page_words(workdir, rank):
+    """Trainer `rank`'s progress page (common/progress_page.h): its twelve words."""
+    import struct
+    with open(os.path.join(workdir, "log", f"progress.trainer.{rank}"), "rb") as f:
+        data = f.read(96)
+    return struct.unpack("<12Q", data) if len(data) == 96 else None
+
+
+def steps_of(workdir, rank):
+    try:
+        words = page_words(workdir, rank)
+    except OSError:
+        return 0
+    return words[2] if words else 0
+
+
+def metrics(url):
+    with urllib.request.urlopen(url + "metrics", timeout=5) as r:
+        return r.read().decode()
+
+
+def sample(text, name, rank):
+    m = re.search(rf'^{name}{{[^}}]*rank="{rank}"[^}}]*}} (\S+)$', text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_a_rank_held_to_a_quarter_of_the_time_is_flagged_within_50_steps_and_cleared_once_released():
+    if not os.path.isdir(FASHION):
+        raise Skip(f"no Fashion-MNIST at {FASHION} (Debian's package; scripts/setup.sh installs it)")
+    workdir = scratch()
+    proc = subprocess.Popen(
+        [LAUNCH, "--nproc_per_node=4", "--dashboard", "--grace_period=1", TRAIN, "--config",
+         os.path.join(CONFIGS, "fashion_mnist.json"), "--set", f"data_dir={FASHION}", "--set", "train_samples=60000",
+         "--set", "test_samples=100", "--set", "epochs=1", "--set", "batch_size=16", "--set", "log_every=100000",
+         "--set", "checkpoint=false"],
+        cwd=workdir, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    launch_log = os.path.join(workdir, "log", "launch.log")
+    try:
+        wait_for(lambda: steps_of(workdir, 3) >= 20, 120, "rank 3 training")
+        url = re.findall(r"dashboard: (http://127\.0\.0\.1:\d+/)", open(launch_log).read())[0]
+        with open(os.path.join(workdir, "log", "job.json")) as f:
+            pid = json.load(f)["processes"][3]["pid"]
+        onset = steps_of(workdir, 3)
+        deadline = time.monotonic() + 30
+        while "straggler: trainer 3" not in open(launch_log).read():
+            check(time.monotonic() < deadline, "the launcher names the straggler within 30 s")
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(0.03)
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(0.01)
+        line = [l for l in open(launch_log).read().splitlines() if "straggler: trainer 3" in l][0]
+        m = re.search(r"straggler: trainer 3 \(local 3, pid \d+\) is ([\d.]+)x the job's median busy time per step, "
+                      r"since step (\d+)", line)
+        check(m, f"the console names the rank, its factor and the step: {line}")
+        check(float(m.group(1)) >= 2.0, f"a factor past --straggler_factor's 2: {m.group(1)}")
+        check(int(m.group(2)) - onset <= 50, f"flagged within 50 steps of the slowdown: step {onset} to {m.group(2)}")
+        with open(os.path.join(workdir, "log", "job.json")) as f:
+            check(json.load(f)["processes"][3]["straggler"] >= 2.0, "job.json marks it")
+        text = metrics(url)
+        check(sample(text, "paddle_straggler", 3) == 1 and sample(text, "paddle_straggler", 0) == 0,
+              f"/metrics: paddle_straggler 1 for rank 3 only\n{text}")
+        check((sample(text, "paddle_step_seconds", 3) or 0) > 0, "/metrics: paddle_step_seconds per rank")
+        check(sample(text, "paddle_seconds_since_progress", 0) is not None, "/metrics: paddle_seconds_since_progress")
+        others = [l for l in open(launch_log).read().splitlines() if "straggler: trainer" in l and "trainer 3" not in l]
+        check(not others, f"no other rank is flagged: {others}")
+        # Released, it recovers.
+        wait_for(lambda: "straggler: trainer 3" in open(launch_log).read() and "has recovered" in open(launch_log).read(),
+                 30, "the straggler's recovery")
+        with open(os.path.join(workdir, "log", "job.json")) as f:
+            check(json.load(f)["processes"][3]["straggler"] is None, "job.json clears it")
+        check(sample(metrics(url), "paddle_straggler", 3) == 0, "/metrics clears it")
+        check("straggler: this rank's busy time per step" in open(os.path.join(workdir, "log", "workerlog.3")).read(),
+              "rank 3's own log says when it became one")
+    finally:
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        proc.communicate(timeout=60)
+    assert_sessions_gone([proc.pid])
+
+
+def test_an_even_job_of_2000_steps_flags_no_straggler():
+    if not os.path.exists(os.path.join(HOUSING, "housing.data")):
+        raise Skip(f"no UCI housing data at {HOUSING} (SHARED_DATA)")
+    workdir = scratch()
+    r = subprocess.run(
+        [LAUNCH, "--nproc_per_node=4", TRAIN, "--config", os.path.join(CONFIGS, "fit_a_line.json"), "--set",
+         f"data_dir={HOUSING}", "--set", "epochs=80", "--set", "batch_size=4", "--set", "log_every=100000",
+         "--set", "checkpoint=false"],
+        cwd=workdir, env=child_env(), capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"the job succeeds\n{r.stderr[-2000:]}")
+    for rank in range(4):
+        words = page_words(workdir, rank)
+        check(words[2] == 2000, f"rank {rank} trained 2,000 steps: {words[2]}")
+        import struct
+        ratio = struct.unpack("<d", struct.pack("<Q", words[10]))[0]
+        check(0 < ratio < 2, f"rank {rank} was measured against the job's median, and is even: {ratio:.2f}")
+        log = open(os.path.join(workdir, "log", f"workerlog.{rank}")).read()
+        check("straggler:" not in log, f"rank {rank} never judged itself a straggler")
+    check("straggler" not in r.stderr, "the launcher names no straggler")
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
