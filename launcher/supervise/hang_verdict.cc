@@ -139,6 +139,7 @@ JobHangVerdict judge_hang(const std::vector<ProcessFinding>& findings) {
     return JobHangVerdict{still.front(), fmt::format("it {} while the others go on", f.doing())};
   }
   if (still.size() == 1 && findings.size() == 1) return JobHangVerdict{still.front(), "it is the only process left"};
+  if (still.size() == 1) return JobHangVerdict{still.front(), fmt::format("it {}, and nothing else is left to run", findings[still.front()].doing())};
   std::ranges::sort(still, [&](size_t a, size_t b) { return findings[a].quiet > findings[b].quiet; });
   if (still.size() > 1 && findings[still[0]].quiet - findings[still[1]].quiet >= 1)
     return JobHangVerdict{still[0], fmt::format("it went quiet {:.0f} s before the others, which wait for it",

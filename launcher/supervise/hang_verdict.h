@@ -11,7 +11,8 @@
 //      data loading for 612 s");
 //   3. ranks wait in different collectives: the one apart from the rest ("it is in allreduce
 //      #1,206: it went past allreduce #1,205, in which trainers 0-2 wait");
-//   4. the only quiet process of its job while others go on (a parameter-server worker);
+//   4. the only quiet process while others go on (a parameter-server worker), or when the rest
+//      have finished or only serve;
 //   5. the process that went quiet first, by a second or more;
 //   otherwise nobody: they went quiet together (a deadlock, or all wait on something else).
 //

@@ -175,6 +175,7 @@ class Job {
     straggler_watch_.reset();
     hang_shared_ = false;
     hang_stop_pending_ = false;
+    last_culprit_.reset();
     // Whatever the processes left behind, in their groups or beyond, goes with them.
     for (auto& s : slots_)
       if (s.child) s.child->signal_group(SIGKILL);
@@ -407,6 +408,7 @@ class Job {
                                     : std::nullopt);
       const auto now = HangWatch::Clock::now();
       if (hang_watch_) {
+        if (last_culprit_ && hang_watch_->going(*last_culprit_, now, HangWatch::kQuietNow)) last_culprit_.reset();
         if (auto hang = hang_watch_->observe(now, signs)) on_local_hang(*hang, signs, now);
         follow_job_hang();
         if (!hang_watch_->any_covered()) moving_again();
@@ -445,6 +447,11 @@ class Job {
     const double timeout = std::chrono::duration<double>(hang.timeout).count();
     const JobHangVerdict verdict = judge_hang(findings);
     const std::string culprit_log = verdict.culprit ? hung[*verdict.culprit].spec->log_file : "";
+    // The processes that waited with the last verdict's culprit ran on into it (a worker at its
+    // pass's end): the same hang, already said.
+    const auto culprit_slot = verdict.culprit ? std::optional<size_t>(slot_of(findings[*verdict.culprit].pid)) : std::nullopt;
+    if (culprit_slot && culprit_slot == last_culprit_) return;
+    last_culprit_ = culprit_slot;
     write_reports_aside(std::move(hung), verdict);
     if (!peers_.spans_nodes()) {
       announce_hang(hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count));
@@ -545,6 +552,12 @@ class Job {
     // causes on other nodes.
     root_ = peers_.report(attempt_, failure);
     stop(std::nullopt);
+  }
+
+  size_t slot_of(int pid) const {
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].child && slots_[i].child->pid() == pid) return i;
+    return slots_.size();
   }
 
   // Each process's file with its stacks (hang_report.h): gdb takes seconds per process, so on
@@ -661,6 +674,7 @@ class Job {
   bool hang_shared_ = false;  // this node's findings are with the judge
   bool hang_stop_pending_ = false;  // --on_hang=stop or restart, once the stacks are taken
   int shown_verdicts_ = 0;  // the judge's verdicts shown so far
+  std::optional<size_t> last_culprit_;  // the slot this node's last verdict named, until it moves
   std::vector<std::future<void>> reports_;  // the hang's files being written
   std::vector<Slot> slots_;
   std::unique_ptr<ConsoleEcho> echo_;

@@ -162,7 +162,12 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   if (next_batch_ == batches_.size()) return std::nullopt;
   const std::vector<size_t>& samples = batches_[next_batch_++];
   const size_t dim = model_.embedding_dim();
-  const BatchKeys keys = index_keys(train_, samples);
+  BatchKeys keys;
+  {
+    common::ProgressPage::Scope loading(fleet_.progress(), common::Phase::kDataLoading);
+    fleet_.test_fault().in_data_loading(fleet_.progress().steps());
+    keys = index_keys(train_, samples);
+  }
   const PsValues values = fetch({keys.keys, keys.keys});
   if (next_batch_ < batches_.size() && on_disk()) {  // the servers read the next batch's rows while this one computes
     const BatchKeys next = index_keys(train_, batches_[next_batch_]);

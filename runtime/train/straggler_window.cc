@@ -23,8 +23,8 @@ void StragglerWindow::step_done(int64_t step) {
   const size_t n = sorted.size();
   const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (static_cast<double>(sorted[n / 2 - 1]) + sorted[n / 2]);
   if (median <= 0) return;
-  const double ratio = all[static_cast<size_t>(rank_)] / median;
-  above_.push_back(ratio >= factor_);
+  const double mine = all[static_cast<size_t>(rank_)], ratio = mine / median;
+  above_.push_back(ratio >= factor_ && mine - median >= kNoise);
   if (above_.size() > kHistory) above_.pop_front();
   const auto above = static_cast<size_t>(std::ranges::count(above_, true));
   if (since_ == 0 && above >= kFlagAfter) {

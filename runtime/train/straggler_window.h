@@ -4,7 +4,7 @@
 // synchronous job every rank's step lasts as long as the slowest's, and only busy time tells
 // who that is). Every kSteps steps each rank's mean busy time over them is gathered among the
 // ranks (one allgather of one float); a rank whose mean is at least `factor` times the job's
-// median in kFlagAfter of the last kHistory windows is a straggler, until it is below in all of
+// median, and kNoise more, in kFlagAfter of the last kHistory windows is a straggler, until it is below in all of
 // them (a straggler's windows vary: one that lands in its waits looks even). Each change is a line
 // in the rank's log; the verdict goes on its progress page, where its launcher reads it and says so
 // (launcher/supervise/straggler_watch.h): no figure crosses the launchers' network.
@@ -26,6 +26,9 @@ class StragglerWindow {
   static constexpr int64_t kSteps = 5;
   static constexpr size_t kHistory = 5;
   static constexpr size_t kFlagAfter = 3;
+  // Seconds per step below which a difference is the scheduler's noise (a time slice is
+  // milliseconds), not a straggler: steps of tens of microseconds on a busy machine vary so.
+  static constexpr double kNoise = 0.5e-3;
   // Every rank's value, in rank order: one collective call, made by every rank at once.
   using Gather = std::function<std::vector<float>(float)>;
 
