@@ -103,6 +103,39 @@ def test_report_names_the_hang_once_and_the_job_goes_on_when_the_rank_is_release
     assert_sessions_gone([proc.pid])
 
 
+def test_ps_async_names_a_stuck_worker_while_the_other_worker_and_the_server_go_on():
+    from test_ps import CONFIG as WIDE_DEEP, SMALL, generated_criteo
+    _, data = generated_criteo(100000)  # worker 0 trains for well over the timeout after worker 1 stalls
+    proc, workdir = start(["--server_num=1", "--worker_num=2", "--hang_timeout=2", "--grace_period=1"],
+                          ["--config", WIDE_DEEP, "--set", f"data_dir={data}", "--set", "batch_size=4", "--set",
+                           "epochs=3", "--set", "ps.mode=async", *SMALL, "--set", "log_every=100"],
+                          script=TRAIN, env={"PADDLE_TEST_FAULT": "stall_data_loading:1:20"})
+    launch_log = os.path.join(workdir, "log", "launch.log")
+    try:
+        wait_for(lambda: os.path.exists(launch_log) and "made no progress" in open(launch_log, errors="replace").read(),
+                 60, "the hang's verdict")
+        line = [l for l in open(launch_log).read().splitlines() if "made no progress" in l][0]
+        check(re.search(r"worker 1 \(local 1, pid \d+\) is the culprit: it is in data loading while the others go on",
+                        line), f"the stuck worker is named, the others going on: {line}")
+        page = os.path.join(workdir, "log", "progress.worker.0")
+        import struct
+        steps = lambda: struct.unpack("<12Q", open(page, "rb").read(96))[2]  # noqa: E731
+        before = steps()
+        time.sleep(2)
+        check(steps() > before, f"worker 0 trains on under report: step {before} then {steps()}")
+        with open(os.path.join(workdir, "log", "job.json")) as f:
+            states = {(p["role"], p["rank"]): p["state"] for p in json.load(f)["processes"]}
+        check(states == {("server", 0): "running", ("worker", 0): "running", ("worker", 1): "running"},
+              f"nothing is stopped: {states}")
+        check("in data loading" in open(os.path.join(workdir, "log", "hang.worker.1.txt")).read(),
+              "the stuck worker's file says where it is")
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=60)
+    check(open(launch_log).read().count("made no progress") == 1, "one verdict for the one stuck worker")
+    assert_sessions_gone([proc.pid])
+
+
 TIMEOUT = 4  # --hang_timeout of the two-node runs
 
 
