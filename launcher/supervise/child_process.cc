@@ -66,13 +66,15 @@ ChildProcess::ChildProcess(boost::asio::io_context& io, const std::vector<std::s
   std::FILE* input = stdin_from == Stdin::kPipe ? ::fdopen(pipe_fds[0], "r") : std::fopen("/dev/null", "re");
   std::error_code ec;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
+  on_exit_ = std::move(on_exit);
   child_ = bp::child(
       bp::exe = argv.front(), bp::args = args, bp::env = to_bp_environment(env), bp::std_in < input,
       (bp::std_out & bp::std_err) > log, io,
       bp::on_exit =
-          [this, on_exit = std::move(on_exit)](int, const std::error_code&) {
+          [this](int, const std::error_code&) {
+            if (abandoned_) return;
             exited_ = true;
-            on_exit(child_.native_exit_code());
+            on_exit_(child_.native_exit_code());
           },
       bp::extend::on_exec_setup = ChildSetup{::getpid(), join_cgroup_fd},
       bp::extend::on_success = [](auto& executor) { ::setpgid(executor.pid, executor.pid); }, ec);
@@ -91,6 +93,12 @@ ChildProcess::~ChildProcess() {
   close_stdin();
   if (!exited_) signal_group(SIGKILL);
   child_.detach();  // reaping is the io_context's job; the destructor must not block or throw
+}
+
+void ChildProcess::abandon(int wait_status) {
+  if (exited_) return;
+  exited_ = abandoned_ = true;
+  on_exit_(wait_status);
 }
 
 void ChildProcess::signal_group(int sig) const {

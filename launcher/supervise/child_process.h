@@ -41,6 +41,9 @@ class ChildProcess {
 
   // Sends `sig` to the process group; harmless once the group is gone.
   void signal_group(int sig) const;
+  // Counts the process as ended by `wait_status` now, its exit handler called, though it still
+  // runs (one the kernel will not let die: stop_policy.h); its real end is then ignored.
+  void abandon(int wait_status);
 
   // kPipe: writes `text` to the process's stdin without blocking (what a full pipe cannot take
   // is dropped); false once the process no longer reads it.
@@ -52,6 +55,8 @@ class ChildProcess {
   pid_t pid_ = -1;
   int stdin_fd_ = -1;  // the pipe's write end, close-on-exec so no other child holds it open
   bool exited_ = false;
+  bool abandoned_ = false;
+  ExitHandler on_exit_;
   boost::process::child child_;
 };
 

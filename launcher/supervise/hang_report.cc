@@ -26,11 +26,13 @@ void write_hang_reports(const std::vector<HungProcess>& processes, std::optional
                        f.wait.empty() ? "" : " in " + f.wait, f.quiet);
     if (!p.progress.empty()) out << fmt::format("progress: {}\n", p.progress);
     out << fmt::format("\nlast lines of {}:\n{}\n", p.spec->log_file, last_lines(p.spec->log_file, 10));
-    const bool stopped = f.state == 'T' || f.state == 't';
+    const bool stopped = f.state == 'T' || f.state == 't', unkillable = f.state == 'D';
     out << "native stacks:\n";
     if (stopped) out << "not taken: attaching gdb would resume a stopped process\n";
+    else if (unkillable) out << "not taken: gdb cannot attach to a process in uninterruptible sleep\n";
     else out << native_stacks(f.pid, stack_timeout);
-    if (!stopped)
+    if (const std::string stack = kernel_stack(f.pid); !stack.empty()) out << "\nkernel stack:\n" << stack;
+    if (!stopped && !unkillable)
       if (const auto frames = python_stacks(f.pid, search_path, stack_timeout)) out << "\nPython frames:\n" << *frames;
   }
 }

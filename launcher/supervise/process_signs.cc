@@ -12,6 +12,7 @@
 #include <boost/process/search_path.hpp>
 #include <boost/process/start_dir.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 
 #include "common/file.h"
 #include "common/progress_page.h"
+#include "launcher/supervise/hang_verdict.h"
 
 namespace paddle::launcher {
 
@@ -75,6 +77,22 @@ std::string run_tool(const boost::filesystem::path& tool, const std::vector<std:
 }
 
 }  // namespace
+
+std::string kernel_stack(pid_t pid) {
+  return common::read_file(fmt::format("/proc/{}/stack", pid)).value_or("");
+}
+
+std::string describe_live_state(pid_t pid) {
+  const auto signs = read_process_signs(pid, "");
+  if (!signs) return "";
+  std::string text = describe_process_state(signs->state);
+  if (const std::string wait = kernel_wait_channel(pid); !wait.empty()) text += " in " + wait;
+  if (std::string stack = kernel_stack(pid); !stack.empty()) {
+    std::replace(stack.begin(), stack.end(), '\n', ' ');
+    text += "; kernel stack: " + stack;
+  }
+  return text;
+}
 
 std::string native_stacks(pid_t pid, std::chrono::seconds timeout) {
   const auto gdb = boost::process::search_path("gdb");

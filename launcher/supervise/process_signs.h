@@ -22,6 +22,12 @@ std::optional<ProcessSigns> read_process_signs(pid_t pid, const std::string& log
 // The kernel function the process sleeps in ("futex_wait_queue", "do_epoll_wait", ...), or "".
 std::string kernel_wait_channel(pid_t pid);
 
+// The kernel's stack of the process (/proc/PID/stack, readable by root), or "".
+std::string kernel_stack(pid_t pid);
+
+// "in uninterruptible sleep (D) in io_schedule; kernel stack: ...", for a stop's log; "" when gone.
+std::string describe_live_state(pid_t pid);
+
 // Every thread's native stack from `gdb -p PID -batch`, killed after `timeout`; when gdb is not on
 // PATH, cannot attach (ptrace refused) or times out, a line saying so instead.
 std::string native_stacks(pid_t pid, std::chrono::seconds timeout);

@@ -5,6 +5,8 @@
 
 #include <sys/wait.h>
 
+#include <csignal>
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -13,6 +15,7 @@
 
 #include "launcher/plan/launch_plan.h"
 #include "launcher/supervise/child_process.h"
+#include "launcher/supervise/process_signs.h"
 #include "launcher/supervise/stop_policy.h"
 
 namespace paddle::launcher {
@@ -35,6 +38,10 @@ struct ProcessSlot : StoppableProcess {
   std::string name() const override {
     return fmt::format("{} {} (local {}, pid {})", role_name(spec->role), spec->rank, spec->local_index,
                        child ? child->pid() : -1);
+  }
+  std::string state() const override { return child ? describe_live_state(child->pid()) : ""; }
+  void abandon() override {
+    if (child) child->abandon(W_EXITCODE(0, SIGKILL));
   }
 };
 

@@ -53,10 +53,34 @@ void StopPolicy::await_exit(const Processes& part, const Processes& rest, const 
     const Processes due = std::exchange(part_, {});
     const Processes rest = std::exchange(rest_, {});
     kill(due, rest, "did not exit within the grace period");
+    await_death(due);
   });
 }
 
-void StopPolicy::kill_all(const Processes& all, std::string_view why) { kill(all, {}, why); }
+void StopPolicy::kill_all(const Processes& all, std::string_view why) {
+  kill(all, {}, why);
+  await_death(all);
+}
+
+void StopPolicy::await_death(const Processes& killed) {
+  Processes alive;
+  for (StoppableProcess* p : killed)
+    if (p->running()) alive.push_back(p);
+  if (alive.empty()) return;
+  const uint64_t stop = ++stops_;
+  clock_.set_alarm(clock_.now() + kUnkillableBound, [this, stop, alive] {
+    if (stop != stops_) return;
+    for (StoppableProcess* p : alive) {
+      if (!p->running()) continue;
+      const std::string state = p->state();
+      log_.error(fmt::format("{} is still alive {} s after SIGKILL{}: the kernel holds it (a hung disk or network "
+                             "filesystem, a frozen cgroup) and no signal reaches it; no longer waiting for it, it "
+                             "ends when the kernel lets it go",
+                             p->name(), kUnkillableBound.count(), state.empty() ? "" : ", " + state));
+      p->abandon();
+    }
+  });
+}
 
 void StopPolicy::kill(const Processes& part, const Processes& rest, std::string_view why) {
   for (StoppableProcess* p : part) {

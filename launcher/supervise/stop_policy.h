@@ -2,7 +2,9 @@
 // StopPolicy: how the supervisor stops processes. A stop sends SIGTERM to the process group of
 // each of its processes still running, and SIGKILL to those still running once the grace period
 // has passed; a stop whose processes have all exited is over, and no SIGKILL follows. A kill
-// (the launcher signalled a second time) sends SIGKILL at once. The escapees (the processes that
+// (the launcher signalled a second time) sends SIGKILL at once. A process that outlives its
+// SIGKILL by kUnkillableBound (uninterruptible sleep: a hung disk, a frozen cgroup) is named,
+// with its state, and given up on, so that a stop ends within the grace period plus the bound. The escapees (the processes that
 // left their groups, orphan_guard.h) get SIGTERM from a stop of the whole job, and SIGKILL from a
 // kill that leaves no other process running.
 //
@@ -30,6 +32,10 @@ class StoppableProcess {
   virtual void signal_group(int sig) = 0;
   // "trainer 3 (local 1, pid 4242)", for the log.
   virtual std::string name() const = 0;
+  // Why it may outlive a SIGKILL, for the log: "in uninterruptible sleep (D) in io_schedule".
+  virtual std::string state() const { return ""; }
+  // The stop gives up on it, alive past its SIGKILL: from now on it counts as ended, killed.
+  virtual void abandon() {}
 };
 
 // The clock a grace period is measured on, with the one alarm a StopPolicy keeps.
@@ -48,6 +54,7 @@ class StopPolicy {
   using Processes = std::vector<StoppableProcess*>;
   // Sends a signal to the escapees; empty where nothing guards them.
   using EscapeeSignal = std::function<void(int sig)>;
+  static constexpr std::chrono::seconds kUnkillableBound{5};
 
   StopPolicy(StopClock& clock, std::chrono::milliseconds grace_period, LaunchLog& log, EscapeeSignal signal_escapees = {});
 
@@ -72,6 +79,8 @@ class StopPolicy {
   // Arms the SIGKILL of `part` for when the grace period has passed, if a SIGTERM went out.
   void await_exit(const Processes& part, const Processes& rest, const Processes& signalled);
   void kill(const Processes& part, const Processes& rest, std::string_view why);
+  // Gives up on those of `killed` still running kUnkillableBound after their SIGKILL.
+  void await_death(const Processes& killed);
 
   StopClock& clock_;
   std::chrono::milliseconds grace_period_;

@@ -136,6 +136,49 @@ def test_ps_async_names_a_stuck_worker_while_the_other_worker_and_the_server_go_
     assert_sessions_gone([proc.pid])
 
 
+FREEZER = "/sys/fs/cgroup/freezer"
+
+
+def test_a_rank_in_uninterruptible_sleep_is_named_and_the_stop_ends_within_its_bound():
+    """A cgroup v1 freezer holds rank 1 in the kernel's uninterruptible sleep (state D), where
+    even SIGKILL waits until it is thawed: a real D state, as a hung disk makes."""
+    need_data()
+    if os.geteuid() != 0 or not os.path.isdir(FREEZER):
+        raise Skip(f"needs root and the cgroup v1 freezer at {FREEZER} to hold a process in uninterruptible sleep")
+    group = os.path.join(FREEZER, f"paddle-launch-test-{os.getpid()}")
+    os.makedirs(group, exist_ok=True)
+    proc, workdir = start_training(["--hang_timeout=3", "--on_hang=stop"], 100000)
+    try:
+        wait_training(workdir)
+        pids = trainer_pids(workdir)
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
+            f.write(str(pids[1]))
+        with open(os.path.join(group, "freezer.state"), "w") as f:
+            f.write("FROZEN")
+        frozen_at = time.monotonic()
+        wait_for(lambda: open(f"/proc/{pids[1]}/status").read().find("State:\tD") >= 0, 10, "rank 1 in state D")
+        out, err = proc.communicate(timeout=90)
+        elapsed = time.monotonic() - frozen_at
+    finally:
+        with open(os.path.join(group, "freezer.state"), "w") as f:
+            f.write("THAWED")
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        wait_for(lambda: not open(os.path.join(group, "cgroup.procs")).read().strip(), 10, "the frozen rank to die")
+        os.rmdir(group)
+    check(proc.returncode == 123, f"the job ends with the hang status 123 (got {proc.returncode})\n{err[-3000:]}")
+    # The timeout, the stacks (gdb is not used on it), the grace period and the bound, with room.
+    check(elapsed < 3 + 11 + 1 + 5 + 10, f"the stop ended within its bound: {elapsed:.1f} s")
+    check(re.search(r"trainer 1 \(local 1, pid \d+\) is the culprit: it is in uninterruptible sleep \(D\)", err),
+          f"the verdict names the rank in uninterruptible sleep\n{err[-3000:]}")
+    check(re.search(r"trainer 1 \(local 1, pid \d+\) is still alive 5 s after SIGKILL, in uninterruptible sleep \(D\)",
+                    err), f"the stop names it and gives up on it\n{err[-3000:]}")
+    check("not taken: gdb cannot attach to a process in uninterruptible sleep" in
+          open(os.path.join(workdir, "log", "hang.1.txt")).read(), "its file says why it has no native stacks")
+    assert_sessions_gone([proc.pid])
+
+
 TIMEOUT = 4  # --hang_timeout of the two-node runs
 
 

@@ -228,3 +228,41 @@ TEST_CASE("stop policy: an alarm that rings after its stop ended, or was replace
   s.clock.advance(5000ms);
   CHECK(b.signals == std::vector<Signal>{{SIGTERM, 6000ms}, {SIGKILL, 11000ms}});
 }
+
+namespace {
+
+// A process the kernel holds in uninterruptible sleep: no signal ends it.
+class UnkillableProcess : public FakeProcess {
+ public:
+  using FakeProcess::FakeProcess;
+  bool running() const override { return !abandoned; }
+  std::string state() const override { return "in uninterruptible sleep (D) in io_schedule"; }
+  void abandon() override { abandoned = true; }
+  bool abandoned = false;
+};
+
+}  // namespace
+
+TEST_CASE("stop policy: a process alive past its SIGKILL is named and given up on within the grace period plus the bound") {
+  Scene s;
+  UnkillableProcess stuck(s.clock, "trainer 1 (local 1, pid 101)");
+  FakeProcess other(s.clock, "trainer 0 (local 0, pid 100)");
+  s.policy.stop_all({&other, &stuck});
+  s.clock.advance(5000ms);  // the grace period: SIGKILL to both; the other dies
+  CHECK(stuck.signals == std::vector<Signal>{{SIGTERM, 0ms}, {SIGKILL, 5000ms}});
+  CHECK_FALSE(other.running());
+  s.clock.advance(std::chrono::milliseconds(StopPolicy::kUnkillableBound) - 1ms);
+  CHECK_FALSE(stuck.abandoned);
+  s.clock.advance(1ms);
+  CHECK(stuck.abandoned);
+  CHECK(s.log.text().find("trainer 1 (local 1, pid 101) is still alive 5 s after SIGKILL, in uninterruptible sleep (D) in "
+                          "io_schedule: the kernel holds it") != std::string::npos);
+}
+
+TEST_CASE("stop policy: a second signal's kill gives up on the unkillable within the bound too") {
+  Scene s;
+  UnkillableProcess stuck(s.clock, "trainer 0 (local 0, pid 100)");
+  s.policy.kill_all({&stuck}, "second signal");
+  s.clock.advance(std::chrono::milliseconds(StopPolicy::kUnkillableBound));
+  CHECK(stuck.abandoned);
+}
