@@ -83,6 +83,11 @@ bool waits_on_others(Phase phase) {
 
 std::unique_ptr<ProgressPage> ProgressPage::from_environment(const Environment& env) {
   const std::string path = get_env(env, "PADDLE_PROGRESS_FILE").value_or("");
+  if (path == "off") {
+    auto page = std::make_unique<ProgressPage>();
+    page->marking_ = false;
+    return page;
+  }
   return path.empty() ? std::make_unique<ProgressPage>() : std::make_unique<ProgressPage>(path);
 }
 
@@ -118,6 +123,7 @@ void ProgressPage::store(int word, uint64_t value) {
 }
 
 void ProgressPage::mark(Phase phase) {
+  if (!marking_) return;
   const int64_t now = monotonic_ns();
   if (waits_on_others(phase_)) waited_in_step_ns_ += now - phase_began_ns_;
   phase_ = phase;
@@ -131,6 +137,7 @@ void ProgressPage::mark(Phase phase) {
 void ProgressPage::enter(Phase phase) { mark(phase); }
 
 void ProgressPage::enter_collective(CollectiveKind kind, uint64_t bytes) {
+  if (!marking_) return;
   store(kCollectives, ++collectives_);
   store(kCollectiveBytes, bytes);
   collective_kind_ = kind;
@@ -138,11 +145,13 @@ void ProgressPage::enter_collective(CollectiveKind kind, uint64_t bytes) {
 }
 
 void ProgressPage::begin_steps() {
+  if (!marking_) return;
   step_began_ns_ = monotonic_ns();
   waited_in_step_ns_ = waits_on_others(phase_) ? -(step_began_ns_ - phase_began_ns_) : 0;
 }
 
 void ProgressPage::step_done() {
+  if (!marking_) return;
   const int64_t now = monotonic_ns();
   const int64_t waited = waited_in_step_ns_ + (waits_on_others(phase_) ? now - phase_began_ns_ : 0);
   const double step_seconds = static_cast<double>(now - step_began_ns_) * 1e-9;

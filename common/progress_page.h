@@ -61,8 +61,9 @@ bool waits_on_others(Phase phase);
 
 class ProgressPage {
  public:
-  // The page PADDLE_PROGRESS_FILE names, or this process's own when it is unset or empty.
-  // Throws common::Error naming the file when it cannot be mapped.
+  // The page PADDLE_PROGRESS_FILE names, or this process's own when it is unset or empty; with
+  // "off" (the launcher watches neither hangs nor stragglers) no mark is made at all. Throws
+  // common::Error naming the file when it cannot be mapped.
   static std::unique_ptr<ProgressPage> from_environment(const Environment& env);
   // A page in this process's memory only.
   ProgressPage();
@@ -108,6 +109,7 @@ class ProgressPage {
   void mark(Phase phase);
   void store(int word, uint64_t value);
 
+  bool marking_ = true;
   uint64_t* words_ = nullptr;  // the mapping, or own_
   std::unique_ptr<uint64_t[]> own_;
   uint64_t marks_ = 0;

@@ -117,3 +117,28 @@ if torch2 > 0:
 else:
     print(f"scaling 1 -> 2 processes: ours {ours2 / ours1:.2f}x")
 PY
+# What watching progress costs a step: the default (hang and straggler detection: a mark on the
+# progress page per phase and collective, an allgather of one float every 5 steps) against
+# --hang_timeout=0 --straggler_factor=0 (no marks at all), 2 processes, PROGRESS_RUNS (default 5)
+# pairs interleaved, median of each.
+progress_runs="${PROGRESS_RUNS:-5}"
+watched=(); unwatched=()
+for _ in $(seq "$progress_runs"); do
+  for mode in watched unwatched; do
+    dir="$work/progress$RANDOM$RANDOM"
+    mkdir -p "$dir"
+    flags=()
+    [ "$mode" = unwatched ] && flags=(--hang_timeout=0 --straggler_factor=0)
+    (cd "$dir" && "$launcher" --nproc_per_node=2 "${flags[@]}" "$train" --config "$config" --set train_samples="$samples" \
+        --set epochs=1 --set checkpoint=false --set log_every=100000 >/dev/null 2>&1)
+    sps=$(python3 -c "import json; print(json.load(open('$dir/output/metrics.json'))['samples_per_sec'])")
+    [ "$mode" = watched ] && watched+=("$sps") || unwatched+=("$sps")
+  done
+done
+python3 - "${watched[*]}" "${unwatched[*]}" <<'PY'
+import statistics, sys
+on, off = ([float(x) for x in s.split()] for s in sys.argv[1:3])
+a, b = statistics.median(on), statistics.median(off)
+print(f"progress watched (default): {a:.0f} samples/s, not watched: {b:.0f} samples/s "
+      f"({len(on)} runs each, interleaved): watching costs {100 * (b - a) / b:+.2f}% of the step time")
+PY

@@ -208,6 +208,8 @@ class Job {
       std::filesystem::remove(spec.progress_page, ignored);  // a page of its last start is not this one's
       EnvMap env = child_environment(env_, spec, attempt_);
       env.insert_or_assign("PADDLE_STRAGGLER_FACTOR", fmt::format("{}", options_.straggler_factor));
+      if (options_.hang_timeout && options_.hang_timeout->count() <= 0 && options_.straggler_factor <= 0)
+        env.insert_or_assign("PADDLE_PROGRESS_FILE", "off");  // nobody reads the page: no marks
       if (keeps_progress(spec)) {
         env.insert_or_assign("PADDLE_PS_WORKER_PROGRESS", progress_file(spec));
         env.insert_or_assign("PADDLE_PS_WORKER_RESTART_COUNT", std::to_string(slot.restarts_in_place));
