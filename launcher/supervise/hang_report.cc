@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "common/file.h"
 
 #include "launcher/console/log_echo.h"
 #include "launcher/supervise/process_signs.h"
@@ -35,6 +39,39 @@ void write_hang_reports(const std::vector<HungProcess>& processes, std::optional
     if (!stopped && !unkillable)
       if (const auto frames = python_stacks(f.pid, search_path, stack_timeout)) out << "\nPython frames:\n" << *frames;
   }
+}
+
+StackClues read_stack_clues(const std::string& hang_file) {
+  StackClues clues;
+  const std::string text = common::read_file(hang_file).value_or("");
+  const size_t native = text.find("\nnative stacks:\n");
+  if (native == std::string::npos) return clues;
+  const std::string stacks = text.substr(native);
+  const size_t python = stacks.find("\nPython frames:\n");
+  const bool have_native = stacks.find("\n#0 ") != std::string::npos || stacks.find("\n#1 ") != std::string::npos;
+  std::string frames;
+  if (python != std::string::npos) {
+    std::istringstream lines(stacks.substr(python + 16));
+    static const std::regex frame(R"(^\s+(\S.*\(\S+:\d+\))\s*$)");
+    std::smatch m;
+    for (std::string line; std::getline(lines, line);)
+      if (std::regex_match(line, m, frame)) {
+        if (clues.python_frame.empty()) clues.python_frame = m[1];
+        frames += line + "\n";
+      }
+  }
+  if (!have_native && frames.empty()) return clues;
+  static const std::regex collective(R"(all_?reduce|barrier|broadcast|all_?gather|reduce_?scatter|all_?to_?all)",
+                                     std::regex::icase);
+  // Idle OpenMP workers wait at their pool's barrier in every process: not a collective.
+  std::istringstream all((python == std::string::npos ? stacks : stacks.substr(0, python)) + frames);
+  bool in_collective = false;
+  for (std::string line; std::getline(all, line);)
+    if (line.find("omp") == std::string::npos && line.find("pthread_barrier") == std::string::npos &&
+        line.find("kmp_") == std::string::npos && std::regex_search(line, collective))
+      in_collective = true;
+  clues.in_collective = in_collective;
+  return clues;
 }
 
 }  // namespace paddle::launcher

@@ -31,6 +31,16 @@ struct HungProcess {
 // The file a process's part of the report goes to.
 std::string hang_report_file(const ProcessSpec& spec, const std::string& log_dir);
 
+// What a process's file shows of its stacks, for a verdict on programs without a progress page
+// (hang_verdict.h's rule 5): whether a thread is in a collective (an allreduce, a barrier, a
+// broadcast, an allgather, ...; nothing when no stack could be taken), and its innermost Python
+// frame ("<module> (train.py:15)"), if py-spy gave any.
+struct StackClues {
+  std::optional<bool> in_collective;
+  std::string python_frame;
+};
+StackClues read_stack_clues(const std::string& hang_file);
+
 // Writes each process's file, stacks taken with `stack_timeout` each; `culprit` (into
 // `processes`) is marked with `why`. `search_path`: where py-spy may be (process_signs.h).
 void write_hang_reports(const std::vector<HungProcess>& processes, std::optional<size_t> culprit, const std::string& why,

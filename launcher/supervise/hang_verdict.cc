@@ -82,6 +82,20 @@ std::optional<JobHangVerdict> collective_left_waiting(const std::vector<ProcessF
   return std::nullopt;
 }
 
+// Programs without a page, by their stacks: those in a collective wait for one that is in none.
+std::optional<JobHangVerdict> stacks_left_waiting(const std::vector<ProcessFinding>& findings, const std::vector<size_t>& still) {
+  std::vector<size_t> waiting, elsewhere;
+  for (size_t i : still) {
+    if (!findings[i].stack_in_collective) continue;
+    (*findings[i].stack_in_collective ? waiting : elsewhere).push_back(i);
+  }
+  if (waiting.empty() || elsewhere.empty()) return std::nullopt;
+  const size_t c = elsewhere.front();
+  const ProcessFinding& f = findings[c];
+  return JobHangVerdict{c, fmt::format("its stacks are in no collective, while {}'s wait in one{}", ranks_of(findings, waiting),
+                                       f.python_frame.empty() ? "" : "; its Python frame: " + f.python_frame)};
+}
+
 }  // namespace
 
 std::string describe_process_state(char state) {
@@ -140,6 +154,7 @@ JobHangVerdict judge_hang(const std::vector<ProcessFinding>& findings) {
   }
   if (still.size() == 1 && findings.size() == 1) return JobHangVerdict{still.front(), "it is the only process left"};
   if (still.size() == 1) return JobHangVerdict{still.front(), fmt::format("it {}, and nothing else is left to run", findings[still.front()].doing())};
+  if (auto v = stacks_left_waiting(findings, still)) return *v;
   std::ranges::sort(still, [&](size_t a, size_t b) { return findings[a].quiet > findings[b].quiet; });
   if (still.size() > 1 && findings[still[0]].quiet - findings[still[1]].quiet >= 1)
     return JobHangVerdict{still[0], fmt::format("it went quiet {:.0f} s before the others, which wait for it",
@@ -179,7 +194,9 @@ std::string hang_verdict_line(const std::vector<ProcessFinding>& findings, const
 nlohmann::json to_json(const ProcessFinding& f) {
   nlohmann::json j = {{"role", f.role}, {"rank", f.rank},   {"node", f.node},
                       {"local", f.local}, {"pid", f.pid},   {"state", std::string(1, f.state)},
-                      {"wait", f.wait}, {"quiet", f.quiet}, {"going", f.going}};
+                      {"wait", f.wait}, {"quiet", f.quiet}, {"going", f.going},
+                      {"python_frame", f.python_frame}};
+  if (f.stack_in_collective) j["stack_in_collective"] = *f.stack_in_collective;
   if (f.page)
     j["page"] = {{"phase", static_cast<uint32_t>(f.page->phase)}, {"phase_name", common::phase_name(f.page->phase)},
                  {"collective", f.page->collective},              {"sequence", f.page->sequence},
@@ -200,6 +217,9 @@ ProcessFinding finding_from_json(const nlohmann::json& j) {
   f.wait = j.value("wait", "");
   f.quiet = j.value("quiet", 0.0);
   f.going = j.value("going", false);
+  f.python_frame = j.value("python_frame", "");
+  if (j.contains("stack_in_collective") && j["stack_in_collective"].is_boolean())
+    f.stack_in_collective = j["stack_in_collective"].get<bool>();
   if (j.contains("page") && j["page"].is_object()) {
     const nlohmann::json& p = j["page"];
     PageFinding page;

@@ -13,7 +13,11 @@
 //      #1,206: it went past allreduce #1,205, in which trainers 0-2 wait");
 //   4. the only quiet process while others go on (a parameter-server worker), or when the rest
 //      have finished or only serve;
-//   5. the process that went quiet first, by a second or more;
+//   5. for programs without a page, by their stacks (hang_report.h): processes whose stacks
+//      show a collective (an allreduce, a barrier, ...) wait in it; one whose stacks show none
+//      is what they wait for ("its stacks are in no collective, while trainer 0's wait in one;
+//      its Python frame: <module> (train.py:15)");
+//   6. the process that went quiet first, by a second or more;
 //   otherwise nobody: they went quiet together (a deadlock, or all wait on something else).
 //
 // The verdict's line, as the console shows it:
@@ -24,7 +28,8 @@
 //   process's state and stacks: log/hang.*.txt on its node
 //
 // Findings travel as JSON: {"role", "rank", "node", "local", "pid", "state", "wait", "quiet", "going",
-// "page": {"phase", "phase_name", "collective", "sequence", "bytes", "in_phase", "steps"}}.
+// "page": {"phase", "phase_name", "collective", "sequence", "bytes", "in_phase", "steps"},
+// "stack_in_collective", "python_frame"}.
 
 #include <cstdint>
 #include <optional>
@@ -55,6 +60,10 @@ struct ProcessFinding {
   double quiet = 0;  // seconds since its last progress
   bool going = false;  // it moved lately: not waiting with the rest (hang_watch.h)
   std::optional<PageFinding> page;  // our runtime's processes
+  // From its stacks, where they were taken: whether a thread is in a collective, and its
+  // innermost Python frame ("<module> (train.py:15)"), if any.
+  std::optional<bool> stack_in_collective;
+  std::string python_frame;
 
   // "trainer 3 (node 1, local 1, pid 4242)"; without the node in a one-node job.
   std::string who(bool with_node) const;

@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 #include <sstream>
 
 #include "common/file.h"
@@ -53,25 +56,38 @@ std::string kernel_wait_channel(pid_t pid) {
 
 namespace {
 
-// `tool ARGS`'s output, or a line saying why there is none ("no WHAT: ...").
+// `tool ARGS`'s output, or a line saying why there is none ("no WHAT: ..."). Its output goes to a
+// file and its end is polled for: this runs on a thread of its own, beside the supervisor's
+// io_context, and no SIGCHLD handling is shared with it.
 std::string run_tool(const boost::filesystem::path& tool, const std::vector<std::string>& args, const std::string& what,
                      std::chrono::seconds timeout) {
   namespace bp = boost::process;
   const std::string command = fmt::format("{} {}", tool.filename().string(), fmt::join(args, " "));
+  char name[] = "/tmp/paddle-launch-stacks-XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) return fmt::format("no {}: cannot make a file for {}'s output\n", what, command);
+  ::close(fd);
+  const auto read_and_remove = [&] {
+    std::string text = common::read_file(name).value_or("");
+    std::filesystem::remove(name);
+    return text;
+  };
   try {
-    boost::asio::io_context io;
-    std::future<std::string> out;
-    bp::child child(tool, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > out, io);
-    io.run_for(timeout);
+    bp::child child(tool, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > std::string(name));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (child.running() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (child.running()) {
       child.terminate();
+      read_and_remove();
       return fmt::format("no {}: {} took over {} s\n", what, command, timeout.count());
     }
     child.wait();
-    std::string text = out.get();
+    std::string text = read_and_remove();
     if (child.exit_code() != 0) return fmt::format("no {}: {} failed ({}): {}", what, command, child.exit_code(), text);
     return text;
   } catch (const std::exception& e) {
+    read_and_remove();
     return fmt::format("no {}: {} could not run: {}\n", what, command, e.what());
   }
 }

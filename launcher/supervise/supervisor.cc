@@ -45,7 +45,7 @@ class Job {
       : peers_(peers), env_(env), options_(options), log_(log),
         grace_timer_(io_), grace_clock_(grace_timer_),
         stop_policy_(grace_clock_, options.grace_period, log, escapee_signal(options.orphan_guard)),
-        peer_timer_(io_), workers_timer_(io_), hang_timer_(io_), hang_stop_timer_(io_) {
+        peer_timer_(io_), workers_timer_(io_), hang_timer_(io_), hang_stop_timer_(io_), hang_stacks_timer_(io_) {
     // The signals' thread hands each signal to the thread that watches the processes.
     if (options.stop_signals != nullptr)
       signal_subscription_ = options.stop_signals->subscribe(
@@ -169,8 +169,11 @@ class Job {
     stop_policy_.end();
     workers_timer_.cancel();
     peer_timer_.cancel();
+    for (auto& report : reports_)  // a hang's files are whole before the attempt is over (at most the stacks' timeout)
+      if (report.valid()) report.wait();
     hang_timer_.cancel();
     hang_stop_timer_.cancel();
+    hang_stacks_timer_.cancel();
     hang_watch_.reset();
     straggler_watch_.reset();
     hang_shared_ = false;
@@ -425,7 +428,6 @@ class Job {
     const int64_t now_ns = common::monotonic_ns();
     std::vector<HungProcess> hung;
     std::vector<ProcessFinding> findings;
-    nlohmann::json findings_json = nlohmann::json::array();
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (!signs[i]) continue;
       const ProcessSpec& spec = *slots_[i].spec;
@@ -444,25 +446,63 @@ class Job {
                              page->seconds_in_phase(now_ns), page->steps};
       hung.push_back({&spec, f, signs[i]->page ? signs[i]->page->describe(now_ns) : ""});
       findings.push_back(f);
-      findings_json.push_back(to_json(f));
     }
     const double timeout = std::chrono::duration<double>(hang.timeout).count();
     const JobHangVerdict verdict = judge_hang(findings);
-    const std::string culprit_log = verdict.culprit ? hung[*verdict.culprit].spec->log_file : "";
     // The processes that waited with the last verdict's culprit ran on into it (a worker at its
     // pass's end): the same hang, already said.
     const auto culprit_slot = verdict.culprit ? std::optional<size_t>(slot_of(findings[*verdict.culprit].pid)) : std::nullopt;
     if (culprit_slot && culprit_slot == last_culprit_) return;
     last_culprit_ = culprit_slot;
+    std::vector<std::string> files;
+    for (const HungProcess& p : hung) files.push_back(hang_report_file(*p.spec, plan_->log_dir));
+    std::vector<std::string> logs;
+    for (const HungProcess& p : hung) logs.push_back(p.spec->log_file);
     write_reports_aside(std::move(hung), verdict);
+    const bool without_pages = std::ranges::any_of(findings, [](const ProcessFinding& f) { return !f.page && !f.going; });
+    if (verdict.culprit || !without_pages) {
+      conclude_local_hang(std::move(findings), verdict, timeout, logs);
+      return;
+    }
+    // Programs without a page: their stacks may tell who the others wait for, once taken.
+    judge_by_stacks(std::move(findings), std::move(files), std::move(logs), timeout,
+                    HangWatch::Clock::now() + kStackTimeout + std::chrono::seconds(1));
+  }
+
+  void judge_by_stacks(std::vector<ProcessFinding> findings, std::vector<std::string> files, std::vector<std::string> logs,
+                       double timeout, HangWatch::Clock::time_point until) {
+    if (!stopping_ && !reports_done() && HangWatch::Clock::now() < until) {
+      hang_stacks_timer_.expires_after(std::chrono::milliseconds(100));
+      hang_stacks_timer_.async_wait([this, findings = std::move(findings), files = std::move(files), logs = std::move(logs),
+                                     timeout, until](const boost::system::error_code& ec) mutable {
+        if (!ec) judge_by_stacks(std::move(findings), std::move(files), std::move(logs), timeout, until);
+      });
+      return;
+    }
+    if (stopping_) return;
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const StackClues clues = read_stack_clues(files[i]);
+      findings[i].stack_in_collective = clues.in_collective;
+      findings[i].python_frame = clues.python_frame;
+    }
+    const JobHangVerdict verdict = judge_hang(findings);
+    if (verdict.culprit) last_culprit_ = slot_of(findings[*verdict.culprit].pid);
+    conclude_local_hang(std::move(findings), verdict, timeout, logs);
+  }
+
+  // A hang found here, judged: said and acted on in a one-node job; sent to the judge otherwise.
+  void conclude_local_hang(std::vector<ProcessFinding> findings, const JobHangVerdict& verdict, double timeout,
+                           const std::vector<std::string>& logs) {
     if (!peers_.spans_nodes()) {
       announce_hang(hang_verdict_line(findings, verdict, timeout, plan_->log_dir, plan_->node_count));
       act_on_hang(verdict.culprit ? fmt::format("{} made no progress for {:.0f} s: {}",
                                                 findings[*verdict.culprit].who(false), timeout, verdict.why)
                                   : fmt::format("no process made progress for {:.0f} s", timeout),
-                  culprit_log);
+                  verdict.culprit ? logs[*verdict.culprit] : "");
       return;
     }
+    nlohmann::json findings_json = nlohmann::json::array();
+    for (const ProcessFinding& f : findings) findings_json.push_back(to_json(f));
     try {
       peers_.share_hang(attempt_, nlohmann::json{{"timeout", timeout}, {"log_dir", plan_->log_dir},
                                                  {"findings", std::move(findings_json)}}.dump());
@@ -670,6 +710,7 @@ class Job {
   boost::asio::steady_timer workers_timer_;
   boost::asio::steady_timer hang_timer_;
   boost::asio::steady_timer hang_stop_timer_;
+  boost::asio::steady_timer hang_stacks_timer_;  // a verdict waiting for the stacks
   std::optional<HangWatch> hang_watch_;  // this attempt's
   std::optional<StragglerWatch> straggler_watch_;  // this attempt's
   static constexpr auto kStackTimeout = std::chrono::seconds(10);

@@ -119,7 +119,12 @@ void TestFault::in_data_loading(int64_t steps) const {
 }
 
 void TestFault::in_slow_phase(int64_t steps) const {
-  if (kind_ == Kind::kSlowPhases && steps >= after_steps_) std::this_thread::sleep_for(slow_);
+  if (kind_ != Kind::kSlowPhases || steps < after_steps_) return;
+  // Computing, as a long evaluation does: CPU time, no marks.
+  const auto until = std::chrono::steady_clock::now() + slow_;
+  volatile uint64_t work = 0;
+  while (std::chrono::steady_clock::now() < until)
+    for (int i = 0; i < 100000; ++i) work = work + static_cast<uint64_t>(i);
 }
 
 std::unique_ptr<collective::Communicator> TestFault::wrap(std::unique_ptr<collective::Communicator> inner,

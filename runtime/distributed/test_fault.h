@@ -8,7 +8,7 @@
 //                              others and holds in the collective after it until it is killed:
 //                              a stand-in for a backend that would mismatch or deadlock there
 //   slow_phases:R:S:SECONDS    from step S on, rank R's evaluations and checkpoint saves each take
-//                              SECONDS longer, asleep (a slow disk, a long test set)
+//                              SECONDS longer, computing (a long test set, a large model to write)
 //
 // The fault happens in a job's first generation only (PADDLE_RESTART_COUNT 0 or unset), so that a
 // job restarted for it can finish. Bad values are a common::ConfigError naming the variable.
@@ -34,7 +34,7 @@ class TestFault {
   Kind kind() const { return kind_; }
   // In data loading, `steps` done: sleeps until killed when this is the stall's moment.
   void in_data_loading(int64_t steps) const;
-  // In an evaluation or a checkpoint save, `steps` done: sleeps the slow phases' seconds.
+  // In an evaluation or a checkpoint save, `steps` done: computes for the slow phases' seconds.
   void in_slow_phase(int64_t steps) const;
   // `inner`, or a communicator that skips and then holds as skip_allreduce says, reading the
   // steps done from `page`.

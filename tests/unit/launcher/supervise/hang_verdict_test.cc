@@ -1,5 +1,11 @@
 #include "launcher/supervise/hang_verdict.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "launcher/supervise/hang_report.h"
+
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
@@ -128,6 +134,50 @@ TEST_CASE("ranks are named in runs") {
   CHECK(name_ranks("trainer", {3}) == "trainer 3");
   CHECK(name_ranks("trainer", {2, 0, 1, 5, 7, 8}) == "trainers 0-2, 5, 7, 8");
   CHECK(name_ranks("worker", {0, 1}) == "workers 0, 1");
+}
+
+}  // namespace
+}  // namespace paddle::launcher
+
+namespace paddle::launcher {
+namespace {
+
+TEST_CASE("programs without a page: the one whose stacks are in no collective is what the others wait for") {
+  std::vector<ProcessFinding> job = {trainer(0, 0, 6), trainer(1, 0, 6.4)};
+  CHECK_FALSE(judge_hang(job).culprit);  // they went quiet together
+  job[0].stack_in_collective = true;
+  job[1].stack_in_collective = false;
+  job[1].python_frame = "<module> (paddle_ddp.py:19)";
+  const JobHangVerdict v = judge_hang(job);
+  REQUIRE(v.culprit);
+  CHECK(*v.culprit == 1);
+  CHECK(v.why == "its stacks are in no collective, while trainer 0's wait in one; its Python frame: <module> "
+                 "(paddle_ddp.py:19)");
+}
+
+TEST_CASE("a hang file's stacks: a collective in a thread's frames, idle OpenMP workers' barriers aside, and the "
+          "innermost Python frame") {
+  const std::string path = "/tmp/hang_verdict_test." + std::to_string(::getpid()) + ".txt";
+  const auto clues_of = [&](const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    StackClues clues = read_stack_clues(path);
+    std::remove(path.c_str());
+    return clues;
+  };
+  StackClues c = clues_of("trainer 0\n\nlast lines of log:\nallreduce mentioned in the log\n\nnative stacks:\n"
+                          "#0  0x1 in clock_nanosleep ()\n#1  0x2 in gomp_team_barrier_wait_end ()\n");
+  REQUIRE(c.in_collective);
+  CHECK_FALSE(*c.in_collective);  // the log's text and OpenMP's barrier do not count
+  c = clues_of("x\n\nnative stacks:\n#0  0x1 in syscall ()\n#5  0x2 in paddle::distributed::ProcessGroupGloo::AllReduce ()\n"
+               "\nPython frames:\nThread 7 (idle): \"MainThread\"\n    all_reduce (paddle/distributed/all_reduce.py:97)\n"
+               "    <module> (paddle_ddp.py:21)\n");
+  REQUIRE(c.in_collective);
+  CHECK(*c.in_collective);
+  CHECK(c.python_frame == "all_reduce (paddle/distributed/all_reduce.py:97)");
+  c = clues_of("x\n\nnative stacks:\nno native stacks: gdb is not on PATH (Debian's package gdb)\n");
+  CHECK_FALSE(c.in_collective);  // none taken: nothing known
 }
 
 }  // namespace
