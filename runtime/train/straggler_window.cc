@@ -12,6 +12,7 @@ StragglerWindow::StragglerWindow(double factor, int rank, common::ProgressPage& 
 
 void StragglerWindow::step_done(int64_t step) {
   if (factor_ <= 0) return;
+  ++seen_;
   busy_ += page_.last_busy_seconds();
   if (++steps_ < kSteps || step % kSteps != 0) return;
   const std::vector<float> all = gather_(static_cast<float>(busy_ / static_cast<double>(steps_)));
@@ -23,9 +24,15 @@ void StragglerWindow::step_done(int64_t step) {
   const size_t n = sorted.size();
   const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (static_cast<double>(sorted[n / 2 - 1]) + sorted[n / 2]);
   if (median <= 0) return;
-  const double mine = all[static_cast<size_t>(rank_)], ratio = mine / median;
-  above_.push_back(ratio >= factor_ && mine - median >= kNoise);
+  if (seen_ <= kWarmUpSteps) return;  // every rank gathered all the same: the collective stays in step
+  const double mine = all[static_cast<size_t>(rank_)];
+  above_.push_back(mine / median >= factor_ && mine - median >= kNoise);
+  ratios_.push_back(mine / median);
   if (above_.size() > kHistory) above_.pop_front();
+  if (ratios_.size() > kHistory) ratios_.pop_front();
+  std::vector<double> recent(ratios_.begin(), ratios_.end());
+  std::ranges::sort(recent);
+  const double ratio = recent[recent.size() / 2];
   const auto above = static_cast<size_t>(std::ranges::count(above_, true));
   if (since_ == 0 && above >= kFlagAfter) {
     since_ = step;

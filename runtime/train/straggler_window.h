@@ -9,6 +9,7 @@
 // in the rank's log; the verdict goes on its progress page, where its launcher reads it and says so
 // (launcher/supervise/straggler_watch.h): no figure crosses the launchers' network.
 //
+// The ratio on the page is the median of the last kHistory windows' (a straggler's windows vary).
 // The factor is PADDLE_STRAGGLER_FACTOR, which the launcher sets from --straggler_factor
 // (default 2; 0: not judged).
 
@@ -26,6 +27,9 @@ class StragglerWindow {
   static constexpr int64_t kSteps = 5;
   static constexpr size_t kHistory = 5;
   static constexpr size_t kFlagAfter = 3;
+  // Steps of this process's run before it judges: the first steps (its kernels' set-up, the first
+  // touches of its memory) differ from rank to rank by more than a straggler's.
+  static constexpr int64_t kWarmUpSteps = 25;
   // Seconds per step below which a difference is the scheduler's noise (a time slice is
   // milliseconds), not a straggler: steps of tens of microseconds on a busy machine vary so.
   static constexpr double kNoise = 0.5e-3;
@@ -47,7 +51,9 @@ class StragglerWindow {
   Gather gather_;
   double busy_ = 0;
   int64_t steps_ = 0;
-  std::deque<bool> above_;  // the last windows: at or past the factor
+  std::deque<bool> above_;      // the last windows: at or past the factor
+  std::deque<double> ratios_;  // and their ratios
+  int64_t seen_ = 0;           // steps this process has run
   int64_t since_ = 0;
 };
 
