@@ -13,6 +13,14 @@
 
 namespace paddle::launcher {
 
+namespace {
+
+std::string culprit_line(const ProcessFinding& f, bool culprit, const std::string& why) {
+  return fmt::format("{}{}\n", f.who(false), culprit ? ": the culprit, " + why : "");
+}
+
+}  // namespace
+
 std::string hang_report_file(const ProcessSpec& spec, const std::string& log_dir) {
   return spec.role == Role::kTrainer ? fmt::format("{}/hang.{}.txt", log_dir, spec.rank)
                                      : fmt::format("{}/hang.{}.{}.txt", log_dir, role_name(spec.role), spec.rank);
@@ -25,20 +33,30 @@ void write_hang_reports(const std::vector<HungProcess>& processes, std::optional
     const HungProcess& p = processes[i];
     const ProcessFinding& f = p.finding;
     std::ofstream out(hang_report_file(*p.spec, log_dir), std::ios::trunc);
-    out << fmt::format("{}{}\n", f.who(false), culprit == i ? ": the culprit, " + why : "");
+    out << culprit_line(f, culprit == i, why);
     out << fmt::format("state: {}{}\nquiet for: {:.0f} s\n", describe_process_state(f.state),
                        f.wait.empty() ? "" : " in " + f.wait, f.quiet);
     if (!p.progress.empty()) out << fmt::format("progress: {}\n", p.progress);
     out << fmt::format("\nlast lines of {}:\n{}\n", p.spec->log_file, last_lines(p.spec->log_file, 10));
     const bool stopped = f.state == 'T' || f.state == 't', unkillable = f.state == 'D';
     out << "native stacks:\n";
-    if (stopped) out << "not taken: attaching gdb would resume a stopped process\n";
-    else if (unkillable) out << "not taken: gdb cannot attach to a process in uninterruptible sleep\n";
-    else out << native_stacks(f.pid, stack_timeout);
+    std::optional<Stacks> python;
+    if (stopped) out << "not taken: attaching a debugger would resume a stopped process\n";
+    else if (unkillable) out << "not taken: a debugger cannot attach to a process in uninterruptible sleep\n";
+    else if (python = python_stacks(f.pid, search_path, stack_timeout); python && python->taken)
+      out << "between the Python frames below (py-spy dump --native)\n";
+    else out << native_stacks(f.pid, stack_timeout).text;
     if (const std::string stack = kernel_stack(f.pid); !stack.empty()) out << "\nkernel stack:\n" << stack;
-    if (!stopped && !unkillable)
-      if (const auto frames = python_stacks(f.pid, search_path, stack_timeout)) out << "\nPython frames:\n" << *frames;
+    if (python) out << "\nPython frames:\n" << python->text;
   }
+}
+
+void mark_culprit_report(const std::string& hang_file, const ProcessFinding& culprit, const std::string& why) {
+  const std::optional<std::string> text = common::read_file(hang_file);
+  if (!text) return;
+  const size_t first = text->find('\n');
+  common::write_file_atomically(hang_file, culprit_line(culprit, true, why) +
+                                               (first == std::string::npos ? "" : text->substr(first + 1)));
 }
 
 StackClues read_stack_clues(const std::string& hang_file) {
@@ -52,11 +70,15 @@ StackClues read_stack_clues(const std::string& hang_file) {
   std::string frames;
   if (python != std::string::npos) {
     std::istringstream lines(stacks.substr(python + 16));
-    static const std::regex frame(R"(^\s+(\S.*\(\S+:\d+\))\s*$)");
+    // A Python frame names its file and line; a native one between them (--native) its library.
+    static const std::regex frame(R"(^\s+(\S.*\((\S+\.py|<\S+>):\d+\))\s*$)");
+    static const std::regex native_frame(R"(^\s+\S.*\(\S+\)\s*$)");
     std::smatch m;
     for (std::string line; std::getline(lines, line);)
       if (std::regex_match(line, m, frame)) {
         if (clues.python_frame.empty()) clues.python_frame = m[1];
+        frames += line + "\n";
+      } else if (std::regex_match(line, native_frame)) {
         frames += line + "\n";
       }
   }

@@ -47,4 +47,8 @@ void write_hang_reports(const std::vector<HungProcess>& processes, std::optional
                         const std::string& log_dir, const std::vector<std::string>& search_path,
                         std::chrono::seconds stack_timeout);
 
+// Marks the process of `hang_file` as the culprit, `why`, in the file's first line: for a verdict
+// reached from the files' own stacks, after they were written.
+void mark_culprit_report(const std::string& hang_file, const ProcessFinding& culprit, const std::string& why);
+
 }  // namespace paddle::launcher

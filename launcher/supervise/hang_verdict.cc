@@ -121,6 +121,7 @@ std::string ProcessFinding::doing() const {
   if (page && page->phase == Phase::kCollective) return fmt::format("waits in {} ({})", page->collective, byte_size(page->bytes));
   if (page && common::waits_on_others(page->phase)) return "waits in " + common::phase_name(page->phase);
   if (page) return "is in " + common::phase_name(page->phase);
+  if (stack_in_collective.value_or(false)) return "waits in a collective, as the stacks show";
   return "is " + describe_process_state(state) + (wait.empty() ? "" : " in " + wait);
 }
 
@@ -157,8 +158,10 @@ JobHangVerdict judge_hang(const std::vector<ProcessFinding>& findings) {
   if (auto v = stacks_left_waiting(findings, still)) return *v;
   std::ranges::sort(still, [&](size_t a, size_t b) { return findings[a].quiet > findings[b].quiet; });
   if (still.size() > 1 && findings[still[0]].quiet - findings[still[1]].quiet >= 1)
-    return JobHangVerdict{still[0], fmt::format("it went quiet {:.0f} s before the others, which wait for it",
-                                                findings[still[0]].quiet - findings[still[1]].quiet)};
+    return JobHangVerdict{still[0],
+                          fmt::format("it went quiet {:.0f} s before the others, which wait for it",
+                                      findings[still[0]].quiet - findings[still[1]].quiet),
+                          true};
   return {};
 }
 

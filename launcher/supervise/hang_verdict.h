@@ -67,13 +67,15 @@ struct ProcessFinding {
 
   // "trainer 3 (node 1, local 1, pid 4242)"; without the node in a one-node job.
   std::string who(bool with_node) const;
-  // "waits in allreduce #1,205 (4.0 MB)", "is in data loading", "is sleeping in do_epoll_wait".
+  // "waits in allreduce #1,205 (4.0 MB)", "is in data loading", "waits in a collective, as the
+  // stacks show", "is sleeping in do_epoll_wait".
   std::string doing() const;
 };
 
 struct JobHangVerdict {
   std::optional<size_t> culprit;  // into the findings
   std::string why;                // "it is stopped (SIGSTOP)", ...
+  bool by_timing = false;         // rule 6 named it: stacks, where they can be taken, say more
 };
 
 JobHangVerdict judge_hang(const std::vector<ProcessFinding>& findings);

@@ -5,12 +5,13 @@
 namespace paddle::launcher {
 namespace {
 
-bool made_progress(const ProcessSigns& before, const ProcessSigns& now) {
+bool made_progress(const ProcessSigns& before, const ProcessSigns& now, double seconds) {
   if (now.log_bytes != before.log_bytes) return true;
   if (now.page.has_value() != before.page.has_value()) return true;
   if (now.page && now.page->marks != before.page->marks) return true;
   const bool waiting = now.page && common::waits_on_others(now.page->phase);
-  return now.cpu_ticks != before.cpu_ticks && !waiting;
+  const double used = now.cpu_seconds - before.cpu_seconds;
+  return used > 0 && used >= HangWatch::kComputingShare * seconds && !waiting;
 }
 
 bool serving(const ProcessSigns& s) {
@@ -20,7 +21,7 @@ bool serving(const ProcessSigns& s) {
 }  // namespace
 
 HangWatch::HangWatch(std::optional<std::chrono::milliseconds> timeout, std::vector<bool> servers, Clock::time_point start)
-    : timeout_(timeout), servers_(std::move(servers)), seen_(servers_.size(), Seen{std::nullopt, start}) {}
+    : timeout_(timeout), servers_(std::move(servers)), seen_(servers_.size(), Seen{std::nullopt, start, start}) {}
 
 bool HangWatch::going(size_t i, Clock::time_point now, std::chrono::milliseconds timeout) const {
   return now - seen_[i].changed < std::min<Clock::duration>(kQuietNow, timeout / 2);
@@ -63,12 +64,13 @@ std::optional<Hang> HangWatch::observe(Clock::time_point now, const std::vector<
       s.exited = true;
       continue;
     }
-    if (!s.last || made_progress(*s.last, *signs[i])) {
+    if (!s.last || made_progress(*s.last, *signs[i], std::chrono::duration<double>(now - s.read).count())) {
       s.changed = now;
       s.covered = false;
     }
     if (signs[i]->page) s.longest_step = std::max(s.longest_step, signs[i]->page->step_seconds);
     s.last = signs[i];
+    s.read = now;
   }
   std::optional<Hang> hang;
   for (size_t i = 0; i < seen_.size(); ++i) {

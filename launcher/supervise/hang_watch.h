@@ -4,7 +4,9 @@
 // each last moved:
 //   its log grew, or
 //   its progress page's marks moved (our runtime: common/progress_page.h), or
-//   it used CPU time outside a wait on others (a rank spinning in a collective is not moving).
+//   it used CPU time outside a wait on others (a rank spinning in a collective is not moving),
+//   at least kComputingShare of a core since the last reading (idle threads are not moving:
+//   a Paddle 2.6 rank asleep in a gloo wait uses about 0.5% of one).
 // A process quiet for its timeout is a hang, which is reported once (hang_verdict.h says who the
 // culprit is); the processes quiet then (not going: quiet for 2 s, or half the timeout if less)
 // are covered by that report until they move again. A process that may be waiting for its peers
@@ -27,7 +29,7 @@
 namespace paddle::launcher {
 
 struct ProcessSigns {
-  unsigned long long cpu_ticks = 0;  // user + system, in clock ticks
+  double cpu_seconds = 0;            // user + system
   unsigned long long log_bytes = 0;  // the size of its log file
   char state = '?';                  // /proc's state letter: R, S, D, T, t, Z
   std::optional<common::ProgressReading> page;  // a process of our runtime
@@ -44,6 +46,7 @@ class HangWatch {
   static constexpr std::chrono::seconds kAutomaticFloor{60};
   static constexpr int kAutomaticSteps = 10;
   static constexpr std::chrono::seconds kQuietNow{2};
+  static constexpr double kComputingShare = 0.05;
 
   // `timeout`: --hang_timeout, or nothing for the automatic one; `servers`: per process, in the
   // supervisor's order, whether it is a parameter server.
@@ -65,6 +68,7 @@ class HangWatch {
  private:
   struct Seen {
     std::optional<ProcessSigns> last;
+    Clock::time_point read;     // when `last` was
     Clock::time_point changed;
     bool exited = false;
     bool covered = false;       // by a report, until it moves

@@ -1,7 +1,9 @@
 #pragma once
 // What the system shows of a running process without code of ours in it: its CPU time and state
 // (/proc/PID/stat), the size of its log, where the kernel has it wait (/proc/PID/wchan), and its
-// threads' native stacks, by gdb where it is installed, and Python frames, by py-spy where it is. HangWatch judges the signs; a hang's
+// threads' stacks: a Python program's by py-spy where it is installed (its frames with the native
+// ones between them, in a tenth of a second), any other's native ones by gdb (seconds: it reads
+// every library's symbols, 2.8 s of CPU for Paddle's). HangWatch judges the signs; a hang's
 // report (hang_report.h) shows the rest.
 
 #include <sys/types.h>
@@ -28,15 +30,21 @@ std::string kernel_stack(pid_t pid);
 // "in uninterruptible sleep (D) in io_schedule; kernel stack: ...", for a stop's log; "" when gone.
 std::string describe_live_state(pid_t pid);
 
-// Every thread's native stack from `gdb -p PID -batch`, killed after `timeout`; when gdb is not on
-// PATH, cannot attach (ptrace refused) or times out, a line saying so instead.
-std::string native_stacks(pid_t pid, std::chrono::seconds timeout);
+// A tool's stacks, or (`taken` false) a line saying why there are none.
+struct Stacks {
+  bool taken = false;
+  std::string text;
+};
 
-// A Python process's frames, every thread's, from py-spy (`py-spy dump --pid PID`), looked for on
-// `search_path` (PATH and the directory of the program's interpreter, where a venv keeps it);
-// nothing for a process that is not a Python interpreter; a line saying why when py-spy is not
-// installed or cannot attach.
-std::optional<std::string> python_stacks(pid_t pid, const std::vector<std::string>& search_path,
-                                         std::chrono::seconds timeout);
+// Every thread's native stack from `gdb -p PID -batch`, ended after `timeout` (SIGTERM first, so
+// that gdb detaches and leaves the process running); when gdb is not on PATH, cannot attach
+// (ptrace refused) or times out, a line saying so instead.
+Stacks native_stacks(pid_t pid, std::chrono::seconds timeout);
+
+// A Python process's frames, every Python thread's, with the native frames between them, from
+// py-spy (`py-spy dump --native --pid PID`), looked for on `search_path` (PATH and the directory
+// of the program's interpreter, where a venv keeps it); nothing for a process that is not a
+// Python interpreter; a line saying why when py-spy is not installed or cannot attach.
+std::optional<Stacks> python_stacks(pid_t pid, const std::vector<std::string>& search_path, std::chrono::seconds timeout);
 
 }  // namespace paddle::launcher

@@ -458,9 +458,12 @@ class Job {
     for (const HungProcess& p : hung) files.push_back(hang_report_file(*p.spec, plan_->log_dir));
     std::vector<std::string> logs;
     for (const HungProcess& p : hung) logs.push_back(p.spec->log_file);
-    write_reports_aside(std::move(hung), verdict);
+    // Programs without a page: who went quiet first is a guess (a rank that printed its last line
+    // goes quiet after those that wait for it), so their stacks have the say where they are taken.
     const bool without_pages = std::ranges::any_of(findings, [](const ProcessFinding& f) { return !f.page && !f.going; });
-    if (verdict.culprit || !without_pages) {
+    const bool by_stacks = without_pages && (!verdict.culprit || verdict.by_timing);
+    write_reports_aside(std::move(hung), by_stacks ? JobHangVerdict{} : verdict);
+    if (!by_stacks) {
       conclude_local_hang(std::move(findings), verdict, timeout, logs);
       return;
     }
@@ -486,7 +489,10 @@ class Job {
       findings[i].python_frame = clues.python_frame;
     }
     const JobHangVerdict verdict = judge_hang(findings);
-    if (verdict.culprit) last_culprit_ = slot_of(findings[*verdict.culprit].pid);
+    if (verdict.culprit) {
+      last_culprit_ = slot_of(findings[*verdict.culprit].pid);
+      mark_culprit_report(files[*verdict.culprit], findings[*verdict.culprit], verdict.why);
+    }
     conclude_local_hang(std::move(findings), verdict, timeout, logs);
   }
 

@@ -80,7 +80,7 @@ def test_a_stopped_rank_is_named_and_the_job_stopped_with_the_hang_status():
     # The gradients' allreduce, the loss's, or the straggler judgement's allgather: where rank 1 stopped.
     check(re.search(r"^progress: in (allreduce|allgather) #[\d,]+ \(\d+ B\) for \d+ s, after step [\d,]+", rank0, re.M),
           f"rank 0's progress page: the collective it waits in\n{rank0[:1000]}")
-    check("not taken: attaching gdb would resume a stopped process" in r.read("log", "hang.1.txt"),
+    check("not taken: attaching a debugger would resume a stopped process" in r.read("log", "hang.1.txt"),
           "a stopped rank is not resumed by gdb")
     with open(r.path("log", "job.json")) as f:
         check("is the culprit" in json.load(f)["hang"], "job.json holds the verdict")
@@ -195,7 +195,7 @@ def test_a_rank_in_uninterruptible_sleep_is_named_and_the_stop_ends_within_its_b
           f"the verdict names the rank in uninterruptible sleep\n{err[-3000:]}")
     check(re.search(r"trainer 1 \(local 1, pid \d+\) is still alive 5 s after SIGKILL, in uninterruptible sleep \(D\)",
                     err), f"the stop names it and gives up on it\n{err[-3000:]}")
-    check("not taken: gdb cannot attach to a process in uninterruptible sleep" in
+    check("not taken: a debugger cannot attach to a process in uninterruptible sleep" in
           open(os.path.join(workdir, "log", "hang.1.txt")).read(), "its file says why it has no native stacks")
     assert_sessions_gone([proc.pid])
 

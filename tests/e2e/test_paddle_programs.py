@@ -145,6 +145,34 @@ def test_a_failing_paddle_rank_stops_every_host_with_its_status():
             check("trainer 3" in r.err and "exit code 3" in r.err, f"every host names trainer 3\n{r.describe()}")
 
 
+def test_a_paddle_rank_asleep_before_its_allreduce_is_named_by_its_stacks_on_every_host():
+    """Trainer 3 (host 1) sleeps before its backward pass at step 30; the other three wait for its
+    gradients in gloo's allreduce. Paddle keeps no progress page: the launchers see four quiet
+    processes, take their stacks, and name trainer 3 by them, before gloo's own 30 s timeout."""
+    with namespace_hosts() as hosts:
+        master = hosts.master_address()
+        runs = run_on_hosts(hosts, lambda i: [f"--master={master}", "--nnodes=2", "--nproc_per_node=2", "--hang_timeout=6",
+                                              "--on_hang=stop"],
+                            [paddle_python(), os.path.join(PROGRAMS, "paddle_ddp_stall.py")],
+                            env={"STALL_RANK": "3", "STALL_STEP": "30", "STEPS": "100000"}, timeout=60)
+        for r in runs:
+            check(r.returncode == 123, f"every host stops with the hang status 123\n{r.describe()}")
+            verdict = re.search(r"the job made no progress for 6 s: trainer 3 \(node 1, local 1, pid (\d+)\) is the culprit: "
+                                r"its stacks are in no collective, while trainers 0-2's wait in one; its Python frame: "
+                                r"stall \(paddle_ddp_stall.py:\d+\)", r.err)
+            check(verdict, f"host {r.index} names trainer 3, by its stacks and its Python frame\n{r.describe()}")
+            check("gloo" not in r.read("log", "workerlog.0").lower() or "TIMEOUT" not in r.read("log", "workerlog.0"),
+                  f"the verdict came before gloo's own timeout\n{r.read('log', 'workerlog.0')[-2000:]}")
+        culprit = runs[1].read("log", "hang.3.txt")
+        check(culprit.startswith("trainer 3 (local 1, pid ") and "the culprit" in culprit,
+              f"host 1's file for trainer 3 marks it\n{culprit[:1500]}")
+        check(re.search(r"Python frames:(.|\n)*stall \(paddle_ddp_stall.py:\d+\)", culprit),
+              f"and holds its Python frames, from py-spy\n{culprit[-3000:]}")
+        waiting = runs[0].read("log", "hang.0.txt")
+        check("AllReduce" in waiting and "Python frames:" in waiting,
+              f"trainer 0's file shows it in gloo's allreduce\n{waiting[-3000:]}")
+
+
 def check_fleet_workers(runs, steps):
     """Every host exits 0 and every worker trains `steps` steps; returns the workers' RESULTs."""
     for r in runs:

@@ -178,6 +178,21 @@ TEST_CASE("a hang file's stacks: a collective in a thread's frames, idle OpenMP 
   CHECK(c.python_frame == "all_reduce (paddle/distributed/all_reduce.py:97)");
   c = clues_of("x\n\nnative stacks:\nno native stacks: gdb is not on PATH (Debian's package gdb)\n");
   CHECK_FALSE(c.in_collective);  // none taken: nothing known
+  // py-spy dump --native, as it shows a Paddle 2.6 rank waiting for its gradients' allreduce and
+  // one asleep in its own code: native frames (a library in parentheses) between Python ones.
+  c = clues_of("x\n\nnative stacks:\nbetween the Python frames below (py-spy dump --native)\n\nPython frames:\n"
+               "Thread 16169 (idle): \"MainThread\"\n    waitRecv (libpaddle.so)\n"
+               "    paddle::distributed::ProcessGroupGloo::AllReduce (libpaddle.so)\n"
+               "    backward (paddle/base/dygraph/tensor_patch_methods.py:342)\n    <module> (paddle_ddp_stall.py:28)\n");
+  REQUIRE(c.in_collective);
+  CHECK(*c.in_collective);
+  CHECK(c.python_frame == "backward (paddle/base/dygraph/tensor_patch_methods.py:342)");
+  c = clues_of("x\n\nnative stacks:\nbetween the Python frames below (py-spy dump --native)\n\nPython frames:\n"
+               "Thread 16170 (idle): \"MainThread\"\n    clock_nanosleep (libc.so.6)\n    time_sleep (libpython3.11.so.1.0)\n"
+               "    stall (paddle_ddp_stall.py:14)\n    <module> (paddle_ddp_stall.py:26)\n    0x7feedb04524a (libc.so.6)\n");
+  REQUIRE(c.in_collective);
+  CHECK_FALSE(*c.in_collective);
+  CHECK(c.python_frame == "stall (paddle_ddp_stall.py:14)");
 }
 
 }  // namespace

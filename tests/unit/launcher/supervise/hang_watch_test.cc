@@ -13,10 +13,11 @@ using namespace std::chrono_literals;
 using common::Phase;
 using Signs = std::vector<std::optional<ProcessSigns>>;
 
-ProcessSigns at(unsigned long long cpu, unsigned long long log, char state = 'S') { return {cpu, log, state, std::nullopt}; }
+// `cpu`: CPU seconds used so far.
+ProcessSigns at(double cpu, unsigned long long log, char state = 'S') { return {cpu, log, state, std::nullopt}; }
 
 // A process of our runtime: its page's marks, phase and last step's seconds.
-ProcessSigns paged(unsigned long long cpu, uint64_t marks, Phase phase, double step_seconds = 0.01) {
+ProcessSigns paged(double cpu, uint64_t marks, Phase phase, double step_seconds = 0.01) {
   ProcessSigns s = at(cpu, 0);
   s.page = common::ProgressReading{};
   s.page->marks = marks;
@@ -47,6 +48,24 @@ TEST_CASE("with --hang_timeout, programs without a page: a hang once all are qui
   CHECK_FALSE(watch.observe(t0 + 31s, {at(3, 9), at(3, 1), at(2, 1)}));  // all move again
   CHECK_FALSE(watch.any_covered());
   CHECK(watch.observe(t0 + 37s, {at(3, 9), at(3, 1), at(2, 1)}));  // and a new hang is a new report
+}
+
+TEST_CASE("CPU time is progress from 5% of a core: idle threads' trickle (a rank asleep in a wait) is not") {
+  const auto t0 = HangWatch::Clock::now();
+  HangWatch watch(4000ms, {false, false}, t0);
+  watch.observe(t0, {at(1.0, 1), at(1.0, 1)});
+  for (auto t = 1s; t <= 3s; t += 1s)  // 0 computes at a tenth of a core; 1's threads use 0.5% of one
+    CHECK_FALSE(watch.observe(t0 + t, {at(1.0 + 0.1 * t.count(), 1), at(1.0 + 0.005 * t.count(), 1)}));
+  CHECK(watch.going(0, t0 + 3s, 4000ms));
+  CHECK_FALSE(watch.going(1, t0 + 3s, 4000ms));
+  // 0 goes on: 1 (without a page) may be waiting for it. Once 0 only trickles, for 2 s, it is
+  // not going on either: 1 is hung.
+  CHECK_FALSE(watch.observe(t0 + 4s, {at(1.4, 1), at(1.02, 1)}));
+  CHECK_FALSE(watch.observe(t0 + 5s, {at(1.404, 1), at(1.02, 1)}));
+  const auto hang = watch.observe(t0 + 6s, {at(1.408, 1), at(1.02, 1)});
+  REQUIRE(hang);
+  CHECK(hang->process == 1);
+  CHECK(watch.quiet_seconds(t0 + 6s) == std::vector<double>{2, 6});
 }
 
 TEST_CASE("a page's marks are progress; CPU time in a collective is not; outside one it is") {
