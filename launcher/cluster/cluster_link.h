@@ -61,6 +61,7 @@
 #include "launcher/supervise/control_plane_figures.h"
 #include "launcher/supervise/job_failure.h"
 #include "launcher/supervise/stop_signals.h"
+#include "launcher/supervise/straggler_watch.h"
 
 namespace paddle::launcher {
 
@@ -172,6 +173,13 @@ class ClusterLink {
   void share_hang(int generation, const std::string& findings);
   std::optional<nlohmann::json> job_hang();
 
+  // A straggler's change on this node (supervise/straggler_watch.h): its line, under a key of its
+  // own (JOB.gG.straggler.node.IP.N: a change is never overwritten by the next), to the launcher
+  // that judges; there, the other nodes' lines heard since the last call. Throws
+  // common::PeerError when the store cannot be reached.
+  void share_straggler(int generation, const StragglerNews& news);
+  std::vector<StragglerNews> straggler_news();
+
   // The node's own watch (node_watch.cc).
   // A failure some node (or the master's liveness judge) reported for the joined generation:
   // the verdict once there is one, else the first report; polled without blocking.
@@ -268,6 +276,8 @@ class ClusterLink {
   std::atomic<uint64_t> heartbeats_missed_ = 0;  // the watch's rounds the store did not answer
   Judge judge_;  // used by the watch where this launcher judges
   HangExchange hang_;  // under mutex_
+  std::vector<StragglerNews> straggler_news_;  // heard by the judge's watch, under mutex_
+  uint64_t stragglers_shared_ = 0;             // this node's changes sent, under mutex_
   common::BackgroundThread thread_;  // the watch (node_watch.cc); its stop ends every wait here
   // A signal ends the store's wait in flight (the rendezvous' long poll), and any after it. Last,
   // so it is gone before the store it calls.

@@ -78,6 +78,8 @@ class ClusterPeers : public JobPeers {
   bool spans_nodes() const override { return true; }
   void share_hang(int generation, const std::string& findings) override { link_.share_hang(generation, findings); }
   std::optional<nlohmann::json> job_hang() override { return link_.job_hang(); }
+  void share_straggler(int generation, const StragglerNews& news) override { link_.share_straggler(generation, news); }
+  std::vector<StragglerNews> straggler_news() override { return link_.straggler_news(); }
 
  private:
   // What this node registers for a generation, before its TCPStore port.

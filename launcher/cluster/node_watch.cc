@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "launcher/cluster/cluster_link_detail.h"
 
 namespace paddle::launcher {
@@ -45,6 +47,21 @@ ControlPlaneFigures ClusterLink::figures() {
 
 void ClusterLink::share_hang(int generation, const std::string& findings) {
   store_->put(generation_key(generation, "hang.node." + settings_.node_ip), findings);
+}
+
+void ClusterLink::share_straggler(int generation, const StragglerNews& news) {
+  uint64_t number;
+  {
+    std::lock_guard lock(mutex_);
+    number = ++stragglers_shared_;
+  }
+  store_->put(generation_key(generation, fmt::format("straggler.node.{}.{}", settings_.node_ip, number)),
+              nlohmann::json{{"line", news.line}, {"flagged", news.flagged}}.dump());
+}
+
+std::vector<StragglerNews> ClusterLink::straggler_news() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(straggler_news_, {});
 }
 
 std::optional<nlohmann::json> ClusterLink::job_hang() {
@@ -127,9 +144,14 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   // Once this node knows of a failure it waits only for the verdict; the judge reads every report.
   const std::string hang_verdict_key = generation_key(generation, "hang.verdict");
   const std::string hang_prefix = generation_key(generation, "hang.node.");
+  const std::string straggler_prefix = generation_key(generation, "straggler.node.");
+  const std::string own_stragglers = straggler_prefix + settings_.node_ip + ".";
   std::vector<std::string> prefixes{failed_key, hang_verdict_key};
   if (judges || !failed) prefixes.push_back(report_prefix);
-  if (judges) prefixes.push_back(hang_prefix);
+  if (judges) {
+    prefixes.push_back(hang_prefix);
+    prefixes.push_back(straggler_prefix);
+  }
   // A node that does not judge waits two heartbeats: the store counts a waiting request as
   // heard, and this node's own reports go at once on a connection of their own meanwhile.
   const ControlStore::Changes changes =
@@ -144,6 +166,12 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
     } else if (e.key.starts_with(hang_prefix)) {
       std::lock_guard lock(mutex_);
       if (judges) hang_.heard(e, now);
+    } else if (e.key.starts_with(straggler_prefix)) {
+      const nlohmann::json news = nlohmann::json::parse(e.value, nullptr, false);
+      if (judges && !e.key.starts_with(own_stragglers) && news.is_object() && news.contains("line")) {
+        std::lock_guard lock(mutex_);
+        straggler_news_.push_back({news.value("line", ""), news.value("flagged", false)});
+      }
     } else if (e.key == failed_key) {
       seen = JobFailure::from_json(e.value);
       is_verdict = true;

@@ -2,17 +2,26 @@
 // StragglerWatch: which local ranks are stragglers now. The ranks of our runtime judge that among
 // themselves from their busy time per step (runtime/train/straggler_window.h, with the factor
 // the launcher passes in PADDLE_STRAGGLER_FACTOR) and write the verdict on their progress pages
-// (common/progress_page.h); the launcher reads the pages each second and says each change once:
-// no figure crosses the launchers' network.
+// (common/progress_page.h); the launcher reads the pages each second and says each change once,
+// and in a multi-node job sends that line to the launcher that judges, whose console shows every
+// node's: one put per change, no figure of a well job crosses the launchers' network.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/progress_page.h"
 
 namespace paddle::launcher {
+
+// A change's console line, as it travels to the launcher that judges a multi-node job, which
+// shows every other node's beside its own (cluster/cluster_link.h).
+struct StragglerNews {
+  std::string line;      // "straggler: trainer 3 (node 1, local 1, pid 4242) is 3.1x ..."
+  bool flagged = false;  // false: "... has recovered"
+};
 
 struct StragglerChange {
   size_t process = 0;

@@ -419,6 +419,8 @@ class Job {
         if (!hang_watch_->any_covered()) moving_again();
       }
       if (straggler_watch_) watch_stragglers(signs);
+      if (peers_.spans_nodes())  // where this launcher judges, the other nodes' stragglers
+        for (const StragglerNews& news : peers_.straggler_news()) say_straggler(news);
       watch_progress();
     });
   }
@@ -525,18 +527,35 @@ class Job {
     const auto changes = straggler_watch_->observe(pages);
     for (const StragglerChange& c : changes) {
       const ProcessSpec& spec = *slots_[c.process].spec;
-      const std::string who = fmt::format("{} {} ({}local {}, pid {})", role_name(spec.role), spec.rank,
-                                          plan_->node_count > 1 ? fmt::format("node {}, ", plan_->node_rank) : "",
-                                          spec.local_index, slots_[c.process].child->pid());
-      if (c.flagged)
-        log_.warning(fmt::format("straggler: {} is {:.1f}x the job's median busy time per step, since step {} ({:.1f} ms "
-                                 "in its last step); the other ranks wait for it",
-                                 who, c.ratio, c.since, pages[c.process]->busy_seconds * 1000));
-      else
-        log_.info(fmt::format("straggler: {} has recovered: {:.1f}x the job's median busy time per step", who, c.ratio));
+      ProcessFinding process;
+      process.role = std::string(role_name(spec.role));
+      process.rank = spec.rank;
+      process.node = plan_->node_rank;
+      process.local = spec.local_index;
+      process.pid = slots_[c.process].child->pid();
+      const std::string who = process.who(plan_->node_count > 1);
+      const StragglerNews news{
+          c.flagged ? fmt::format("straggler: {} is {:.1f}x the job's median busy time per step, since step {} ({:.1f} ms "
+                                  "in its last step); the other ranks wait for it",
+                                  who, c.ratio, c.since, pages[c.process]->busy_seconds * 1000)
+                    : fmt::format("straggler: {} has recovered: {:.1f}x the job's median busy time per step", who, c.ratio),
+          c.flagged};
+      say_straggler(news);
+      if (peers_.spans_nodes()) {
+        try {
+          peers_.share_straggler(attempt_, news);
+        } catch (const common::PeerError& e) {
+          log_.warning(fmt::format("this node's straggler line did not reach the master: {}", e.what()));
+        }
+      }
       job_state_->process(c.process).straggler = c.flagged ? std::optional<double>(c.ratio) : std::nullopt;
     }
     if (!changes.empty()) job_state_->save();
+  }
+
+  void say_straggler(const StragglerNews& news) {
+    if (news.flagged) log_.warning(news.line);
+    else log_.info(news.line);
   }
 
   // The job's verdict, once the judge gives one (every node shows it, and acts on it).

@@ -24,6 +24,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,7 @@
 #include "launcher/plan/launch_plan.h"
 #include "launcher/supervise/control_plane_figures.h"
 #include "launcher/supervise/job_failure.h"
+#include "launcher/supervise/straggler_watch.h"
 
 namespace paddle::launcher {
 
@@ -96,6 +98,10 @@ class JobPeers {
   virtual bool spans_nodes() const { return false; }
   virtual void share_hang(int /*generation*/, const std::string& /*findings*/) {}
   virtual std::optional<nlohmann::json> job_hang() { return std::nullopt; }
+  // A straggler's change on this node (straggler_watch.h) goes to the launcher that judges, which
+  // shows the other nodes' from straggler_news(): those heard since the last call.
+  virtual void share_straggler(int /*generation*/, const StragglerNews& /*news*/) {}
+  virtual std::vector<StragglerNews> straggler_news() { return {}; }
 };
 
 class SingleNode : public JobPeers {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of straggler detection (--straggler_factor; runtime/train/straggler_window.h,
 launcher/supervise/straggler_watch.h): a rank of `train` that runs a quarter of the time (the test
-stops and continues it, 30 ms stopped in every 40) is flagged within 50 steps on the console, in
-job.json and in /metrics, and cleared once it is released; an even job of 2,000 steps flags none."""
+stops and continues it, 30 ms stopped in every 40) is flagged within 50 steps on its node's console
+and the master's, in job.json and in /metrics, and cleared once it is released; an even job of
+2,000 steps flags none."""
 
 import json
 import os
@@ -10,11 +11,14 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, assert_sessions_gone, check, child_env, main, scratch, wait_for  # noqa: E402
+from netns_hosts import LoopbackHosts  # noqa: E402
+from test_multinode import start_nodes  # noqa: E402
 
 LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 TRAIN = os.environ.get("TRAIN", "train")
@@ -48,62 +52,77 @@ def sample(text, name, rank):
     return float(m.group(1)) if m else None
 
 
-def test_a_rank_held_to_a_quarter_of_the_time_is_flagged_within_50_steps_and_cleared_once_released():
+def test_a_rank_held_to_a_quarter_of_the_time_is_flagged_within_50_steps_and_cleared_on_every_console():
+    """Two nodes (loopback aliases) x 2 ranks; trainer 3, node 1's second, is held to a quarter of
+    the time. Node 1 flags it on its console, in job.json and in /metrics; the master's node shows
+    the same line; both say when it recovers."""
     if not os.path.isdir(FASHION):
         raise Skip(f"no Fashion-MNIST at {FASHION} (Debian's package; scripts/setup.sh installs it)")
-    workdir = scratch()
-    proc = subprocess.Popen(
-        [LAUNCH, "--nproc_per_node=4", "--dashboard", "--grace_period=1", TRAIN, "--config",
-         os.path.join(CONFIGS, "fashion_mnist.json"), "--set", f"data_dir={FASHION}", "--set", "train_samples=60000",
-         "--set", "test_samples=100", "--set", "epochs=1", "--set", "batch_size=16", "--set", "log_every=100000",
-         "--set", "checkpoint=false"],
-        cwd=workdir, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    launch_log = os.path.join(workdir, "log", "launch.log")
+    args = ["--config", os.path.join(CONFIGS, "fashion_mnist.json"), "--set", f"data_dir={FASHION}", "--set",
+            "train_samples=60000", "--set", "test_samples=100", "--set", "epochs=1", "--set", "batch_size=16", "--set",
+            "log_every=100000", "--set", "checkpoint=false"]
+    nodes = start_nodes(2, args, ["--nproc_per_node=2", "--dashboard", "--grace_period=1"], LoopbackHosts(2))
+    master_log, launch_log = (os.path.join(n.workdir, "log", "launch.log") for n in nodes)
+    released, holding = threading.Event(), threading.Thread()
+    node1 = nodes[1].workdir
     try:
-        wait_for(lambda: steps_of(workdir, 3) >= 40, 120, "rank 3 training past its warm-up (25 steps)")
+        wait_for(lambda: steps_of(node1, 3) >= 40, 120, "rank 3 training past its warm-up (25 steps)")
         url = re.findall(r"dashboard: (http://127\.0\.0\.1:\d+/)", open(launch_log).read())[0]
-        with open(os.path.join(workdir, "log", "job.json")) as f:
-            pid = json.load(f)["processes"][3]["pid"]
-        onset = steps_of(workdir, 3)
-        check("straggler:" not in open(launch_log).read(), "no straggler before the slowdown")
-        deadline = time.monotonic() + 30
-        while "straggler: trainer 3" not in open(launch_log).read():
-            check(time.monotonic() < deadline, "the launcher names the straggler within 30 s")
-            os.kill(pid, signal.SIGSTOP)
-            time.sleep(0.03)
-            os.kill(pid, signal.SIGCONT)
-            time.sleep(0.01)
+        with open(os.path.join(node1, "log", "job.json")) as f:
+            pid = json.load(f)["processes"][1]["pid"]
+        onset = steps_of(node1, 3)
+        check("straggler:" not in open(launch_log).read() + open(master_log).read(), "no straggler before the slowdown")
+
+        def hold():  # 30 ms stopped in every 40 until released
+            while not released.is_set():
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(0.03)
+                os.kill(pid, signal.SIGCONT)
+                time.sleep(0.01)
+
+        holding = threading.Thread(target=hold)
+        holding.start()
+        wait_for(lambda: "straggler: trainer 3" in open(launch_log).read(), 30, "the launcher to name the straggler")
         line = [l for l in open(launch_log).read().splitlines() if "straggler: trainer 3" in l][0]
-        m = re.search(r"straggler: trainer 3 \(local 3, pid \d+\) is ([\d.]+)x the job's median busy time per step, "
-                      r"since step (\d+)", line)
-        check(m, f"the console names the rank, its factor and the step: {line}")
-        check(float(m.group(1)) >= 2.0, f"a factor past --straggler_factor's 2: {m.group(1)}")
-        check(0 < int(m.group(2)) - onset <= 50, f"flagged within 50 steps of the slowdown: step {onset} to {m.group(2)}")
-        with open(os.path.join(workdir, "log", "job.json")) as f:
-            check(json.load(f)["processes"][3]["straggler"] >= 2.0, "job.json marks it")
+        m = re.search(rf"(straggler: trainer 3 \(node 1, local 1, pid {pid}\) is ([\d.]+)x the job's median busy time per "
+                      r"step, since step (\d+).*)", line)
+        check(m, f"the console names the rank, its node, its factor and the step: {line}")
+        check(float(m.group(2)) >= 2.0, f"a factor past --straggler_factor's 2: {m.group(2)}")
+        check(0 < int(m.group(3)) - onset <= 50, f"flagged within 50 steps of the slowdown: step {onset} to {m.group(3)}")
+        wait_for(lambda: m.group(1) in open(master_log).read(), 10, "the master's node to show node 1's line")
+        with open(os.path.join(node1, "log", "job.json")) as f:
+            check(json.load(f)["processes"][1]["straggler"] >= 2.0, "job.json marks it")
         text = metrics(url)
-        check(sample(text, "paddle_straggler", 3) == 1 and sample(text, "paddle_straggler", 0) == 0,
+        check(sample(text, "paddle_straggler", 3) == 1 and sample(text, "paddle_straggler", 2) == 0,
               f"/metrics: paddle_straggler 1 for rank 3 only\n{text}")
         check((sample(text, "paddle_step_seconds", 3) or 0) > 0, "/metrics: paddle_step_seconds per rank")
-        check(sample(text, "paddle_seconds_since_progress", 0) is not None, "/metrics: paddle_seconds_since_progress")
-        others = [l for l in open(launch_log).read().splitlines() if "straggler: trainer" in l and "trainer 3" not in l]
+        check(sample(text, "paddle_seconds_since_progress", 2) is not None, "/metrics: paddle_seconds_since_progress")
+        others = [l for n in (launch_log, master_log) for l in open(n).read().splitlines()
+                  if "straggler: trainer" in l and "trainer 3" not in l]
         check(not others, f"no other rank is flagged: {others}")
-        # Released, it recovers.
-        wait_for(lambda: "straggler: trainer 3" in open(launch_log).read() and "has recovered" in open(launch_log).read(),
-                 30, "the straggler's recovery")
-        with open(os.path.join(workdir, "log", "job.json")) as f:
-            check(json.load(f)["processes"][3]["straggler"] is None, "job.json clears it")
+        # Released, it recovers, on both consoles.
+        released.set()
+        holding.join()
+        for log in (launch_log, master_log):
+            wait_for(lambda: "straggler: trainer 3 (node 1, local 1, pid" in open(log).read() and
+                     "has recovered" in open(log).read(), 30, "the straggler's recovery")
+        with open(os.path.join(node1, "log", "job.json")) as f:
+            check(json.load(f)["processes"][1]["straggler"] is None, "job.json clears it")
         check(sample(metrics(url), "paddle_straggler", 3) == 0, "/metrics clears it")
-        check("straggler: this rank's busy time per step" in open(os.path.join(workdir, "log", "workerlog.3")).read(),
+        check("straggler: this rank's busy time per step" in open(os.path.join(node1, "log", "workerlog.1")).read(),
               "rank 3's own log says when it became one")
     finally:
-        try:
-            os.kill(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        proc.communicate(timeout=60)
-    assert_sessions_gone([proc.pid])
+        released.set()
+        if holding.is_alive():
+            holding.join()
+        for n in nodes:
+            try:
+                os.kill(n.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for n in nodes:
+            n.proc.communicate(timeout=60)
+    assert_sessions_gone([n.proc.pid for n in nodes])
 
 
 def test_an_even_job_of_2000_steps_flags_no_straggler():
