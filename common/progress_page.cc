@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/byte_size.h"
 #include "common/error.h"
 
 namespace paddle::common {
@@ -35,12 +36,6 @@ std::string with_thousands(uint64_t n) {
     out += digits[i];
   }
   return out;
-}
-
-std::string byte_size(uint64_t bytes) {
-  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1024 * 1024));
-  if (bytes >= 1024) return fmt::format("{:.1f} KB", static_cast<double>(bytes) / 1024);
-  return fmt::format("{} B", bytes);
 }
 
 }  // namespace

@@ -20,17 +20,21 @@ bool is_executable_file(const fs::path& p) {
 
 }  // namespace
 
-std::optional<fs::path> search_path(const std::string& name, const EnvMap& env) {
-  std::string path = get_env(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (is_executable_file(candidate)) return fs::absolute(candidate);
-    if (colon == std::string::npos) break;
+std::vector<std::string> path_directories(const EnvMap& env) {
+  const std::string path = get_env(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  std::vector<std::string> dirs;
+  for (size_t start = 0;;) {
+    const size_t colon = path.find(':', start);
+    const std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    dirs.push_back(dir.empty() ? "." : dir);
+    if (colon == std::string::npos) return dirs;
     start = colon + 1;
   }
+}
+
+std::optional<fs::path> search_path(const std::string& name, const EnvMap& env) {
+  for (const std::string& dir : path_directories(env))
+    if (const fs::path candidate = fs::path(dir) / name; is_executable_file(candidate)) return fs::absolute(candidate);
   return std::nullopt;
 }
 

@@ -16,6 +16,9 @@ namespace paddle::launcher {
 // naming the script when it is missing or cannot be run.
 // The executable `name` in the first directory of env's PATH that holds one.
 std::optional<std::filesystem::path> search_path(const std::string& name, const EnvMap& env);
+// env's PATH, directory by directory (an empty entry is the current directory, "."); the
+// shell's default where PATH is unset.
+std::vector<std::string> path_directories(const EnvMap& env);
 
 std::vector<std::string> resolve_training_command(const std::string& script, const std::vector<std::string>& args,
                                                   const EnvMap& env);

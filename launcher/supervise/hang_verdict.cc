@@ -5,16 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "common/byte_size.h"
+
 namespace paddle::launcher {
 namespace {
 
 using common::Phase;
-
-std::string byte_size(uint64_t bytes) {
-  if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1024 * 1024));
-  if (bytes >= 1024) return fmt::format("{:.1f} KB", static_cast<double>(bytes) / 1024);
-  return fmt::format("{} B", bytes);
-}
 
 bool serving(const ProcessFinding& f) {
   return f.page && (f.page->phase == Phase::kServing || f.page->phase == Phase::kFinished);
@@ -118,7 +114,7 @@ std::string ProcessFinding::who(bool with_node) const {
 std::string ProcessFinding::doing() const {
   if (state == 'T' || state == 't' || state == 'D')
     return "is " + describe_process_state(state) + (state == 'D' && !wait.empty() ? " in " + wait : "");
-  if (page && page->phase == Phase::kCollective) return fmt::format("waits in {} ({})", page->collective, byte_size(page->bytes));
+  if (page && page->phase == Phase::kCollective) return fmt::format("waits in {} ({})", page->collective, common::byte_size(page->bytes));
   if (page && common::waits_on_others(page->phase)) return "waits in " + common::phase_name(page->phase);
   if (page) return "is in " + common::phase_name(page->phase);
   if (stack_in_collective.value_or(false)) return "waits in a collective, as the stacks show";

@@ -18,6 +18,7 @@
 #include "launcher/console/log_echo.h"
 #include "launcher/supervise/backup_env_file.h"
 #include "common/progress_page.h"
+#include "launcher/plan/training_command.h"
 #include "launcher/supervise/hang_report.h"
 #include "launcher/supervise/hang_verdict.h"
 #include "launcher/supervise/hang_watch.h"
@@ -631,13 +632,7 @@ class Job {
   // threads of their own, one per process, while this thread goes on supervising.
   void write_reports_aside(std::vector<HungProcess> hung, const JobHangVerdict& verdict) {
     if (!reports_done()) return;  // the last hang's are still being written
-    std::vector<std::string> search_path;
-    if (const auto it = env_.find("PATH"); it != env_.end())
-      for (size_t at = 0; at <= it->second.size();) {
-        const size_t colon = std::min(it->second.find(':', at), it->second.size());
-        if (colon > at) search_path.push_back(it->second.substr(at, colon - at));
-        at = colon + 1;
-      }
+    std::vector<std::string> search_path = path_directories(env_);
     if (!plan_->command.empty()) search_path.push_back(std::filesystem::path(plan_->command.front()).parent_path().string());
     reports_.clear();
     for (size_t i = 0; i < hung.size(); ++i)
