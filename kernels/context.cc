@@ -25,8 +25,11 @@ bool Context::uses_onednn() const { return onednn_ != nullptr; }
 CpuKernels cpu_kernels_from(const char* value) {
   const std::string v = value != nullptr ? value : "";
   if (v.empty() || v == "onednn") return CpuKernels::kOneDnn;
+  if (v == "onednn:library") return CpuKernels::kOneDnnLibrary;
+  if (v == "onednn:ours") return CpuKernels::kOneDnnOurs;
   if (v == "plain") return CpuKernels::kPlain;
-  throw common::ConfigError(fmt::format("PADDLE_CPU_KERNELS={} is not onednn or plain", v));
+  throw common::ConfigError(
+      fmt::format("PADDLE_CPU_KERNELS={} is not onednn, onednn:library, onednn:ours or plain", v));
 }
 
 }  // namespace paddle::kernels

@@ -16,7 +16,10 @@
 #include "kernels/onednn/onednn.h"
 #else
 namespace paddle::kernels::onednn {
-class OneDnn {};
+class OneDnn {
+ public:
+  std::vector<std::string> choices() { return {}; }
+};
 }  // namespace paddle::kernels::onednn
 #endif
 
@@ -24,9 +27,13 @@ namespace paddle::kernels {
 
 Context::Context([[maybe_unused]] CpuKernels kernels) {
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
-  if (kernels == CpuKernels::kOneDnn) onednn_ = std::make_unique<onednn::OneDnn>();
+  if (kernels == CpuKernels::kOneDnn) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kFaster);
+  if (kernels == CpuKernels::kOneDnnLibrary) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kLibrary);
+  if (kernels == CpuKernels::kOneDnnOurs) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kOurs);
 #endif
 }
+
+std::vector<std::string> Context::kernel_choices() const { return onednn_ ? onednn_->choices() : std::vector<std::string>{}; }
 Context::~Context() = default;
 Context::Context(Context&&) noexcept = default;
 Context& Context::operator=(Context&&) noexcept = default;

@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "kernels/blocked.h"
 #include "kernels/functors.h"
+#include "kernels/onednn/kernel_choice.h"
 #include "kernels/onednn/onednn.h"
 #include "kernels/pooling.h"
 
@@ -15,9 +19,10 @@ using dnnl::memory;
 using Use = LayoutBridge::Use;
 
 // Max pooling of one shape for one input layout, in the input's own layout. Windows that tile a
-// channel-blocked layout (nChw16c) run on our one-pass kernels (kernels/pooling.h), which write
-// each input gradient once, where oneDNN's pooling backward clears dx and then scatters into it;
-// any other case runs on oneDNN's pooling. Either keeps its winners in the workspace.
+// channel-blocked layout (nChw16c) may run on our one-pass kernels (kernels/pooling.h), which
+// write each input gradient once, where oneDNN's pooling backward clears dx and then scatters
+// into it: the faster of the two on this machine (kernel_choice.h). Any other case runs on
+// oneDNN's pooling. Either keeps its winners in the workspace.
 struct MaxPoolPrimitives {
   std::optional<Layout> y_layout;
   memory::desc workspace;
@@ -53,31 +58,32 @@ memory::format_tag channel_blocked_tag(int block) {
   }
 }
 
-MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, const Layout& x_layout) {
+// Our one-pass kernels on a channel-blocked x, whose windows tile its planes.
+MaxPoolPrimitives build_ours(const dnnl::engine& engine, const BlockedMaxPool& p, int block) {
   const auto f32 = memory::data_type::f32;
-  const int ho = window_count(p.height, p.kernel, p.stride, p.padding);
-  const int wo = window_count(p.width, p.kernel, p.stride, p.padding);
-  const memory::dims x_dims{p.batch, p.channels, p.height, p.width}, y_dims{p.batch, p.channels, ho, wo};
+  const memory::dims y_dims{p.batch, p.channels, window_count(p.height, p.kernel, p.stride, p.padding),
+                            window_count(p.width, p.kernel, p.stride, p.padding)};
+  const memory::desc y_chosen(y_dims, f32, channel_blocked_tag(block));
+  std::optional<Layout> y_layout;
+  if (p.blocked_output) y_layout = layout_of(y_chosen);
+  const memory::desc y_caller = y_layout ? y_chosen : desc_of(y_dims, nullptr);
+  MaxPoolPrimitives ours;
+  ours.y_layout = y_layout;
+  ours.workspace = memory::desc(y_chosen.dims(), memory::data_type::s32, channel_blocked_tag(block));
+  ours.block = block;
+  ours.forward_y = LayoutBridge(y_caller, y_chosen, engine, Use::kWrite);
+  ours.backward_dy = LayoutBridge(y_caller, y_chosen, engine, Use::kRead);
+  return ours;
+}
+
+MaxPoolPrimitives build_library(const dnnl::engine& engine, const BlockedMaxPool& p, const memory::desc& x_desc) {
+  const auto f32 = memory::data_type::f32;
+  const memory::dims x_dims{p.batch, p.channels, p.height, p.width};
+  const memory::dims y_dims{p.batch, p.channels, window_count(p.height, p.kernel, p.stride, p.padding),
+                            window_count(p.width, p.kernel, p.stride, p.padding)};
   const memory::dims strides{p.stride, p.stride}, kernel{p.kernel, p.kernel}, padding{p.padding, p.padding};
-  const memory::desc x_desc = desc_of(x_dims, &x_layout), y_any(y_dims, f32, memory::format_tag::any);
+  const memory::desc y_any(y_dims, f32, memory::format_tag::any);
   const auto max = dnnl::algorithm::pooling_max;
-
-  const int block = channel_block(x_desc);
-  if (block != 0 && channel_blocked_tag(block) != memory::format_tag::undef && p.stride == p.kernel &&
-      p.padding == 0 && p.kernel > 0) {
-    const memory::desc y_chosen(y_dims, f32, channel_blocked_tag(block));
-    std::optional<Layout> y_layout;
-    if (p.blocked_output) y_layout = layout_of(y_chosen);
-    const memory::desc y_caller = y_layout ? y_chosen : desc_of(y_dims, nullptr);
-    MaxPoolPrimitives ours;
-    ours.y_layout = y_layout;
-    ours.workspace = memory::desc(y_chosen.dims(), memory::data_type::s32, channel_blocked_tag(block));
-    ours.block = block;
-    ours.forward_y = LayoutBridge(y_caller, y_chosen, engine, Use::kWrite);
-    ours.backward_dy = LayoutBridge(y_caller, y_chosen, engine, Use::kRead);
-    return ours;
-  }
-
   const dnnl::pooling_forward::primitive_desc forward(
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, max, x_desc, y_any, strides, kernel, padding,
                                   padding),
@@ -104,29 +110,13 @@ MaxPoolPrimitives build(const dnnl::engine& engine, const BlockedMaxPool& p, con
   };
 }
 
-MaxPoolPrimitives& primitives_for(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
-  const std::string key = fmt::format("max pool {} {} {} blocked {} relu {} from {}", p.kernel, p.stride, p.padding,
-                                      p.blocked_output, p.relu_gradient, x_layout.name());
-  return dnn.cached<MaxPoolPrimitives>(key, [&] { return build(dnn.engine(), p, x_layout); });
-}
-
-}  // namespace
-
-std::optional<Layout> max_pool_output_layout(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
-  auto held = dnn.lock();
-  return primitives_for(dnn, p, x_layout).y_layout;
-}
-
-size_t max_pool_workspace_bytes(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
-  auto held = dnn.lock();
-  const MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
+size_t workspace_bytes(const MaxPoolPrimitives& prims) {
   return prims.kept_output_bytes != 0 ? prims.kept_output_at() + prims.kept_output_bytes : prims.workspace.get_size();
 }
 
-void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* x, float* y,
-                      void* workspace) {
-  auto held = dnn.lock();
-  MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
+// The op itself, on primitives already built; the caller holds dnn.lock().
+void run_forward(OneDnn& dnn, MaxPoolPrimitives& prims, const BlockedMaxPool& p, const Layout& x_layout,
+                 const float* x, float* y, void* workspace) {
   dnnl::stream& stream = dnn.stream();
   if (prims.block != 0) {
     float* pooled = static_cast<float*>(prims.forward_y.bind(y).get_data_handle());
@@ -149,10 +139,8 @@ void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layo
                 prims.kept_output_bytes);
 }
 
-void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* dy,
-                       const void* workspace, float* dx) {
-  auto held = dnn.lock();
-  MaxPoolPrimitives& prims = primitives_for(dnn, p, x_layout);
+void run_backward(OneDnn& dnn, MaxPoolPrimitives& prims, const BlockedMaxPool& p, const Layout& x_layout,
+                  const float* dy, const void* workspace, float* dx) {
   dnnl::stream& stream = dnn.stream();
   dnnl::memory diff_dst = prims.backward_dy.bind(dy);
   prims.backward_dy.before(stream);
@@ -179,6 +167,77 @@ void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_lay
                                   {DNNL_ARG_WORKSPACE, winners}});
   prims.backward_dx.after(stream);
   stream.wait();
+}
+
+// One forward and backward of `prims` on data of the op's shape (a ReLU's output where the op
+// takes ReLU's gradient), timed (kernel_choice.h).
+OpTiming time_primitives(OneDnn& dnn, MaxPoolPrimitives& prims, const BlockedMaxPool& p, const Layout& x_layout) {
+  const size_t x_floats = x_layout.desc().desc.get_size() / sizeof(float);
+  const memory::dims y_dims{p.batch, p.channels, window_count(p.height, p.kernel, p.stride, p.padding),
+                            window_count(p.width, p.kernel, p.stride, p.padding)};
+  const size_t y_floats = (prims.y_layout ? prims.y_layout->desc().desc : desc_of(y_dims, nullptr)).get_size() / sizeof(float);
+  std::vector<float> x(x_floats), y(y_floats), dy(y_floats), dx(x_floats);
+  std::vector<std::byte> workspace(workspace_bytes(prims));
+  uint32_t state = 12345;
+  const auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+  };
+  for (float& v : x) v = p.relu_gradient ? std::max(0.0f, next()) : next();
+  for (float& v : dy) v = next();
+  return time_op([&] { run_forward(dnn, prims, p, x_layout, x.data(), y.data(), workspace.data()); },
+                 [&] { run_backward(dnn, prims, p, x_layout, dy.data(), workspace.data(), dx.data()); });
+}
+
+// Max pooling of one shape: our kernels where the windows tile a channel-blocked x and they are
+// the faster here (or forced, OneDnn::pick()); oneDNN's pooling otherwise.
+MaxPoolPrimitives build(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
+  const memory::desc x_desc = desc_of({p.batch, p.channels, p.height, p.width}, &x_layout);
+  const int block = channel_block(x_desc);
+  const bool ours_fit = block != 0 && channel_blocked_tag(block) != memory::format_tag::undef &&
+                        p.stride == p.kernel && p.padding == 0 && p.kernel > 0;
+  if (!ours_fit || dnn.pick() == Pick::kLibrary) return build_library(dnn.engine(), p, x_desc);
+  if (dnn.pick() == Pick::kOurs) return build_ours(dnn.engine(), p, block);
+  MaxPoolPrimitives ours = build_ours(dnn.engine(), p, block);
+  MaxPoolPrimitives library = build_library(dnn.engine(), p, x_desc);
+  const OpTiming ours_time = time_primitives(dnn, ours, p, x_layout);
+  const OpTiming library_time = time_primitives(dnn, library, p, x_layout);
+  const KernelChoice choice =
+      choose_faster(fmt::format("max pooling {}, {}x{} windows{}", x_layout.name(), p.kernel, p.kernel,
+                                p.relu_gradient ? " with ReLU's gradient" : ""),
+                    ours_time, library_time);
+  dnn.note_choice(choice.line);
+  return choice.ours ? std::move(ours) : std::move(library);
+}
+
+MaxPoolPrimitives& primitives_for(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
+  const std::string key = fmt::format("max pool {} {} {} blocked {} relu {} from {}", p.kernel, p.stride, p.padding,
+                                      p.blocked_output, p.relu_gradient, x_layout.name());
+  return dnn.cached<MaxPoolPrimitives>(key, [&] { return build(dnn, p, x_layout); });
+}
+
+}  // namespace
+
+std::optional<Layout> max_pool_output_layout(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
+  auto held = dnn.lock();
+  return primitives_for(dnn, p, x_layout).y_layout;
+}
+
+size_t max_pool_workspace_bytes(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {
+  auto held = dnn.lock();
+  return workspace_bytes(primitives_for(dnn, p, x_layout));
+}
+
+void max_pool_forward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* x, float* y,
+                      void* workspace) {
+  auto held = dnn.lock();
+  run_forward(dnn, primitives_for(dnn, p, x_layout), p, x_layout, x, y, workspace);
+}
+
+void max_pool_backward(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout, const float* dy,
+                       const void* workspace, float* dx) {
+  auto held = dnn.lock();
+  run_backward(dnn, primitives_for(dnn, p, x_layout), p, x_layout, dy, workspace, dx);
 }
 
 }  // namespace paddle::kernels::onednn

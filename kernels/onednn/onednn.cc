@@ -48,7 +48,7 @@ dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout)
   return layout->desc().desc;
 }
 
-OneDnn::OneDnn() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+OneDnn::OneDnn(Pick pick) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), pick_(pick) {}
 
 LayoutBridge::LayoutBridge(const dnnl::memory::desc& caller, const dnnl::memory::desc& chosen,
                            const dnnl::engine& engine, Use use)

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -36,9 +37,20 @@ Layout layout_of(const dnnl::memory::desc& desc);
 // The descriptor of a float32 NCHW tensor of `dims` in `layout`, or plain where layout is null.
 dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout);
 
+// Where we keep a kernel of our own beside one of oneDNN's: which runs (context.h's CpuKernels).
+enum class Pick { kFaster, kLibrary, kOurs };
+
 class OneDnn {
  public:
-  OneDnn();
+  explicit OneDnn(Pick pick = Pick::kFaster);
+
+  Pick pick() const { return pick_; }
+  // A choice between two kernels, with why (Context::kernel_choices); under lock().
+  void note_choice(std::string line) { choices_.push_back(std::move(line)); }
+  std::vector<std::string> choices() {
+    auto held = lock();
+    return choices_;
+  }
 
   const dnnl::engine& engine() const { return engine_; }
   dnnl::stream& stream() { return stream_; }
@@ -58,6 +70,8 @@ class OneDnn {
   dnnl::stream stream_;
   std::mutex mutex_;
   std::map<std::string, std::any> cache_;
+  Pick pick_;
+  std::vector<std::string> choices_;
 };
 
 // One of an op's buffers in the caller's layout (plain, or a blocked one the caller holds), as

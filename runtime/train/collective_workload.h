@@ -20,6 +20,7 @@ class CollectiveWorkload : public FleetWorkload {
   // loads OUTPUT_DIR/latest first. Rank 0's parameters and optimizer state reach every rank.
   // Throws common::ConfigError for a model the data does not fit or too few samples.
   CollectiveWorkload(const TrainConfig& config, Fleet& fleet, bool resume);
+  std::vector<std::string> kernel_choices() const override { return fleet_.execution().context().kernel_choices(); }
   ~CollectiveWorkload() override;
 
   LogStyle log_style() const override;

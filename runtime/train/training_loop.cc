@@ -107,6 +107,13 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
   const TestFault& fault = workload.test_fault();
   StragglerWindow straggler(workload.straggler_factor(), workload.worker_index(), page,
                             [&workload](float busy) { return workload.gather_over_workers(busy); });
+  size_t choices_printed = 0;  // the kernels chosen at their shapes' first use, each said once
+  bool first_step_done = false;
+  const auto print_kernel_choices = [&] {
+    const std::vector<std::string> choices = workload.kernel_choices();
+    for (; choices_printed < choices.size(); ++choices_printed) fmt::print("kernel: {}\n", choices[choices_printed]);
+    std::fflush(stdout);
+  };
   for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < schedule.round_count() && !stop; ++r) {
     const Round round = schedule.round(r);
     schedule.before_round(round);
@@ -124,6 +131,8 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
     page.begin_steps();
     while (auto result = workload.train_step(position.step)) {
       at.step = ++position.step;
+      if (!first_step_done) print_kernel_choices();  // the training step's shapes
+      first_step_done = true;
       workload.mark_progress(pass, at.batch + 1, position.step, false);
       run.train_loss = workload.mean_over_workers(result->loss);
       page.step_done();
@@ -167,6 +176,7 @@ nlohmann::json run_training(const TrainConfig& config, Workload& workload, Sched
       evaluation = workload.evaluate();
       evaluated = true;
     }
+    print_kernel_choices();  // the evaluation's shapes
     if (leader) {
       log_evaluation(style, round, evaluation);
       figures.update(evaluation_figures(evaluation));

@@ -113,6 +113,9 @@ class Workload {
   virtual const TestFault& test_fault() const = 0;
   // The factor past which a worker is a straggler (straggler_window.h); 0: not judged.
   virtual double straggler_factor() const { return 0; }
+  // The kernels chosen so far between two that could run, each with why
+  // (kernels::Context::kernel_choices); the run prints each once.
+  virtual std::vector<std::string> kernel_choices() const { return {}; }
 };
 
 }  // namespace paddle::runtime

@@ -17,6 +17,7 @@
 #include "random_vector.h"
 
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
+#include "kernels/onednn/kernel_choice.h"
 #include "kernels/onednn/onednn.h"
 
 namespace kernels = paddle::kernels;
@@ -47,9 +48,10 @@ struct Stage {
 
 // The chain both ways; with pool_applies_relu the pooling's backward pass applies ReLU's gradient
 // and the convolution takes dy as it comes.
-void check_chain(bool pool_applies_relu) {
+void check_chain(bool pool_applies_relu, kernels::CpuKernels kernels) {
   CAPTURE(pool_applies_relu);
-  const kernels::Context context;
+  CAPTURE(static_cast<int>(kernels));
+  const kernels::Context context(kernels);
   REQUIRE(context.uses_onednn());
   onednn::OneDnn& dnn = context.onednn();
   const int batch = 8;
@@ -151,8 +153,49 @@ void check_chain(bool pool_applies_relu) {
 }  // namespace
 
 TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the plain kernels, forward and backward") {
-  check_chain(false);
-  check_chain(true);  // the pooling applies ReLU's gradient
+  // The pooling on oneDNN's primitive, on our kernels, and on the faster of the two here.
+  for (const auto kernels : {kernels::CpuKernels::kOneDnnLibrary, kernels::CpuKernels::kOneDnnOurs,
+                             kernels::CpuKernels::kOneDnn}) {
+    check_chain(false, kernels);
+    check_chain(true, kernels);  // the pooling applies ReLU's gradient
+  }
+}
+
+TEST_CASE("max pooling on a channel-blocked layout runs the faster of ours and oneDNN's, timed at the shape's first use, "
+          "and says so; PADDLE_CPU_KERNELS forces either") {
+  const kernels::ConvShape s{1, 28, 28, 3, 1, 1};
+  const onednn::FusedConv conv{s, 8, 16, true, true, true, false};
+  const auto choices_after_pooling = [&](kernels::CpuKernels kernels) {
+    const kernels::Context context(kernels);
+    onednn::OneDnn& dnn = context.onednn();
+    const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
+    REQUIRE(layout.has_value());
+    const onednn::BlockedMaxPool pool{8, 16, 28, 28, 2, 2, 0, true, true};
+    onednn::max_pool_output_layout(dnn, pool, *layout);
+    onednn::max_pool_output_layout(dnn, pool, *layout);  // built once: one choice
+    return context.kernel_choices();
+  };
+  const std::vector<std::string> measured = choices_after_pooling(kernels::CpuKernels::kOneDnn);
+  REQUIRE(measured.size() == 1);
+  CHECK(measured[0].starts_with("max pooling 8x16x28x28 nChw16c, 2x2 windows with ReLU's gradient: "));
+  CHECK((measured[0].find(": ours, ") != std::string::npos) != (measured[0].find(": oneDNN's, ") != std::string::npos));
+  CHECK(measured[0].find("us forward + backward, against ") != std::string::npos);
+  CHECK(choices_after_pooling(kernels::CpuKernels::kOneDnnOurs).empty());  // forced: nothing was timed
+  CHECK(choices_after_pooling(kernels::CpuKernels::kOneDnnLibrary).empty());
+  CHECK(kernels::cpu_kernels_from("onednn:ours") == kernels::CpuKernels::kOneDnnOurs);
+  CHECK(kernels::cpu_kernels_from("onednn:library") == kernels::CpuKernels::kOneDnnLibrary);
+}
+
+TEST_CASE("the faster of two timings is chosen, and the line gives both") {
+  const onednn::KernelChoice ours = onednn::choose_faster("op", {10, 20}, {40, 5});
+  CHECK(ours.ours);
+  CHECK(ours.line == "op: ours, 10 + 20 us forward + backward, against oneDNN's 40 + 5 us, timed here");
+  const onednn::KernelChoice library = onednn::choose_faster("op", {50, 20}, {40, 5});
+  CHECK_FALSE(library.ours);
+  CHECK(library.line == "op: oneDNN's, 40 + 5 us forward + backward, against ours 50 + 20 us, timed here");
+  const onednn::OpTiming t = onednn::time_op([] {}, [] {}, 3);
+  CHECK(t.forward_us >= 0);
+  CHECK(t.total_us() < 1000);
 }
 
 TEST_CASE("a blocked chain's ends: plain output on request, and no data gradient where none is asked for") {

@@ -22,7 +22,7 @@ TEST_CASE("PADDLE_CPU_KERNELS picks oneDNN by default, plain on request, and nam
   CHECK(kernels::cpu_kernels_from(nullptr) == kernels::CpuKernels::kOneDnn);
   CHECK(kernels::cpu_kernels_from("onednn") == kernels::CpuKernels::kOneDnn);
   CHECK(kernels::cpu_kernels_from("plain") == kernels::CpuKernels::kPlain);
-  CHECK_THROWS_WITH_AS(kernels::cpu_kernels_from("mkl"), "PADDLE_CPU_KERNELS=mkl is not onednn or plain",
+  CHECK_THROWS_WITH_AS(kernels::cpu_kernels_from("mkl"), "PADDLE_CPU_KERNELS=mkl is not onednn, onednn:library, onednn:ours or plain",
                        paddle::common::ConfigError);
   CHECK_FALSE(kernels::Context::host().uses_onednn());
   CHECK_FALSE(kernels::Context(kernels::CpuKernels::kPlain).uses_onednn());

@@ -1,0 +1,43 @@
+#include "kernels/onednn/kernel_choice.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+namespace paddle::kernels::onednn {
+namespace {
+
+double fastest_us(const std::function<void()>& call, int runs) {
+  call();
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+OpTiming time_op(const std::function<void()>& forward, const std::function<void()>& backward, int runs) {
+  OpTiming t;
+  t.forward_us = fastest_us(forward, runs);
+  t.backward_us = fastest_us(backward, runs);
+  return t;
+}
+
+KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const OpTiming& library) {
+  KernelChoice choice;
+  choice.ours = ours.total_us() <= library.total_us();
+  const OpTiming& chosen = choice.ours ? ours : library;
+  const OpTiming& other = choice.ours ? library : ours;
+  choice.line = fmt::format("{}: {}, {:.0f} + {:.0f} us forward + backward, against {} {:.0f} + {:.0f} us, timed here",
+                            what, choice.ours ? "ours" : "oneDNN's", chosen.forward_us, chosen.backward_us,
+                            choice.ours ? "oneDNN's" : "ours", other.forward_us, other.backward_us);
+  return choice;
+}
+
+}  // namespace paddle::kernels::onednn
