@@ -111,17 +111,9 @@ std::string HttpStore::add_if_absent(const std::string& key, const std::string& 
   throw common::PeerError(fmt::format("key-value store {}: POST {} answered {}", endpoint(), key, answer.status));
 }
 
-int64_t HttpStore::add(const std::string& key, int64_t delta) {
-  auto answer = checked(http::verb::post, "/add/" + encode_key(key), std::to_string(delta), "add to " + key);
-  if (auto sum = common::to_int(answer.body); answer.status == 200 && sum) return *sum;
-  throw common::PeerError(fmt::format("key-value store {}: add to {} answered {}", endpoint(), key, answer.status));
-}
-
-std::optional<std::string> HttpStore::wait_value(const std::string& key, milliseconds wait,
-                                                 std::optional<int64_t> at_least) {
+std::optional<std::string> HttpStore::wait_value(const std::string& key, milliseconds wait) {
   wait = std::clamp(wait, milliseconds(0), kLongestPoll);
-  std::string target = fmt::format("/wait/{}?timeout_ms={}", encode_key(key), wait.count());
-  if (at_least) target += fmt::format("&at_least={}", *at_least);
+  const std::string target = fmt::format("/wait/{}?timeout_ms={}", encode_key(key), wait.count());
   auto answer = checked(http::verb::get, target, "", "wait for " + key, wait, true);
   if (answer.status != 200) return std::nullopt;
   return std::move(answer.body);
@@ -155,12 +147,6 @@ StoreChanges HttpStore::range(const std::string& prefix) {
   } catch (const nlohmann::json::exception& e) {
     throw common::PeerError(fmt::format("key-value store {}: a malformed range answer: {}", endpoint(), e.what()));
   }
-}
-
-std::optional<milliseconds> HttpStore::age(const std::string& key) {
-  auto answer = checked(http::verb::get, "/age/" + encode_key(key), "", "age of " + key);
-  if (answer.status == 404) return std::nullopt;
-  return milliseconds(common::to_int(answer.body).value_or(0));
 }
 
 std::vector<std::string> HttpStore::keys(const std::string& prefix) {

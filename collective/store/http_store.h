@@ -63,21 +63,14 @@ class HttpStore {
   // Stores `value` unless `key` is there already; returns the value the key holds afterwards
   // (`value` when this call stored it). Throws PeerError when unreachable.
   std::string add_if_absent(const std::string& key, const std::string& value);
-  // Adds `delta` to the number `key` holds (absent: 0) and returns the sum. Throws PeerError.
-  int64_t add(const std::string& key, int64_t delta);
-  // The value of `key` once it exists (with `at_least`: once it holds a number at least that),
-  // waiting on the server up to `wait`; nothing when it did not come in time. Throws PeerError
-  // when unreachable.
-  std::optional<std::string> wait_value(const std::string& key, std::chrono::milliseconds wait,
-                                        std::optional<int64_t> at_least = std::nullopt);
+  // The value of `key` once it exists, waiting on the server up to `wait`; nothing when it did
+  // not come in time. Throws PeerError when unreachable.
+  std::optional<std::string> wait_value(const std::string& key, std::chrono::milliseconds wait);
   // The keys under `prefixes` written after revision `after`, once there is one, waiting on the
   // server up to `wait` (then no entries). Throws PeerError when unreachable.
   StoreChanges watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait);
   // Every key under `prefix`, with its value and revision. Throws PeerError when unreachable.
   StoreChanges range(const std::string& prefix);
-  // Time since `key` was last written, on the server's clock; nothing when absent. Throws
-  // PeerError when unreachable.
-  std::optional<std::chrono::milliseconds> age(const std::string& key);
   // The keys that start with `prefix` (made of [A-Za-z0-9_.-]). Throws PeerError when unreachable.
   std::vector<std::string> keys(const std::string& prefix);
   // The presences starting with `prefix` that ended, and why. Throws PeerError when unreachable.

@@ -1,9 +1,12 @@
 // KvStoreHandler (kv_store_handler.h): every request of the store, in one file because they
-// share its indexes of parked waits and watches and the revision each write takes.
+// share its indexes of parked waits and watches and the revision each write takes: a table of
+// routes, one named handler each (Routes), and the indexes' upkeep.
 #include "collective/store/kv_store_handler.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <array>
 
 #include "collective/store/http_exchange.h"
 #include "common/parse.h"
@@ -14,13 +17,6 @@ namespace {
 namespace http = boost::beast::http;
 using std::chrono::milliseconds;
 
-constexpr std::string_view kPrefix = "/kv/";
-constexpr std::string_view kPresence = "/presence/";
-constexpr std::string_view kAge = "/age/";
-constexpr std::string_view kKeys = "/keys/";
-constexpr std::string_view kRange = "/range/";
-constexpr std::string_view kWait = "/wait/";
-constexpr std::string_view kAdd = "/add/";
 constexpr std::string_view kLost = "lost/";
 // A watch that starts this far behind answers from the keys under its prefixes instead of from
 // every change since.
@@ -72,13 +68,113 @@ KvConnection KvStoreHandler::connect(std::string peer) {
   return c;
 }
 
+// One handler per request kind, found by method and path (table below); respond has proven the
+// connection and renewed its presence, and holds the lock. A handler fills call.response; one
+// that may wait (wait, watch) sets call.blocked and call.blocked_answer instead (nothing there:
+// parked).
+struct KvStoreHandler::Routes {
+  struct Call {
+    const Request& request;
+    std::string_view target;  // with its query
+    std::string_view rest;    // the path after the route's own
+    KvConnection& connection;
+    Response& response;
+    Ready& ready;
+    Later& later;
+    bool blocked = false;
+    std::optional<Response> blocked_answer;
+  };
+  using Handler = void (*)(KvStoreHandler&, Call&);
+  struct Route {
+    http::verb method;      // unknown: any method
+    std::string_view path;  // exact; a prefix where it ends in '/'
+    Handler handle;
+  };
+
+  static void presence(KvStoreHandler& store, Call& call) {
+    store.announce(call.connection, std::string(call.rest));
+    call.response.keep_alive(true);
+    call.response.result(http::status::ok);
+  }
+  static void lost(KvStoreHandler& store, Call& call) {
+    call.response.body() = store.lost_answer(call.target);
+    call.response.result(http::status::ok);
+  }
+  static void silent(KvStoreHandler& store, Call& call) {
+    call.response.body() = store.silent_answer(milliseconds(query_int(call.target, "over_ms").value_or(0)));
+    call.response.result(http::status::ok);
+  }
+  static void stats(KvStoreHandler& store, Call& call) {
+    call.response.body() = nlohmann::json{{"requests", store.requests_}, {"connections", store.connections_},
+                                          {"parked", store.parked_.size()}, {"revision", store.revision_}}.dump();
+    call.response.result(http::status::ok);
+  }
+  static void keys(KvStoreHandler& store, Call& call) {
+    call.response.body() = store.keys_under(std::string(call.rest), "\n", false);
+    call.response.result(http::status::ok);
+  }
+  static void range(KvStoreHandler& store, Call& call) {
+    Parked all{Parked::Kind::kWatch};
+    all.prefixes = {std::string(call.rest)};
+    call.response.body() = store.watch_answer(all).value_or(
+        nlohmann::json{{"revision", store.revision_}, {"entries", nlohmann::json::array()}}.dump());
+    call.response.result(http::status::ok);
+  }
+  static void wait(KvStoreHandler& store, Call& call) {
+    Parked p{Parked::Kind::kWait};
+    p.key = std::string(call.rest);
+    call.blocked = true;
+    call.blocked_answer = store.blocking(call.request, call.connection, std::move(p), std::move(call.later));
+  }
+  static void watch(KvStoreHandler& store, Call& call) {
+    Parked p{Parked::Kind::kWatch};
+    p.prefixes = query_values(call.target, "prefix");
+    p.after = query_int(call.target, "after").value_or(0);
+    if (p.prefixes.empty()) {
+      call.response.result(http::status::bad_request);
+      call.response.body() = "a watch names at least one prefix";
+      return;
+    }
+    call.blocked = true;
+    call.blocked_answer = store.blocking(call.request, call.connection, std::move(p), std::move(call.later));
+  }
+  static void kv(KvStoreHandler& store, Call& call) {
+    if (path_of(call.target).size() != call.target.size()) {  // a key takes no query
+      call.response.result(http::status::not_found);
+      return;
+    }
+    const std::string key(call.rest);
+    store.answer_key(key, call.request, call.response);
+    if (call.request.method() == http::verb::put ||
+        (call.request.method() == http::verb::post && call.response.result() == http::status::created))
+      store.write(key, call.request.body(), call.ready);
+  }
+
+  static constexpr std::array kTable{
+      Route{http::verb::put, "/presence/", presence}, Route{http::verb::unknown, "/lost", lost},
+      Route{http::verb::get, "/silent", silent},      Route{http::verb::get, "/stats", stats},
+      Route{http::verb::get, "/keys/", keys},         Route{http::verb::get, "/range/", range},
+      Route{http::verb::get, "/wait/", wait},         Route{http::verb::get, "/watch", watch},
+      Route{http::verb::unknown, "/kv/", kv},
+  };
+
+  static const Route* find(http::verb method, std::string_view path) {
+    for (const Route& r : kTable) {
+      const bool prefix = r.path.ends_with('/');
+      if ((prefix ? path.starts_with(r.path) : path == r.path) &&
+          (r.method == http::verb::unknown || r.method == method))
+        return &r;
+    }
+    return nullptr;
+  }
+};
+
 std::optional<KvStoreHandler::Response> KvStoreHandler::respond(const Request& request, KvConnection& connection,
                                                                 Later later) {
   Response response;
   response.version(request.version());
   response.keep_alive(request.keep_alive());
   const std::string_view target(request.target().data(), request.target().size());
-  const std::string_view path = path_of(target);
   Ready ready;
   std::optional<Response> answer;
   {
@@ -99,72 +195,15 @@ std::optional<KvStoreHandler::Response> KvStoreHandler::respond(const Request& r
     lock.lock();
     if (!answer) {
       hear(connection, request);
-      if (path.starts_with(kPresence) && request.method() == http::verb::put) {
-        announce(connection, std::string(path.substr(kPresence.size())));
-        response.keep_alive(true);
-        response.result(http::status::ok);
-      } else if (path == "/lost") {
-        response.body() = lost_answer(target);
-        response.result(http::status::ok);
-      } else if (path == "/silent" && request.method() == http::verb::get) {
-        response.body() = silent_answer(milliseconds(query_int(target, "over_ms").value_or(0)));
-        response.result(http::status::ok);
-      } else if (path == "/stats" && request.method() == http::verb::get) {
-        response.body() = nlohmann::json{{"requests", requests_}, {"connections", connections_},
-                                         {"parked", parked_.size()}, {"revision", revision_}}.dump();
-        response.result(http::status::ok);
-      } else if (path.starts_with(kKeys) && request.method() == http::verb::get) {
-        response.body() = keys_under(std::string(path.substr(kKeys.size())), "\n", false);
-        response.result(http::status::ok);
-      } else if (path.starts_with(kRange) && request.method() == http::verb::get) {
-        Parked all{Parked::Kind::kWatch};
-        all.prefixes = {std::string(path.substr(kRange.size()))};
-        response.body() = watch_answer(all).value_or(nlohmann::json{{"revision", revision_}, {"entries", nlohmann::json::array()}}.dump());
-        response.result(http::status::ok);
-      } else if (path.starts_with(kAge) && request.method() == http::verb::get) {
-        auto it = values_.find(std::string(path.substr(kAge.size())));
-        response.result(it == values_.end() ? http::status::not_found : http::status::ok);
-        if (it != values_.end())
-          response.body() = std::to_string(
-              std::chrono::duration_cast<milliseconds>(Clock::now() - it->second.written).count());
-      } else if (path.starts_with(kAdd) && request.method() == http::verb::post) {
-        const std::string key(path.substr(kAdd.size()));
-        const auto delta = common::to_int(request.body());
-        auto it = values_.find(key);
-        const auto old = it == values_.end() ? std::optional<int64_t>(0) : common::to_int(it->second.value);
-        if (!delta || !old) {
-          response.result(http::status::bad_request);
-          response.body() = !delta ? "the body is not an integer" : "the key does not hold an integer";
-        } else {
-          const std::string now = std::to_string(*old + *delta);
-          write(key, now, ready);
-          response.body() = now;
-          response.result(http::status::ok);
-        }
-      } else if (path.starts_with(kWait) && request.method() == http::verb::get) {
-        Parked p{Parked::Kind::kWait};
-        p.key = std::string(path.substr(kWait.size()));
-        p.at_least = query_int(target, "at_least");
-        return blocking(request, connection, std::move(p), std::move(later));
-      } else if (path == "/watch" && request.method() == http::verb::get) {
-        Parked p{Parked::Kind::kWatch};
-        p.prefixes = query_values(target, "prefix");
-        p.after = query_int(target, "after").value_or(0);
-        if (p.prefixes.empty()) {
-          response.result(http::status::bad_request);
-          response.body() = "a watch names at least one prefix";
-        } else {
-          return blocking(request, connection, std::move(p), std::move(later));
-        }
-      } else if (!path.starts_with(kPrefix) || path != target) {
-        response.result(http::status::not_found);
+      const std::string_view path = path_of(target);
+      if (const Routes::Route* route = Routes::find(request.method(), path)) {
+        Routes::Call call{request,  target, path.substr(route->path.size()), connection, response, ready, later,
+                          false,    std::nullopt};
+        route->handle(*this, call);
+        if (call.blocked) return std::move(call.blocked_answer);
       } else {
-        answer_key(std::string(path.substr(kPrefix.size())), request, response);
-        if (request.method() == http::verb::put ||
-            (request.method() == http::verb::post && response.result() == http::status::created))
-          write(std::string(path.substr(kPrefix.size())), request.body(), ready);
+        response.result(http::status::not_found);
       }
-      response.prepare_payload();
       answer = std::move(response);
     }
   }
@@ -235,12 +274,7 @@ KvStoreHandler::Response KvStoreHandler::parked_response(const Parked& p, int st
 
 const SharedText* KvStoreHandler::wait_answer(const Parked& p) const {
   auto it = values_.find(p.key);
-  if (it == values_.end()) return nullptr;
-  if (p.at_least) {
-    const auto value = common::to_int(it->second.value);
-    if (!value || *value < *p.at_least) return nullptr;
-  }
-  return &it->second.value;
+  return it == values_.end() ? nullptr : &it->second.value;
 }
 
 std::optional<std::string> KvStoreHandler::watch_answer(const Parked& p, std::optional<int64_t> only_revision) const {

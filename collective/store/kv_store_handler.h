@@ -74,9 +74,10 @@ class KvStoreHandler {
 
  private:
   struct Parked {
-    enum class Kind { kWait, kWatch } kind;
+    enum class Kind { kWait, kWatch };
+    explicit Parked(Kind k) : kind(k) {}
+    Kind kind;
     std::string key;                    // kWait
-    std::optional<int64_t> at_least;    // kWait: the key's value as a number, at least this
     std::vector<std::string> prefixes;  // kWatch
     int64_t after = 0;                  // kWatch: changes with a larger revision
     Clock::time_point until;
@@ -91,6 +92,7 @@ class KvStoreHandler {
     int parked = 0;  // requests of it that wait now
   };
   using Ready = std::vector<std::pair<Later, Response>>;
+  struct Routes;  // the requests' handlers (kv_store_handler.cc)
 
   bool prove(const Request& request, KvConnection& connection) const;
   void answer_key(const std::string& key, const Request& request, Response& response);

@@ -9,15 +9,11 @@
 //   GET /kv/KEY          the value, or 404
 //   POST /kv/KEY         stores the body only if KEY is absent (201; else 409 with the value
 //                        already there), so the first of several reporters wins
-//   POST /add/KEY        adds the body (an integer) to KEY's (absent: 0); answers the sum
-//   GET /age/KEY         milliseconds since KEY was last written, on this server's monotonic
-//                        clock, so no two machines' clocks are compared
 //   GET /keys/PREFIX     the keys starting with PREFIX, one per line
 //   GET /range/PREFIX    {"revision": R, "entries": [{"key", "value", "revision"}, ...]}
 // Every write gets the next revision. Blocking requests hold their answer, at most timeout_ms,
 // and cost the server nothing while they wait:
-//   GET /wait/KEY?timeout_ms=T[&at_least=N]   the value once KEY exists (and, with at_least,
-//                        holds a number >= N: a barrier on a counter); 408 when time runs out
+//   GET /wait/KEY?timeout_ms=T   the value once KEY exists; 408 when time runs out
 //   GET /watch?after=R&timeout_ms=T&prefix=P[&prefix=Q]   the keys under the prefixes written
 //                        after revision R, as /range gives them, once there is one; empty
 //                        entries when time runs out. The next watch passes the answer's revision.
