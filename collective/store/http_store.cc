@@ -189,19 +189,21 @@ void HttpStore::set(const std::string& key, const std::vector<char>& data) {
                                            timeout_.count() / 1000));
 }
 
-std::vector<char> HttpStore::get(const std::string& key) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  while (true) {
+// The value of `key` once it is there, waiting on the server (a long poll) up to `deadline`, and
+// asking again after kRetryInterval while the server is not up yet; nothing at the deadline.
+std::optional<std::string> HttpStore::value_by(const std::string& key, std::chrono::steady_clock::time_point deadline) {
+  std::optional<std::string> value;
+  common::retry_until<common::PeerError, StoreRefused>(deadline, kRetryInterval, [&] {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= milliseconds(0)) break;
-    try {
-      if (auto value = wait_value(key, left)) return std::vector<char>(value->begin(), value->end());
-    } catch (const StoreRefused&) {
-      throw;
-    } catch (const common::PeerError&) {
-      std::this_thread::sleep_for(kRetryInterval);  // not up yet
-    }
-  }
+    if (left > milliseconds(0)) value = wait_value(key, left);
+    return value.has_value();
+  });
+  return value;
+}
+
+std::vector<char> HttpStore::get(const std::string& key) {
+  if (auto value = value_by(key, std::chrono::steady_clock::now() + timeout_))
+    return std::vector<char>(value->begin(), value->end());
   throw common::TimeoutError(fmt::format("key-value store {}: key '{}' did not appear within {} s", endpoint(), key,
                                          timeout_.count() / 1000));
 }
@@ -211,19 +213,7 @@ void HttpStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_
 void HttpStore::wait(const std::vector<std::string>& keys, const milliseconds& timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const auto& key : keys) {
-    bool present = false;
-    while (!present) {
-      const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left <= milliseconds(0)) break;
-      try {
-        present = wait_value(key, left).has_value();
-      } catch (const StoreRefused&) {
-        throw;
-      } catch (const common::PeerError&) {
-        std::this_thread::sleep_for(kRetryInterval);
-      }
-    }
-    if (!present)
+    if (!value_by(key, deadline))
       throw common::TimeoutError(fmt::format("key-value store {}: key '{}' did not appear within {} s", endpoint(),
                                              key, timeout.count() / 1000));
   }

@@ -90,6 +90,8 @@ class HttpStore {
   std::string endpoint() const { return ip_ + ":" + std::to_string(port_); }
 
  private:
+  // The value of `key` once it is there, by `deadline`, through the server not being up yet.
+  std::optional<std::string> value_by(const std::string& key, std::chrono::steady_clock::time_point deadline);
   // One request on the connection; `long_poll` waits its turn behind short requests, and its
   // `wait` is added to the request timeout. Nothing when the server can't be reached.
   std::optional<HttpAnswer> request(boost::beast::http::verb verb, const std::string& target, const std::string& body,

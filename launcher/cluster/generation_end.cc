@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "common/wait.h"
 #include "launcher/cluster/cluster_link_detail.h"
 
 namespace paddle::launcher {
@@ -51,15 +52,13 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
   const bool signalled = failure.cause == JobFailure::Cause::kLauncherSignalled;
   const auto give_up = Clock::now() + (signalled ? Clock::duration::zero() : kRetryFor);
   const std::string report_key = generation_key(generation, "report." + settings_.node_ip);
-  for (;;) {
-    try {
-      store_->put(report_key, failure.to_json().dump());
-      break;
-    } catch (const common::PeerError&) {
-    }
-    if (Clock::now() >= give_up || stop_requested()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  common::retry_until<common::PeerError>(
+      give_up, std::chrono::milliseconds(50),
+      [&] {
+        store_->put(report_key, failure.to_json().dump());
+        return true;
+      },
+      [this] { return stop_requested(); });
   {
     std::lock_guard lock(mutex_);
     if (!failure_) failure_ = failure;
@@ -69,15 +68,13 @@ JobFailure ClusterLink::report(int generation, const JobFailure& failure) {
 }
 
 bool ClusterLink::store_answers(int generation, Clock::time_point until) {
-  do {
-    try {
-      store_->get(generation_key(generation, "failed"));
-      return true;
-    } catch (const common::PeerError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  } while (Clock::now() < until && !stop_requested());
-  return false;
+  return common::retry_until<common::PeerError>(
+      until, std::chrono::milliseconds(100),
+      [&] {
+        store_->get(generation_key(generation, "failed"));
+        return true;
+      },
+      [this] { return stop_requested(); });
 }
 
 JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, const std::function<bool()>& interrupted) {
@@ -135,17 +132,19 @@ JobFailure ClusterLink::verdict(int generation, const JobFailure& provisional, c
 void ClusterLink::wait_for_nodes(const std::string& prefix, const std::vector<std::string>& waiting, Clock::time_point until,
                                  const std::function<bool()>& interrupted) {
   std::unordered_set<std::string> awaited(waiting.begin(), waiting.end());
+  if (awaited.empty() || Clock::now() >= until || interrupted()) return;
   int64_t after = 0;
-  while (!awaited.empty() && Clock::now() < until && !interrupted()) {
-    try {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-      const ControlStore::Changes changes = store_->watch({prefix}, after, std::min(left, kWaitTurn));
-      after = changes.revision;
-      for (const auto& ip : node_ips(changes.entries, prefix)) awaited.erase(ip);
-    } catch (const common::PeerError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  common::retry_until<common::PeerError>(
+      until, std::chrono::milliseconds(20),
+      [&] {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+        const ControlStore::Changes changes =
+            store_->watch({prefix}, after, std::clamp(left, std::chrono::milliseconds(0), kWaitTurn));
+        after = changes.revision;
+        for (const auto& ip : node_ips(changes.entries, prefix)) awaited.erase(ip);
+        return awaited.empty();
+      },
+      interrupted);
 }
 
 std::optional<JobFailure> ClusterLink::finish(int generation) {
