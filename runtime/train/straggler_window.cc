@@ -30,15 +30,23 @@ void StragglerWindow::step_done(int64_t step) {
   ratios_.push_back(mine / median);
   if (above_.size() > kHistory) above_.pop_front();
   if (ratios_.size() > kHistory) ratios_.pop_front();
-  std::vector<double> recent(ratios_.begin(), ratios_.end());
+  const auto above = static_cast<size_t>(std::ranges::count(above_, true));
+  const bool flag = since_ == 0 && above >= kFlagAfter, clear = since_ > 0 && above == 0;
+  const bool flagged = (since_ > 0 || flag) && !clear;
+  // The ratio said: the median of the last windows; while flagged, of those that keep it
+  // flagged, so that a straggler never reads below the factor (its windows alternate while it is
+  // held in bursts, and the launcher reads the page once a second).
+  std::vector<double> recent;
+  for (size_t i = 0; i < ratios_.size(); ++i)
+    if (!flagged || above_[i]) recent.push_back(ratios_[i]);
   std::ranges::sort(recent);
   const double ratio = recent[recent.size() / 2];
-  const auto above = static_cast<size_t>(std::ranges::count(above_, true));
-  if (since_ == 0 && above >= kFlagAfter) {
+  ratio_ = ratio;
+  if (flag) {
     since_ = step;
     fmt::print("straggler: this rank's busy time per step is {:.1f}x the job's median, since step {}\n", ratio, step);
     std::fflush(stdout);
-  } else if (since_ > 0 && above == 0) {
+  } else if (clear) {
     since_ = 0;
     fmt::print("straggler: this rank has recovered at step {}: {:.1f}x the job's median\n", step, ratio);
     std::fflush(stdout);

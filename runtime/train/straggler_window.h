@@ -9,7 +9,9 @@
 // in the rank's log; the verdict goes on its progress page, where its launcher reads it and says so
 // (launcher/supervise/straggler_watch.h): no figure crosses the launchers' network.
 //
-// The ratio on the page is the median of the last kHistory windows' (a straggler's windows vary).
+// The ratio on the page is the median of the last kHistory windows' (a straggler's windows vary);
+// while it is flagged, of those windows that keep it flagged, so a flag never reads below the
+// factor.
 // The factor is PADDLE_STRAGGLER_FACTOR, which the launcher sets from --straggler_factor
 // (default 2; 0: not judged).
 
@@ -43,6 +45,8 @@ class StragglerWindow {
   void step_done(int64_t step);
 
   bool straggler() const { return since_ > 0; }
+  // The ratio last put on the page (above).
+  double ratio() const { return ratio_; }
 
  private:
   double factor_;
@@ -55,6 +59,7 @@ class StragglerWindow {
   std::deque<double> ratios_;  // and their ratios
   int64_t seen_ = 0;           // steps this process has run
   int64_t since_ = 0;
+  double ratio_ = 0;
 };
 
 }  // namespace paddle::runtime

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of straggler detection (--straggler_factor; runtime/train/straggler_window.h,
-launcher/supervise/straggler_watch.h): a rank of `train` that runs a quarter of the time (the test
-stops and continues it, 30 ms stopped in every 40) is flagged within 50 steps on its node's console
+launcher/supervise/straggler_watch.h): a rank of `train` slowed in its compute (the test stops it
+30 ms each time its page shows it computing, then lets it run 10 ms) is flagged within 50 steps on its node's console
 and the master's, in job.json and in /metrics, and cleared once it is released; an even job of
 2,000 steps flags none."""
 
@@ -24,6 +24,7 @@ LAUNCH = os.environ.get("PADDLE_LAUNCH", "paddle-launch")
 TRAIN = os.environ.get("TRAIN", "train")
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../configs")
 FASHION = "/usr/share/datasets/fashion-mnist"
+COMPUTING = 2  # common/progress_page.h's Phase::kCompute, in word 3's low half
 
 
 def page_words(workdir, rank):
@@ -53,8 +54,7 @@ def sample(text, name, rank):
 
 
 def test_a_rank_held_to_a_quarter_of_the_time_is_flagged_within_50_steps_and_cleared_on_every_console():
-    """Two nodes (loopback aliases) x 2 ranks; trainer 3, node 1's second, is held to a quarter of
-    the time. Node 1 flags it on its console, in job.json and in /metrics; the master's node shows
+    """Two nodes (loopback aliases) x 2 ranks; trainer 3, node 1's second, is slowed in its compute. Node 1 flags it on its console, in job.json and in /metrics; the master's node shows
     the same line; both say when it recovers."""
     if not os.path.isdir(FASHION):
         raise Skip(f"no Fashion-MNIST at {FASHION} (Debian's package; scripts/setup.sh installs it)")
@@ -73,8 +73,12 @@ def test_a_rank_held_to_a_quarter_of_the_time_is_flagged_within_50_steps_and_cle
         onset = steps_of(node1, 3)
         check("straggler:" not in open(launch_log).read() + open(master_log).read(), "no straggler before the slowdown")
 
-        def hold():  # 30 ms stopped in every 40 until released
+        def hold():  # until released: stopped 30 ms each time it is seen computing, then let run 10 ms
             while not released.is_set():
+                words = page_words(node1, 3)
+                if not words or words[3] & 0xFFFFFFFF != COMPUTING:
+                    time.sleep(0.0005)
+                    continue
                 os.kill(pid, signal.SIGSTOP)
                 time.sleep(0.03)
                 os.kill(pid, signal.SIGCONT)

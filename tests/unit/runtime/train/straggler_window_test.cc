@@ -42,11 +42,15 @@ TEST_CASE("a rank past the factor in 3 of its last 5 windows of 5 steps is a str
   CHECK_FALSE(job.window.straggler());  // 2 windows
   run(5);
   CHECK(job.window.straggler());  // the 3rd: flagged within 15 steps
+  CHECK(job.window.ratio() == doctest::Approx(2.5));
   job.others = 0.010f;  // it recovers
   run(20);
   CHECK(job.window.straggler());  // 4 of the last 5 windows below
+  // Still flagged by the one window past the factor: its ratio is said, not the 1.0 of the rest.
+  CHECK(job.window.ratio() == doctest::Approx(2.5));
   run(5);
   CHECK_FALSE(job.window.straggler());  // all 5: cleared
+  CHECK(job.window.ratio() == doctest::Approx(1.0));
 }
 
 TEST_CASE("past the factor by less than the scheduler's noise is no straggler: tens of microseconds vary so") {
