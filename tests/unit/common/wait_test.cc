@@ -62,3 +62,45 @@ TEST_CASE("wait_until: true once done, false at the timeout") {
   CHECK(n == 3);
   CHECK_FALSE(wait_until(20ms, [] { return false; }, 1ms));
 }
+
+TEST_CASE("retry_until: what throws Retried is tried again after the pause; false is tried at once; Fatal and the "
+          "rest go through; it gives up at the deadline or the stop") {
+  using namespace std::chrono_literals;
+  using Clock = std::chrono::steady_clock;
+  struct Flaky : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  struct Refused : Flaky {
+    using Flaky::Flaky;
+  };
+  int calls = 0;
+  const auto start = Clock::now();
+  CHECK(paddle::common::retry_until<Flaky>(start + 5s, 20ms, [&] {
+    if (++calls < 3) throw Flaky("not up yet");
+    return true;
+  }));
+  CHECK(calls == 3);
+  CHECK(Clock::now() - start >= 40ms);  // two pauses
+
+  calls = 0;
+  CHECK(paddle::common::retry_until<Flaky>(Clock::now() + 5s, 1s, [&] { return ++calls == 4; }));
+  CHECK(calls == 4);  // no pause after a false: the attempt waited itself
+
+  calls = 0;
+  const auto before = Clock::now();
+  CHECK_FALSE(paddle::common::retry_until<Flaky>(before + 60ms, 10ms, [&]() -> bool {
+    ++calls;
+    throw Flaky("down");
+  }));
+  CHECK(Clock::now() - before < 1s);
+  CHECK(calls >= 2);
+
+  CHECK_THROWS_AS((paddle::common::retry_until<Flaky, Refused>(Clock::now() + 5s, 1ms, []() -> bool { throw Refused("no"); })),
+                  Refused);
+  CHECK_THROWS_AS(paddle::common::retry_until<Flaky>(Clock::now() + 5s, 1ms, []() -> bool { throw std::logic_error("bug"); }),
+                  std::logic_error);
+  calls = 0;
+  CHECK_FALSE(paddle::common::retry_until<Flaky>(
+      Clock::now() + 5s, 1ms, [&] { return ++calls < 0; }, [&] { return calls == 2; }));
+  CHECK(calls == 2);  // stopped
+}
