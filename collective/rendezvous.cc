@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "collective/communicator.h"
-#include "collective/store/http_exchange.h"
+#include "collective/store/store_wire.h"
 #include "common/parse.h"
 #include "common/wait.h"
 

@@ -27,19 +27,4 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, http::v
   return answer;
 }
 
-std::string encode_key(const std::string& key) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : key) {
-    if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace paddle::collective

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/store/http_exchange.h"
 #include "collective/store/store_connection.h"
+#include "collective/store/store_wire.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {

@@ -8,7 +8,7 @@
 
 #include <array>
 
-#include "collective/store/http_exchange.h"
+#include "collective/store/store_wire.h"
 #include "common/parse.h"
 
 namespace paddle::collective {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "collective/store/http_exchange.h"
+#include "collective/store/store_wire.h"
 #include "common/job_token.h"
 
 namespace paddle::collective {

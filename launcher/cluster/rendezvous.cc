@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_set>
 
-#include "collective/store/http_exchange.h"
+#include "collective/store/store_wire.h"
 
 #include "common/parse.h"
 #include "common/wait.h"
