@@ -434,12 +434,7 @@ class Job {
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (!signs[i]) continue;
       const ProcessSpec& spec = *slots_[i].spec;
-      ProcessFinding f;
-      f.role = std::string(role_name(spec.role));
-      f.rank = spec.rank;
-      f.node = plan_->node_rank;
-      f.local = spec.local_index;
-      f.pid = slots_[i].child->pid();
+      ProcessFinding f = identity_of(i);
       f.state = signs[i]->state;
       if (f.state == 'S' || f.state == 'D') f.wait = kernel_wait_channel(f.pid);
       f.quiet = quiet[i];
@@ -470,9 +465,20 @@ class Job {
       conclude_local_hang(std::move(findings), verdict, timeout, logs);
       return;
     }
-    // Programs without a page: their stacks may tell who the others wait for, once taken.
     judge_by_stacks(std::move(findings), std::move(files), std::move(logs), timeout,
                     HangWatch::Clock::now() + kStackTimeout + std::chrono::seconds(1));
+  }
+
+  // Slot `i`'s process as a finding names it: role, rank, node, local index and pid.
+  ProcessFinding identity_of(size_t i) const {
+    const ProcessSpec& spec = *slots_[i].spec;
+    ProcessFinding f;
+    f.role = std::string(role_name(spec.role));
+    f.rank = spec.rank;
+    f.node = plan_->node_rank;
+    f.local = spec.local_index;
+    f.pid = slots_[i].child->pid();
+    return f;
   }
 
   void judge_by_stacks(std::vector<ProcessFinding> findings, std::vector<std::string> files, std::vector<std::string> logs,
@@ -527,14 +533,7 @@ class Job {
     for (const auto& s : signs) pages.push_back(s ? s->page : std::nullopt);
     const auto changes = straggler_watch_->observe(pages);
     for (const StragglerChange& c : changes) {
-      const ProcessSpec& spec = *slots_[c.process].spec;
-      ProcessFinding process;
-      process.role = std::string(role_name(spec.role));
-      process.rank = spec.rank;
-      process.node = plan_->node_rank;
-      process.local = spec.local_index;
-      process.pid = slots_[c.process].child->pid();
-      const std::string who = process.who(plan_->node_count > 1);
+      const std::string who = identity_of(c.process).who(plan_->node_count > 1);
       const StragglerNews news{
           c.flagged ? fmt::format("straggler: {} is {:.1f}x the job's median busy time per step, since step {} ({:.1f} ms "
                                   "in its last step); the other ranks wait for it",
