@@ -73,7 +73,9 @@ float Fleet::average(float value) { return context().average(value); }
 Execution& Fleet::execution() {
   if (!execution_) {
     const std::optional<std::string> cpu = common::get_env(env_, "PADDLE_CPU_KERNELS");
-    execution_ = std::make_unique<Execution>(strategy_.use_cpu ? Device::cpu() : context().device(), strategy_.tf32,
+    // A parameter-server process has no collective context: it computes on the CPU.
+    const bool cpu_only = strategy_.use_cpu || !context_;
+    execution_ = std::make_unique<Execution>(cpu_only ? Device::cpu() : context().device(), strategy_.tf32,
                                              kernels::cpu_kernels_from(cpu ? cpu->c_str() : nullptr));
     const AmpPolicy policy = strategy_.amp_policy();
     if (strategy_.amp && execution_->device().is_cuda()) {

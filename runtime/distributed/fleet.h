@@ -167,7 +167,8 @@ class Fleet {
   // 0: not judged. Default 2.
   double straggler_factor() const { return straggler_factor_; }
   // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL, unless the
-  // strategy says use_cpu; else the CPU). With strategy.amp on a GPU, its matrix products
+  // strategy says use_cpu; else the CPU, always for parameter servers and their workers), with
+  // the kernels PADDLE_CPU_KERNELS names. With strategy.amp on a GPU, its matrix products
   // autocast as the AMP policy says.
   Execution& execution();
   // Places `net` on execution() and gives every rank rank 0's parameters.
@@ -234,7 +235,7 @@ class Fleet {
   TestFault test_fault_;
   double straggler_factor_ = 2.0;
   std::unique_ptr<DistributedContext> context_;  // collective
-  std::unique_ptr<Execution> execution_;         // collective, made on first use
+  std::unique_ptr<Execution> execution_;         // made on first use
   std::unique_ptr<ps::ParameterServer> server_;  // PS server
   std::unique_ptr<ps::PsClient> client_;         // PS worker with servers
   std::unique_ptr<ps::LocalParameterStore> local_;  // PS worker alone

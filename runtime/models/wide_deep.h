@@ -18,6 +18,9 @@ class WideDeep {
  public:
   WideDeep(size_t embedding_dim, const std::vector<int64_t>& hidden, std::mt19937& rng);
 
+  // Runs the deep layers' kernels on `execution` (oneDNN's matrix products where it has them)
+  // from now on; it must outlive the model's use.
+  void place(Execution& execution) { deep_.place(execution); }
   size_t embedding_dim() const { return dim_; }
   size_t dense_size();
   std::vector<float> dense_values();

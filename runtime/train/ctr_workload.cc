@@ -99,6 +99,7 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
   return tables;
 }
 
+  model_.place(fleet.execution());
 CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
     : PsWorkload(config, fleet), model_(make_model(config)), tables_(wide_deep_tables(config)) {
   ps::server_storage(tables_, 0);  // a budget the servers refuse is refused here too, before any data is read
