@@ -1,7 +1,6 @@
 #include "ps/client/async_communicator.h"
 
-#include <map>
-#include <unordered_map>
+#include <algorithm>
 
 namespace paddle::ps {
 
@@ -55,35 +54,47 @@ void AsyncCommunicator::run(const std::stop_token& stop) {
     }
     try {
       // Dense: the mean over the merged steps.
-      std::vector<float> dense = batch.front().dense;
+      std::vector<float> dense = std::move(batch.front().dense);
       for (size_t i = 1; i < batch.size(); ++i)
         for (size_t j = 0; j < dense.size(); ++j) dense[j] += batch[i].dense[j];
       for (auto& v : dense) v /= static_cast<float>(batch.size());
       sender_->push_dense(0, dense);
       // Sparse: per table and key, the mean over the steps that touched the key (a CTR push's show
-      // and click: the sum).
-      std::map<uint32_t, std::unordered_map<uint64_t, std::pair<std::vector<float>, int>>> merged;
-      for (auto& step : batch)
-        for (auto& part : step.sparse) {
-          const size_t dim = push_width(tables_.sparse[part.table]);
-          auto& rows = merged[part.table];
-          for (size_t k = 0; k < part.keys.size(); ++k) {
-            auto& [sum, count] = rows[part.keys[k]];
-            if (sum.empty()) sum.assign(dim, 0.0f);
-            for (size_t d = 0; d < dim; ++d) sum[d] += part.grads[k * dim + d];
-            ++count;
+      // and click: the sum). A step's rows are already one per key: a lone step goes as it is.
+      for (uint32_t table = 0; table < tables_.sparse.size(); ++table) {
+        const size_t width = push_width(tables_.sparse[table]);
+        const size_t statistics = width - tables_.sparse[table].dim;
+        merged_keys_.clear();
+        merged_rows_.clear();
+        merged_counts_.clear();
+        const StepGradients::Sparse* lone = nullptr;
+        size_t parts = 0;
+        for (auto& step : batch)
+          for (auto& part : step.sparse) {
+            if (part.table != table) continue;
+            lone = &part;
+            ++parts;
+            for (size_t k = 0; k < part.keys.size(); ++k) {
+              const uint32_t row = merged_keys_.insert(part.keys[k]);
+              if (row == merged_counts_.size()) {
+                merged_counts_.push_back(0);
+                merged_rows_.resize(merged_rows_.size() + width, 0.0f);
+              }
+              float* sum = merged_rows_.data() + row * width;
+              const float* grads = part.grads.data() + k * width;
+              for (size_t d = 0; d < width; ++d) sum[d] += grads[d];
+              ++merged_counts_[row];
+            }
           }
+        if (parts == 0) continue;
+        if (parts == 1) {
+          sender_->push_sparse(table, lone->keys, lone->grads);
+          continue;
         }
-      for (auto& [table, rows] : merged) {
-        std::vector<uint64_t> keys;
-        std::vector<float> grads;
-        const size_t statistics = push_width(tables_.sparse[table]) - tables_.sparse[table].dim;
-        for (auto& [key, value] : rows) {
-          keys.push_back(key);
-          for (size_t d = 0; d < value.first.size(); ++d)
-            grads.push_back(d < statistics ? value.first[d] : value.first[d] / static_cast<float>(value.second));
-        }
-        sender_->push_sparse(table, keys, grads);
+        for (size_t row = 0; row < merged_counts_.size(); ++row)
+          if (merged_counts_[row] > 1)
+            for (size_t d = statistics; d < width; ++d) merged_rows_[row * width + d] /= static_cast<float>(merged_counts_[row]);
+        sender_->push_sparse(table, merged_keys_.keys(), merged_rows_);
       }
       std::lock_guard lock(mutex_);
       acknowledged_ += batch.size();

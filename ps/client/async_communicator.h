@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/background_thread.h"
+#include "ps/key_index.h"
 #include "ps/parameter_store.h"
 #include "ps/table_spec.h"
 
@@ -62,6 +63,10 @@ class AsyncCommunicator {
   std::exception_ptr error_;
   uint64_t sends_ = 0;
   uint64_t acknowledged_ = 0;
+  // The sender thread's merge of one table's rows, kept from send to send.
+  KeyIndex merged_keys_;
+  std::vector<float> merged_rows_;
+  std::vector<uint32_t> merged_counts_;
   common::BackgroundThread thread_;
 };
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <tuple>
-#include <unordered_map>
 
 #include "common/error.h"
 #include "runtime/data/criteo.h"
@@ -34,15 +33,13 @@ struct BatchKeys {
   std::vector<size_t> slot_of;
 };
 
-BatchKeys index_keys(const CtrDataset& data, const std::vector<size_t>& samples) {
+BatchKeys index_keys(const CtrDataset& data, const std::vector<size_t>& samples, ps::KeyIndex& index) {
   BatchKeys r;
-  std::unordered_map<uint64_t, size_t> index;
+  index.clear();
+  r.slot_of.reserve(samples.size() * kCriteoSlots);
   for (size_t b : samples)
-    for (int s = 0; s < kCriteoSlots; ++s) {
-      auto [it, added] = index.try_emplace(data.sparse[b * kCriteoSlots + s], r.keys.size());
-      if (added) r.keys.push_back(it->first);
-      r.slot_of.push_back(it->second);
-    }
+    for (int s = 0; s < kCriteoSlots; ++s) r.slot_of.push_back(index.insert(data.sparse[b * kCriteoSlots + s]));
+  r.keys = index.keys();
   return r;
 }
 
@@ -99,10 +96,10 @@ ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
   return tables;
 }
 
-  model_.place(fleet.execution());
 CtrWorkload::CtrWorkload(const TrainConfig& config, Fleet& fleet)
     : PsWorkload(config, fleet), model_(make_model(config)), tables_(wide_deep_tables(config)) {
   ps::server_storage(tables_, 0);  // a budget the servers refuse is refused here too, before any data is read
+  model_.place(fleet.execution());
   if (config.ps.online.enabled()) return;
   train_ = load(config, config.data.dir);
   hold_out_test();
@@ -167,11 +164,11 @@ std::optional<StepResult> CtrWorkload::train_step(int64_t) {
   {
     common::ProgressPage::Scope loading(fleet_.progress(), common::Phase::kDataLoading);
     fleet_.test_fault().in_data_loading(fleet_.progress().steps());
-    keys = index_keys(train_, samples);
+    keys = index_keys(train_, samples, key_index_);
   }
   const PsValues values = fetch({keys.keys, keys.keys});
   if (next_batch_ < batches_.size() && on_disk()) {  // the servers read the next batch's rows while this one computes
-    const BatchKeys next = index_keys(train_, batches_[next_batch_]);
+    const BatchKeys next = index_keys(train_, batches_[next_batch_], key_index_);
     prefetch({next.keys, next.keys});
   }
   model_.set_dense_values(values.dense[kDenseTable]);
@@ -221,7 +218,7 @@ Evaluation CtrWorkload::evaluate() {
   for (size_t start = 0; start < share.size(); start += 512) {
     const std::vector<size_t> samples(share.begin() + static_cast<long>(start),
                                       share.begin() + static_cast<long>(std::min(share.size(), start + 512)));
-    const BatchKeys keys = index_keys(test_, samples);
+    const BatchKeys keys = index_keys(test_, samples, key_index_);
     const PsValues values = pull_values(store, kDenseTables, {keys.keys, keys.keys});
     model_.set_dense_values(values.dense[kDenseTable]);
     const BatchInputs in = gather(test_, samples, keys, values, model_.embedding_dim());

@@ -5,6 +5,7 @@
 // and the shares' AUC counts (runtime/nn/bucketed_auc.h) are summed on the servers, in dense
 // table "auc_counts": the AUC and log loss reported are the job's.
 
+#include "ps/key_index.h"
 #include "ps/table_spec.h"
 #include "runtime/data/batch_loader.h"
 #include "runtime/data/criteo.h"
@@ -61,6 +62,7 @@ class CtrWorkload : public PsWorkload {
   ps::TableSpecs tables_;
   std::vector<std::vector<size_t>> batches_;  // this epoch's, of this worker
   size_t next_batch_ = 0;
+  ps::KeyIndex key_index_;  // a batch's distinct keys, its memory kept from batch to batch
 };
 
 }  // namespace paddle::runtime
