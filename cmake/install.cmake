@@ -29,7 +29,7 @@ endforeach()
 install(TARGETS paddle_runtime paddle_collective paddle_store paddle_kernels paddle_ps paddle_common EXPORT PaddleLaunchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
 # Headers keep their folders: #include "runtime/core/tensor.h" works the same installed.
-foreach(dir common runtime collective kernels ps)
+foreach(dir common store runtime collective kernels ps)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION include/paddle_launch COMPONENT development
           FILES_MATCHING PATTERN "*.h" PATTERN example EXCLUDE)
 endforeach()

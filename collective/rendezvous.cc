@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "collective/communicator.h"
-#include "collective/store/store_wire.h"
+#include "store/store_wire.h"
 #include "common/parse.h"
 #include "common/wait.h"
 
@@ -42,14 +42,14 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
   auto [host, port] = common::parse_endpoint(config.endpoints.at(0), "rank 0's endpoint (PADDLE_TRAINER_ENDPOINTS)");
   if (config.rank == 0) {
     try {
-      server_ = std::make_unique<KvStoreServer>(host, port, config.token);
+      server_ = std::make_unique<paddle::store::KvStoreServer>(host, port, config.token);
     } catch (const std::exception& e) {
       throw CollectiveError(fmt::format("rank 0 cannot host the rendezvous store: {}", e.what()));
     }
   }
-  store_ = std::make_unique<HttpStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
+  store_ = std::make_unique<paddle::store::HttpStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
   gloo_store_ = std::make_unique<GlooStore>(*store_);
-  liveness_ = std::make_unique<Liveness>(host, port, config.token);
+  liveness_ = std::make_unique<paddle::store::Liveness>(host, port, config.token);
 
   common::WaitOptions wait;
   wait.timeout = config.timeout;
@@ -71,7 +71,7 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
           } else {
             missing = {0};  // the store itself (rank 0) is not up yet
           }
-        } catch (const StoreRefused&) {
+        } catch (const paddle::store::StoreRefused&) {
           throw;  // rank 0 is up, and waiting would not change its answer
         } catch (const common::PeerError&) {
           missing = {0};  // rank 0's store went away between two requests: wait for it again

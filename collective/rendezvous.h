@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "collective/gloo_store.h"
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
-#include "collective/store/liveness.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
+#include "store/liveness.h"
 #include "common/environment.h"
 #include "common/job_token.h"
 
@@ -32,10 +32,10 @@ struct RendezvousConfig {
 class Rendezvous {
  public:
   // Returns once every rank has registered; throws common::TimeoutError naming the missing ranks,
-  // or StoreRefused at once when rank 0's store refuses this process's job token.
+  // or paddle::store::StoreRefused at once when rank 0's store refuses this process's job token.
   explicit Rendezvous(const RendezvousConfig& config);
 
-  HttpStore& store() { return *store_; }
+  paddle::store::HttpStore& store() { return *store_; }
   // The same store as Gloo's Store, for the communicators.
   gloo::rendezvous::Store& gloo_store() { return *gloo_store_; }
 
@@ -45,11 +45,11 @@ class Rendezvous {
 
  private:
   RendezvousConfig config_;
-  std::unique_ptr<KvStoreServer> server_;  // rank 0 only
-  std::unique_ptr<HttpStore> store_;
+  std::unique_ptr<paddle::store::KvStoreServer> server_;  // rank 0 only
+  std::unique_ptr<paddle::store::HttpStore> store_;
   std::unique_ptr<GlooStore> gloo_store_;
-  std::unique_ptr<Liveness> liveness_;
-  std::unique_ptr<Liveness::Presence> presence_;
+  std::unique_ptr<paddle::store::Liveness> liveness_;
+  std::unique_ptr<paddle::store::Liveness::Presence> presence_;
 };
 
 // PADDLE_COLLECTIVE_TIMEOUT in seconds (default 300); throws common::ConfigError when malformed.

@@ -6,7 +6,7 @@
 #          tests/fuzz targets built for libFuzzer, replaying their corpora (scripts/fuzz.sh
 #          fuzzes them there, so the libraries are built once under ASan)
 #   tsan   build-tsan: the threaded ones under TSan: ps (server, client, async communicator, the
-#          parameter stores), collective (the key-value and HTTP store, liveness, the Gloo,
+#          parameter stores), store (the key-value and HTTP store, liveness), collective (the Gloo,
 #          shared-memory and hierarchical communicators, whose ranks are threads) and the
 #          runtime's data parallelism (its communication thread)
 #   scripts/sanitize.sh [asan] [tsan]      default: both; prints each stage's seconds
@@ -43,8 +43,8 @@ stage() {  # NAME: configure, build and run one sanitizer's tests, timed
       ;;
     tsan)
       configure build-tsan thread
-      cmake --build build-tsan -j "$jobs" --target ps_unit_tests collective_unit_tests runtime_unit_tests
-      (cd build-tsan && ctest --output-on-failure -j "$jobs" --timeout 300 -R "^unit: ((ps|collective):|runtime: ?data parallelism)")
+      cmake --build build-tsan -j "$jobs" --target ps_unit_tests store_unit_tests collective_unit_tests runtime_unit_tests
+      (cd build-tsan && ctest --output-on-failure -j "$jobs" --timeout 300 -R "^unit: ((ps|store|collective):|runtime: ?data parallelism)")
       ;;
     *) echo "sanitize.sh: unknown stage '$1' (asan or tsan)" >&2; exit 2 ;;
   esac

@@ -48,7 +48,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/store/etcd_client.h"
+#include "store/etcd_client.h"
 #include "common/background_thread.h"
 #include "common/error.h"
 #include "common/job_token.h"
@@ -75,7 +75,7 @@ class RendezvousTimeout : public common::Error {
 struct ClusterSettings {
   std::string master_ip;  // the HTTP master; empty with etcd
   int master_port = 0;
-  std::vector<collective::EtcdEndpoint> etcd;  // --master=etcd://...
+  std::vector<store::EtcdEndpoint> etcd;  // --master=etcd://...
   std::string job_id = "default";
   int nnodes = 1;     // the most nodes
   int min_nodes = 1;  // the fewest an elastic job runs with; nnodes otherwise

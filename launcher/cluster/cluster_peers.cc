@@ -74,8 +74,8 @@ NodeCount node_count(const LaunchOptions& o, const HostFacts& host, const std::o
 }
 
 // etcd://HOST:PORT[,HOST:PORT]: the endpoints, each host resolved to its IPv4 address.
-std::vector<collective::EtcdEndpoint> etcd_endpoints(const std::string& master, const std::string& source) {
-  std::vector<collective::EtcdEndpoint> endpoints;
+std::vector<store::EtcdEndpoint> etcd_endpoints(const std::string& master, const std::string& source) {
+  std::vector<store::EtcdEndpoint> endpoints;
   const std::string list = master.substr(std::string("etcd://").size());
   size_t start = 0;
   while (start <= list.size()) {

@@ -16,7 +16,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 }  // namespace
 
-EtcdStore::EtcdStore(std::vector<collective::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
+EtcdStore::EtcdStore(std::vector<store::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
                      std::chrono::milliseconds dead_after)
     : etcd_(std::move(endpoints), kRequestTimeout),
       job_id_(std::move(job_id)),

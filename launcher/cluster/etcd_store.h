@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/store/etcd_client.h"
+#include "store/etcd_client.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher {
@@ -20,7 +20,7 @@ namespace paddle::launcher {
 class EtcdStore : public ControlStore {
  public:
   // Grants this launcher's lease and writes its heartbeat key.
-  EtcdStore(std::vector<collective::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
+  EtcdStore(std::vector<store::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
             std::chrono::milliseconds dead_after);
   ~EtcdStore() override;  // revokes the lease: this launcher's keys go at once
 
@@ -50,7 +50,7 @@ class EtcdStore : public ControlStore {
  private:
   std::string heartbeat_key(const std::string& ip) const { return job_id_ + ".hb." + ip; }
 
-  collective::EtcdClient etcd_;
+  store::EtcdClient etcd_;
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
   int64_t lease_ = 0;

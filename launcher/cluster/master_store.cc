@@ -14,7 +14,7 @@ namespace {
 // How long a request to a live but loaded master may take.
 constexpr auto kPatientRequest = std::chrono::minutes(2);
 
-ControlStore::Changes from_store(collective::StoreChanges changes) {
+ControlStore::Changes from_store(store::StoreChanges changes) {
   ControlStore::Changes out;
   out.revision = changes.revision;
   for (auto& e : changes.entries) out.entries.push_back({std::move(e.key), std::move(e.value), e.revision});
@@ -29,7 +29,7 @@ MasterStore::MasterStore(std::string master_ip, int master_port, bool host, std:
     : job_id_(std::move(job_id)),
       node_ip_(std::move(node_ip)),
       dead_after_(dead_after),
-      server_(host ? std::make_unique<collective::KvStoreServer>(master_ip, master_port, token, dead_after) : nullptr),
+      server_(host ? std::make_unique<store::KvStoreServer>(master_ip, master_port, token, dead_after) : nullptr),
       // A master under load answers late, not never: a request is waited for as long as the
       // master's host acknowledges the connection; one that has vanished (cut off, or its host
       // gone) fails it after dead_after. A closed connection would cost this node its presence.

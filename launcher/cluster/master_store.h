@@ -1,7 +1,7 @@
 #pragma once
 // MasterStore: the ControlStore of a --master=IP:PORT job: the HTTP key-value store
-// (collective/store/kv_store_server.h) that the launcher on the master's address hosts, and that the
-// others reach as clients, each over one kept-alive connection (collective/store/http_store.h). The
+// (store/kv_store_server.h) that the launcher on the master's address hosts, and that the
+// others reach as clients, each over one kept-alive connection (store/http_store.h). The
 // host judges. Every request of a launcher names its presence (JOB.hb.IP), so any request is a
 // heartbeat; the launcher is gone once that connection closes (a SIGKILLed launcher's closes at
 // once) or the store has heard nothing from it for dead_after, which the store itself checks a
@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
 #include "launcher/cluster/control_store.h"
 
 namespace paddle::launcher {
@@ -52,8 +52,8 @@ class MasterStore : public ControlStore {
 
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
-  std::unique_ptr<collective::KvStoreServer> server_;
-  collective::HttpStore client_;
+  std::unique_ptr<store::KvStoreServer> server_;
+  store::HttpStore client_;
   // JOB.hb.IP written, so alive_nodes() lists this node. The watch's thread and join() both
   // announce first; the second waits for the first's write (and tries again if it failed)
   // rather than going on to a long poll, under which the write would need a second connection

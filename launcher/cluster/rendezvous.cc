@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_set>
 
-#include "collective/store/store_wire.h"
+#include "store/store_wire.h"
 
 #include "common/parse.h"
 #include "common/wait.h"
@@ -126,7 +126,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
       }
       reached = Clock::now();
     } catch (const common::PeerError& e) {
-      if (dynamic_cast<const collective::StoreRefused*>(&e)) throw;
+      if (dynamic_cast<const store::StoreRefused*>(&e)) throw;
       // A signal ends the store's waits too: what this node waited for is what it knew before.
       throw_if_stopped([&] { return waiting_in_rendezvous(generation, seen.empty() ? status : judge_status()); });
       unreachable = fmt::format("{} is not reachable yet", store_->describe());

@@ -14,7 +14,7 @@
 //                                 with the master's open connections. Each agent receives the
 //                                 whole member list; a process's agents share its decoding, as
 //                                 K machines would each decode their own at the same time.
-//   control_plane_bench ranks K   the workers' store (collective/store/kv_store_server.h, in a child
+//   control_plane_bench ranks K   the workers' store (store/kv_store_server.h, in a child
 //                                 process, as rank 0 hosts it) with K simulated ranks, each
 //                                 setting its address and reading its ring neighbour's (Gloo's
 //                                 set and get), over 64 shared connections.
@@ -43,8 +43,8 @@
 #include <thread>
 #include <vector>
 
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
 #include "launcher/cluster/cluster_link.h"
 
 namespace {
@@ -174,7 +174,7 @@ pid_t spawn_self(const char* self, std::vector<std::string> args) {
 }
 
 int free_port(const std::string& ip) {
-  collective::KvStoreServer probe(ip, 0, common::JobToken(kToken));  // binds a free port, then lets it go
+  store::KvStoreServer probe(ip, 0, common::JobToken(kToken));  // binds a free port, then lets it go
   return probe.port();
 }
 
@@ -298,7 +298,7 @@ int nodes(const char* self, int k) {
   size_t list_bytes = 0;
   std::vector<Child> groups;
   std::thread publish_watch([&] {
-    collective::HttpStore store(agent_ip(0), port, milliseconds(600000), milliseconds(10000), common::JobToken(kToken));
+    store::HttpStore store(agent_ip(0), port, milliseconds(600000), milliseconds(10000), common::JobToken(kToken));
     for (int g = 0; g < 2; ++g)
       while (true) {
         try {
@@ -320,7 +320,7 @@ int nodes(const char* self, int k) {
   const double rendezvous = std::chrono::duration<double>(last_joined - started).count();
   // Steady state: every node waits in its watch; the master answers each once per heartbeat.
   std::this_thread::sleep_for(milliseconds(1000));
-  collective::HttpStore stats(agent_ip(0), port, milliseconds(10000), milliseconds(10000), common::JobToken(kToken));
+  store::HttpStore stats(agent_ip(0), port, milliseconds(10000), milliseconds(10000), common::JobToken(kToken));
   const auto requests_before = nlohmann::json::parse(stats.stats())["requests"].get<double>();
   const double cpu_before = cpu_seconds(master_pid);
   const auto window_start = Clock::now();
@@ -364,8 +364,8 @@ int nodes(const char* self, int k) {
   return failed_groups == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
-int store(int port) {
-  collective::KvStoreServer server("127.0.0.1", port, common::JobToken(kToken));
+int serve_store(int port) {
+  store::KvStoreServer server("127.0.0.1", port, common::JobToken(kToken));
   // Serves until its parent closes the pipe on stdin.
   char c;
   while (read(0, &c, 1) > 0) {
@@ -393,7 +393,7 @@ int ranks(const char* self, int k) {
   std::atomic<int> wrong = 0;
   for (int t = 0; t < kConnections; ++t)
     threads.emplace_back([&, t] {
-      collective::HttpStore store("127.0.0.1", port, milliseconds(120000), milliseconds(10000), common::JobToken(kToken));
+      store::HttpStore store("127.0.0.1", port, milliseconds(120000), milliseconds(10000), common::JobToken(kToken));
       for (int r = t; r < k; r += kConnections) {
         const std::string address = fmt::format("127.{}.{}.{}:6170", r >> 16, (r >> 8) & 255, r & 255);
         store.set(fmt::format("rank/{}", r), std::vector<char>(address.begin(), address.end()));
@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
     if (mode == "master" && argc == 4) return master(std::stoi(argv[2]), std::stoi(argv[3]));
     if (mode == "agents" && argc == 6)
       return agents(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]));
-    if (mode == "store" && argc == 3) return store(std::stoi(argv[2]));
+    if (mode == "store" && argc == 3) return serve_store(std::stoi(argv[2]));
   } catch (const std::exception& e) {
     fmt::print(stderr, "control_plane_bench {}: {}\n", mode, e.what());
     return 1;

@@ -1,4 +1,4 @@
-// Fuzz target: the job key-value store's request handling (collective/store/kv_store_handler.h) on
+// Fuzz target: the job key-value store's request handling (store/kv_store_handler.h) on
 // one connection: the input, after its first byte, is the bytes a client sends, parsed by Beast
 // as the server's sessions parse them (body limit included), and every complete request is
 // answered in turn. The first byte's low bit gives the store a job token, so refusals are
@@ -12,11 +12,11 @@
 #include <optional>
 #include <string>
 
-#include "collective/store/kv_store_handler.h"
+#include "store/kv_store_handler.h"
 
 namespace {
 
-using paddle::collective::KvStoreHandler;
+using paddle::store::KvStoreHandler;
 namespace http = boost::beast::http;
 
 constexpr size_t kMaxBody = 1 << 16;

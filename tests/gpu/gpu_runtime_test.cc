@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "collective/gloo_store.h"
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
 #include "collective/nccl_communicator.h"
 #include "kernels/context.h"
 #include "runtime/distributed/data_parallel.h"
@@ -403,8 +403,8 @@ TEST_CASE("a checkpoint of an O2 model on the GPU holds float32 master weights a
 }
 
 TEST_CASE("data parallelism reduces device buckets over NCCL") {
-  paddle::collective::KvStoreServer server("127.0.0.1", 0);
-  paddle::collective::HttpStore client("127.0.0.1", server.port(), std::chrono::seconds(10));
+  paddle::store::KvStoreServer server("127.0.0.1", 0);
+  paddle::store::HttpStore client("127.0.0.1", server.port(), std::chrono::seconds(10));
   paddle::collective::GlooStore store(client);
   paddle::collective::NcclCommunicator comm(0, 1, 0, store, std::chrono::seconds(30));
   float host_value = 3.0f;

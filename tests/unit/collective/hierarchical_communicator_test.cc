@@ -6,8 +6,8 @@
 
 #include "collective/hierarchical_communicator.h"
 #include "collective/gloo_store.h"
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
 
 using namespace paddle::collective;
 using namespace std::chrono_literals;
@@ -19,11 +19,11 @@ template <class Body>
 void on_nodes(const std::vector<std::string>& keys, Body body) {
   const NodeMap nodes = NodeMap::from_keys(keys);
   const int world = static_cast<int>(keys.size());
-  KvStoreServer server("127.0.0.1", 0);
+  paddle::store::KvStoreServer server("127.0.0.1", 0);
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore client("127.0.0.1", server.port(), 10s);
+      paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
       GlooStore store(client);
       ShmOptions shm;
       shm.slot_bytes = 4096;

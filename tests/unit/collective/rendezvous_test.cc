@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "collective/store/kv_store_server.h"
+#include "store/kv_store_server.h"
 #include "collective/rendezvous.h"
 #include "common/error.h"
 
@@ -11,7 +11,7 @@ using namespace paddle::collective;
 using namespace std::chrono_literals;
 
 TEST_CASE("a rank whose token rank 0's store refuses fails at once, naming the store") {
-  KvStoreServer store("127.0.0.1", 0, paddle::common::JobToken("rank 0's job"));
+  paddle::store::KvStoreServer store("127.0.0.1", 0, paddle::common::JobToken("rank 0's job"));
   const std::string endpoint = "127.0.0.1:" + std::to_string(store.port());
   RendezvousConfig config;
   config.rank = 1;

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "collective/gloo_store.h"
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
 #include "collective/shm_communicator.h"
 
 using namespace paddle::collective;
@@ -23,11 +23,11 @@ namespace {
 // Runs `body(comm)` on `world` threads, each a rank with its own communicator over one store.
 template <class Body>
 void on_ranks(int world, const ShmOptions& options, Body body) {
-  KvStoreServer server("127.0.0.1", 0);
+  paddle::store::KvStoreServer server("127.0.0.1", 0);
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      HttpStore client("127.0.0.1", server.port(), 10s);
+      paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
       GlooStore store(client);
       ShmCommunicator comm(r, world, store, options);
       body(comm);

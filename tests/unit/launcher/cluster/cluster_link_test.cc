@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <future>
 
-#include "collective/store/kv_store_server.h"
+#include "store/kv_store_server.h"
 #include "launcher/cluster/cluster_link.h"
 #include "launcher/console/launch_log.h"
 
@@ -17,7 +17,7 @@ namespace {
 ClusterSettings one_node_job() {
   ClusterSettings s;
   s.master_ip = "127.0.0.1";
-  s.master_port = paddle::collective::KvStoreServer("127.0.0.1", 0).port();  // a free port
+  s.master_port = paddle::store::KvStoreServer("127.0.0.1", 0).port();  // a free port
   s.node_ip = "127.0.0.1";
   s.host_master = true;
   s.node_rank = 0;

@@ -5,9 +5,9 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/gloo_store.h"
-#include "collective/store/http_store.h"
+#include "store/http_store.h"
 #include "collective/shm_communicator.h"
-#include "collective/store/kv_store_server.h"
+#include "store/kv_store_server.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/nn/linear.h"
 #include "runtime/nn/sequential.h"
@@ -74,16 +74,16 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
   // reads its last allreduce would fail that one.
   struct Rank {
     std::vector<float> gradients;
-    std::unique_ptr<HttpStore> client;
+    std::unique_ptr<paddle::store::HttpStore> client;
     std::unique_ptr<GlooStore> store;
     std::unique_ptr<Communicator> comm;
   };
-  KvStoreServer server("127.0.0.1", 0);
+  paddle::store::KvStoreServer server("127.0.0.1", 0);
   std::vector<std::future<Rank>> ranks;
   for (int r = 0; r < 2; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
       Rank rank;
-      rank.client = std::make_unique<HttpStore>("127.0.0.1", server.port(), 10s);
+      rank.client = std::make_unique<paddle::store::HttpStore>("127.0.0.1", server.port(), 10s);
       rank.store = std::make_unique<GlooStore>(*rank.client);
       rank.comm = make(r, *rank.store);
       Sequential net;

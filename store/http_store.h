@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "collective/store/store_connection.h"
-#include "collective/store/store_wire.h"
+#include "store/store_connection.h"
+#include "store/store_wire.h"
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 // Keys that changed, as the store's /range and /watch answer them.
 struct StoreChanges {
@@ -121,4 +121,4 @@ class HttpStore {
   StoreConnection connection_;
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

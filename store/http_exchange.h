@@ -9,10 +9,10 @@
 
 #include <boost/beast/http/verb.hpp>
 
-#include "collective/store/store_wire.h"
+#include "store/store_wire.h"
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 // `target` is the request path ("/kv/KEY"); nothing when the server can't be reached or the
 // exchange fails within `timeout`; StoreRefused when it refuses the token. With a token, the
@@ -22,4 +22,4 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, boost::
                                         std::chrono::milliseconds timeout,
                                         const std::optional<common::JobToken>& token = std::nullopt);
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

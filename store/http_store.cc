@@ -1,4 +1,4 @@
-#include "collective/store/http_store.h"
+#include "store/http_store.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 #include "common/parse.h"
 #include "common/wait.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace http = boost::beast::http;
@@ -219,4 +219,4 @@ void HttpStore::wait(const std::vector<std::string>& keys, const milliseconds& t
   }
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -16,10 +16,10 @@
 #include <optional>
 #include <string>
 
-#include "collective/store/store_wire.h"
+#include "store/store_wire.h"
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 class StoreConnection {
  public:
@@ -68,4 +68,4 @@ class StoreConnection {
   std::atomic<bool> interrupted_ = false;
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -12,7 +12,7 @@
 
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 class Liveness {
  public:
@@ -36,4 +36,4 @@ class Liveness {
   std::optional<common::JobToken> token_;
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

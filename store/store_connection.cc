@@ -1,4 +1,4 @@
-#include "collective/store/store_connection.h"
+#include "store/store_connection.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace asio = boost::asio;
@@ -158,4 +158,4 @@ std::optional<HttpAnswer> StoreConnection::exchange(http::verb verb, const std::
   return std::nullopt;
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

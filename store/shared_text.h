@@ -15,7 +15,7 @@
 #include <string_view>
 #include <utility>
 
-namespace paddle::collective {
+namespace paddle::store {
 
 class SharedText {
  public:
@@ -65,4 +65,4 @@ struct SharedTextBody {
   };
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -2,12 +2,12 @@
 
 #include <thread>
 
-#include "collective/store/kv_store_server.h"
-#include "collective/store/liveness.h"
+#include "store/kv_store_server.h"
+#include "store/liveness.h"
 #include "common/error.h"
 #include "common/wait.h"
 
-using namespace paddle::collective;
+using namespace paddle::store;
 using namespace std::chrono_literals;
 
 TEST_CASE("a rank is present while its connection is open and lost once it closes") {

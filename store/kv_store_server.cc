@@ -1,4 +1,4 @@
-#include "collective/store/kv_store_server.h"
+#include "store/kv_store_server.h"
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
@@ -15,7 +15,7 @@
 #include "common/error.h"
 #include "common/listen.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace asio = boost::asio;
@@ -174,4 +174,4 @@ void KvStoreServer::sweep() {
   });
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 struct HttpAnswer {
   int status = 0;
@@ -50,4 +50,4 @@ inline std::string encode_key(const std::string& key) {
   return out;
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

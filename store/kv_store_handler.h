@@ -1,5 +1,5 @@
 #pragma once
-// KvStoreHandler: what the job's key-value store (collective/store/kv_store_server.h, which documents
+// KvStoreHandler: what the job's key-value store (store/kv_store_server.h, which documents
 // the requests) answers to one parsed HTTP request, apart from the connection that carried it.
 // It owns the store's values, their revisions, the requests that wait for a change, and the
 // presences of the connections that announced one. Each connection keeps a KvConnection, what
@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "collective/store/shared_text.h"
+#include "store/shared_text.h"
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 struct StoredValue {
   SharedText value;  // shared with the answers that carry it
@@ -127,4 +127,4 @@ class KvStoreHandler {
   std::map<std::string, std::set<uint64_t>> watches_;      // prefix -> parked watches
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

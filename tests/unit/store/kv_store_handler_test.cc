@@ -10,12 +10,12 @@
 #include <map>
 #include <thread>
 
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_handler.h"
-#include "collective/store/kv_store_server.h"
+#include "store/http_store.h"
+#include "store/kv_store_handler.h"
+#include "store/kv_store_server.h"
 #include "common/error.h"
 
-using namespace paddle::collective;
+using namespace paddle::store;
 using namespace std::chrono_literals;
 namespace http = boost::beast::http;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace paddle::collective {
+namespace paddle::store {
 
 struct EtcdEndpoint {
   std::string ip;
@@ -57,4 +57,4 @@ class EtcdClient {
   std::chrono::milliseconds request_timeout_;
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -4,7 +4,7 @@
 // rendezvous (so it works the same under the launcher and when started by hand), and the master
 // node's launcher runs it for the launchers of a multi-node job.
 //
-// Keys (KEY and PREFIX travel percent-encoded, collective/store/http_exchange.h's encode_key):
+// Keys (KEY and PREFIX travel percent-encoded, store/http_exchange.h's encode_key):
 //   PUT /kv/KEY          stores the body
 //   GET /kv/KEY          the value, or 404
 //   POST /kv/KEY         stores the body only if KEY is absent (201; else 409 with the value
@@ -33,7 +33,7 @@
 // is closed, and the refusal is printed with the peer's address. GET /auth/challenge is always
 // answered, so clients need not know whether the server has a token.
 //
-// The answers themselves are KvStoreHandler's (collective/store/kv_store_handler.h); this class is the
+// The answers themselves are KvStoreHandler's (store/kv_store_handler.h); this class is the
 // sockets. Out of open files, it stops accepting for a moment and says so once: new
 // connections wait in the listen queue, none is refused.
 
@@ -44,11 +44,11 @@
 #include <optional>
 #include <string>
 
-#include "collective/store/kv_store_handler.h"
+#include "store/kv_store_handler.h"
 #include "common/background_thread.h"
 #include "common/job_token.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 class KvStoreServer {
  public:
@@ -80,4 +80,4 @@ class KvStoreServer {
   common::BackgroundThread thread_;
 };
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -1,14 +1,14 @@
-#include "collective/store/liveness.h"
+#include "store/liveness.h"
 
 #include <boost/beast/http/verb.hpp>
 #include <fmt/format.h>
 
-#include "collective/store/http_exchange.h"
-#include "collective/store/store_connection.h"
+#include "store/http_exchange.h"
+#include "store/store_connection.h"
 #include "common/error.h"
 #include "common/parse.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace http = boost::beast::http;
@@ -39,4 +39,4 @@ std::optional<std::vector<std::string>> Liveness::lost() {
   return common::split_list(answer->body, "the store's lost record");
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

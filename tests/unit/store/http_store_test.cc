@@ -2,12 +2,12 @@
 
 #include <thread>
 
-#include "collective/store/http_store.h"
-#include "collective/store/kv_store_server.h"
-#include "collective/store/liveness.h"
+#include "store/http_store.h"
+#include "store/kv_store_server.h"
+#include "store/liveness.h"
 #include "common/error.h"
 
-using namespace paddle::collective;
+using namespace paddle::store;
 using namespace std::chrono_literals;
 
 TEST_CASE("the store keeps Gloo's contract: set, get, wait") {

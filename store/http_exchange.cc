@@ -1,6 +1,6 @@
-#include "collective/store/http_exchange.h"
+#include "store/http_exchange.h"
 
-#include "collective/store/store_connection.h"
+#include "store/store_connection.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -27,4 +27,4 @@ std::optional<HttpAnswer> http_exchange(const std::string& ip, int port, http::v
   return answer;
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

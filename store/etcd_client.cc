@@ -1,14 +1,14 @@
-#include "collective/store/etcd_client.h"
+#include "store/etcd_client.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "collective/store/http_exchange.h"
+#include "store/http_exchange.h"
 #include "common/base64.h"
 #include "common/error.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace http = boost::beast::http;
@@ -125,4 +125,4 @@ void EtcdClient::delete_prefix(const std::string& prefix) {
   call("/v3/kv/deleterange", json{{"key", common::to_base64(prefix)}, {"range_end", common::to_base64(prefix_end(prefix))}}.dump());
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store

@@ -1,17 +1,17 @@
 // KvStoreHandler (kv_store_handler.h): every request of the store, in one file because they
 // share its indexes of parked waits and watches and the revision each write takes: a table of
 // routes, one named handler each (Routes), and the indexes' upkeep.
-#include "collective/store/kv_store_handler.h"
+#include "store/kv_store_handler.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
 
-#include "collective/store/store_wire.h"
+#include "store/store_wire.h"
 #include "common/parse.h"
 
-namespace paddle::collective {
+namespace paddle::store {
 namespace {
 
 namespace http = boost::beast::http;
@@ -457,4 +457,4 @@ std::string KvStoreHandler::keys_under(const std::string& prefix, const char* se
   return out;
 }
 
-}  // namespace paddle::collective
+}  // namespace paddle::store
