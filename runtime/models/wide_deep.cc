@@ -23,6 +23,15 @@ size_t WideDeep::dense_size() {
   return n;
 }
 
+size_t WideDeep::dense_size(size_t embedding_dim, const std::vector<int64_t>& hidden) {
+  size_t n = 0, in = kCriteoSlots * embedding_dim + kCriteoDense;
+  for (int64_t width : hidden) {
+    n += in * static_cast<size_t>(width) + static_cast<size_t>(width);  // weights and biases
+    in = static_cast<size_t>(width);
+  }
+  return n + in + 1;  // the output layer
+}
+
 std::vector<float> WideDeep::dense_values() {
   std::vector<float> all;
   for (Parameter* p : deep_.parameters()) {

@@ -23,6 +23,9 @@ class WideDeep {
   void place(Execution& execution) { deep_.place(execution); }
   size_t embedding_dim() const { return dim_; }
   size_t dense_size();
+  // The deep layers' parameter count for these settings, without building them: what a server's
+  // dense table holds.
+  static size_t dense_size(size_t embedding_dim, const std::vector<int64_t>& hidden);
   std::vector<float> dense_values();
   void set_dense_values(const std::vector<float>& values);
   std::vector<float> dense_grads();

@@ -70,11 +70,11 @@ BatchInputs gather(const CtrDataset& data, const std::vector<size_t>& samples, c
 }  // namespace
 
 ps::TableSpecs wide_deep_tables(const TrainConfig& config) {
-  WideDeep model = make_model(config);
+  const auto embedding_dim = static_cast<size_t>(config.model.wide_deep.embedding_dim);
   ps::TableSpecs tables;
-  tables.dense.push_back({"deep", model.dense_size()});
+  tables.dense.push_back({"deep", WideDeep::dense_size(embedding_dim, config.model.wide_deep.hidden)});
   tables.dense.push_back({"auc_counts", BucketedAuc::kVectorSize});
-  for (auto [name, dim, seed] : {std::tuple{"embedding", model.embedding_dim(), uint64_t{config.seed}},
+  for (auto [name, dim, seed] : {std::tuple{"embedding", embedding_dim, uint64_t{config.seed}},
                                  std::tuple{"wide", size_t{1}, config.seed + uint64_t{1}}}) {
     ps::SparseTableSpec table;
     table.name = name;
