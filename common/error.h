@@ -18,7 +18,7 @@ namespace paddle::common {
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
 // A parameter-server worker restarted in place that cannot take up its part alone
-// (runtime/train/worker_progress.h): EX_TEMPFAIL, so that its launcher restarts the whole job.
+// (runtime/train/workloads/worker_progress.h): EX_TEMPFAIL, so that its launcher restarts the whole job.
 inline constexpr int kExitCannotRejoin = 75;
 // The launcher stopped a job that made no progress for --hang_timeout (--on_hang=stop).
 inline constexpr int kExitHung = 123;

@@ -23,7 +23,7 @@
 //   word 9   the last step's busy seconds: not waiting in a collective nor on the servers
 //   word 10  this rank's busy seconds per step over the job's median, over the last window of
 //            steps (a double's bits; 0: not measured: one rank, or not yet)
-//   word 11  the step since which this rank is a straggler (runtime/train/straggler_window.h);
+//   word 11  the step since which this rank is a straggler (runtime/train/run/straggler_window.h);
 //            0 while it is not
 //
 // A mark reads the clock (the vDSO: no system call) and stores a few words.

@@ -2,7 +2,7 @@
 // DashboardServer: the job page of --dashboard, served with Boost.Beast from a thread of its own
 // on loopback. It reads what the launcher and the processes already write, so it needs nothing
 // from the supervisor: LOG_DIR/job.json (job_state.h), each process's metrics log
-// (runtime/train/metrics_log.h), the last lines of its log, and endpoints.log.
+// (runtime/train/run/metrics_log.h), the last lines of its log, and endpoints.log.
 //
 //   GET /          the page (page.html, embedded in the binary; it draws its own SVG curves and
 //                  polls /api/job every second, nothing is fetched from elsewhere)

@@ -1,6 +1,6 @@
 #pragma once
 // The job page's GET /metrics: what this node's job.json and each process's metrics log say now
-// (runtime/train/metrics_log.h), and the launcher's control-plane figures, as Prometheus families
+// (runtime/train/run/metrics_log.h), and the launcher's control-plane figures, as Prometheus families
 // (prometheus_text.h). Every sample is labelled job (--job_id) and node (its rank); a process's
 // also role and rank, and a server table's also table:
 //

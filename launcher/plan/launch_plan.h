@@ -40,7 +40,7 @@ struct ProcessSpec {
   // (PADDLE_ERROR_FILE and TORCHELASTIC_ERROR_FILE; common/error_record.h).
   std::string error_file;
   // LOG_DIR/metrics.<role>.<rank>.jsonl: its progress, a line per logged step
-  // (PADDLE_METRICS_FILE; runtime/train/metrics_log.h).
+  // (PADDLE_METRICS_FILE; runtime/train/run/metrics_log.h).
   std::string metrics_file;
   // LOG_DIR/progress.<role>.<rank>: where our runtime says what it does now, for hang and
   // straggler detection (PADDLE_PROGRESS_FILE; common/progress_page.h).

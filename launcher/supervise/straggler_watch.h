@@ -1,6 +1,6 @@
 #pragma once
 // StragglerWatch: which local ranks are stragglers now. The ranks of our runtime judge that among
-// themselves from their busy time per step (runtime/train/straggler_window.h, with the factor
+// themselves from their busy time per step (runtime/train/run/straggler_window.h, with the factor
 // the launcher passes in PADDLE_STRAGGLER_FACTOR) and write the verdict on their progress pages
 // (common/progress_page.h); the launcher reads the pages each second and says each change once,
 // and in a multi-node job sends that line to the launcher that judges, whose console shows every

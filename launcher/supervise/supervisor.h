@@ -10,7 +10,7 @@
 //    logs as LOG.attemptK, with PADDLE_RESTART_COUNT set to the attempt number.
 //  - PS with ps_worker_restarts > 0: a worker that fails is started again alone, appending to
 //    its log, with PADDLE_PS_WORKER_RESTART_COUNT set and the progress file it keeps
-//    (PADDLE_PS_WORKER_PROGRESS, runtime/train/worker_progress.h) to take up its part from. One
+//    (PADDLE_PS_WORKER_PROGRESS, runtime/train/workloads/worker_progress.h) to take up its part from. One
 //    that fails past its count, or exits 75 (it cannot take up its part alone), fails the job.
 //  - SIGINT/SIGTERM (from StopSignals) stop everything the same way and give 130/143; a second
 //    signal kills at once. One that comes while the node waits between runs (the rendezvous of

@@ -163,7 +163,7 @@ class Fleet {
   // A test's fault for this rank (test_fault.h: PADDLE_TEST_FAULT); none in a real job.
   const TestFault& test_fault() const { return test_fault_; }
   // PADDLE_STRAGGLER_FACTOR (the launcher's --straggler_factor): a rank whose busy time per step
-  // stays this many times the job's median is a straggler (runtime/train/straggler_window.h);
+  // stays this many times the job's median is a straggler (runtime/train/run/straggler_window.h);
   // 0: not judged. Default 2.
   double straggler_factor() const { return straggler_factor_; }
   // Where this rank's model runs (the GPU of FLAGS_selected_gpus with NCCL, unless the
@@ -207,7 +207,7 @@ class Fleet {
     common::ProgressPage::Scope at(*progress_, common::CollectiveKind::kBarrier, 0);
     server_control().barrier();
   }
-  // A worker restarted in place (runtime/train/worker_progress.h): the next `n` barriers are ones
+  // A worker restarted in place (runtime/train/workloads/worker_progress.h): the next `n` barriers are ones
   // its dead self reached and the job has completed; it passes them without waiting.
   void pass_barriers(uint64_t n) { barriers_to_pass_ = n; }
   // Barriers still to pass so: what comes before them was done by the dead self.

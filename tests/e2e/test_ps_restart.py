@@ -52,7 +52,7 @@ def pids(workdir):
 
 
 def progress(workdir, rank):
-    """A worker's last progress mark (runtime/train/worker_progress.h): (pass, batch, barriers)."""
+    """A worker's last progress mark (runtime/train/workloads/worker_progress.h): (pass, batch, barriers)."""
     try:
         with open(os.path.join(workdir, "log", f"workerprogress.{rank}"), "rb") as f:
             raw = f.read(56)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the live metrics (runtime/train/metrics_log.h), LOG_DIR/job.json
+"""End-to-end tests of the live metrics (runtime/train/run/metrics_log.h), LOG_DIR/job.json
 (launcher/job/job_state.h) and `paddle-launch status` (launcher/job/status_command.h)."""
 
 import json

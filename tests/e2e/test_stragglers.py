@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of straggler detection (--straggler_factor; runtime/train/straggler_window.h,
+"""End-to-end tests of straggler detection (--straggler_factor; runtime/train/run/straggler_window.h,
 launcher/supervise/straggler_watch.h): a rank of `train` slowed in its compute (the test stops it
 30 ms each time its page shows it computing, then lets it run 10 ms) is flagged within 50 steps on its node's console
 and the master's, in job.json and in /metrics, and cleared once it is released; an even job of

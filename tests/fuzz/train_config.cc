@@ -1,4 +1,4 @@
-// Fuzz target: the training configuration (runtime/train/train_config.h load_train_config): a
+// Fuzz target: the training configuration (runtime/train/config/train_config.h load_train_config): a
 // config file overlaid on the defaults, then `--set key=value` overrides. The input up to its
 // first NUL byte is the config file (none when empty); each line after it is one override.
 // Anything wrong must be a common::Error naming the key or the file.
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "runtime/train/train_config.h"
+#include "runtime/train/config/train_config.h"
 #include "tests/fuzz/scratch_dir.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -12,7 +12,7 @@
 #include <chrono>
 #include <string>
 
-#include "runtime/train/progress_log.h"
+#include "runtime/train/run/progress_log.h"
 #include "runtime/train/tensorboard/tensorboard_log.h"
 
 namespace paddle::tensorboard {

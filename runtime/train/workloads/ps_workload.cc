@@ -1,0 +1,110 @@
+#include "runtime/train/workloads/ps_workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/file.h"
+
+namespace paddle::runtime {
+
+void PsWorkload::begin(bool initialize_dense, std::optional<int64_t> passes_done) {
+  passes_ended_ = passes_done.value_or(config_.ps.start_pass);
+  if (fleet_.worker_index() == 0 && config_.ps.init_dir.empty() && initialize_dense)
+    fleet_.parameter_store().init_dense(0, initial_dense());
+  fleet_.ps_barrier();  // everyone starts from the initialized parameters
+  step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
+}
+
+void PsWorkload::begin_in_place(const WorkerMark& at) {
+  resume_ = at;
+  last_mark_ = at;
+  passes_ended_ = at.pass;
+  step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
+}
+
+void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) {
+  // Kept without a progress file too: the evaluation's flags are the pass's (evaluation_counted()).
+  if (!step_) throw std::logic_error("PsWorkload::mark_progress before begin()");
+  const uint64_t acknowledged = step_->acknowledged_steps();
+  if (pass != marked_pass_) {
+    marked_pass_ = pass;
+    pass_first_batch_ = trained;
+    pass_first_step_ = step;
+    pass_first_acknowledged_ = acknowledged;
+  }
+  const int64_t done = std::min(trained, pass_first_batch_ + static_cast<int64_t>(acknowledged - pass_first_acknowledged_));
+  WorkerMark mark;
+  mark.pass = pass;
+  mark.batch = done;
+  mark.step = pass_first_step_ + (done - pass_first_batch_);
+  // The barriers passed over were completed: they count as the job's.
+  mark.barriers = fleet_.server_control().barriers_completed() - fleet_.barriers_to_pass();
+  mark.pass_trained = pass_trained;
+  mark.barrier_per_step = fleet_.strategy().ps_mode() == PsMode::kSync;
+  if (pass == last_mark_.pass) {  // the pass as far as it went (a dead self's too)
+    mark.pass_trained = pass_trained || last_mark_.pass_trained;
+    mark.counted = last_mark_.counted;
+    mark.zeroed = last_mark_.zeroed;
+  }
+  last_mark_ = mark;
+  if (progress_ != nullptr) progress_->record(mark);
+}
+
+void PsWorkload::note_evaluation_counted() {
+  last_mark_.counted = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
+}
+
+void PsWorkload::note_finished() {
+  last_mark_.finished = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
+}
+
+void PsWorkload::note_evaluation_zeroed() {
+  last_mark_.zeroed = true;
+  if (progress_ != nullptr) progress_->record(last_mark_);
+}
+
+void PsWorkload::save_final(const CheckpointPosition&) {
+  common::write_file_atomically(std::filesystem::path(config_.output_dir) / "dense.json",
+                                nlohmann::json(fleet_.parameter_store().pull_dense(0)).dump() + "\n");
+}
+
+void PsWorkload::end_epoch() {
+  step_->flush();
+  const int64_t every = config_.ps.sparse.shrink_every_passes;
+  if (every <= 0 || ++passes_ended_ % every != 0) return;
+  fleet_.ps_barrier();  // no worker pushes while the tables shrink
+  if (fleet_.worker_index() == 0)
+    for (const ps::ShrinkReport& report : fleet_.shrink()) fmt::print("shrink (every {} passes): {}\n", every, ps::describe(report));
+  std::fflush(stdout);
+  fleet_.ps_barrier();
+}
+
+PsValues PsWorkload::fetch(std::vector<std::vector<uint64_t>> keys) {
+  common::ProgressPage::Scope pulling(fleet_.progress(), common::Phase::kPsPull);
+  const auto start = std::chrono::steady_clock::now();
+  PsValues values = step_->fetch(std::move(keys));
+  communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return values;
+}
+
+void PsWorkload::prefetch(const std::vector<std::vector<uint64_t>>& keys) {
+  const auto start = std::chrono::steady_clock::now();
+  step_->prefetch(keys);
+  communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void PsWorkload::apply(PsValues grads) {
+  common::ProgressPage::Scope pushing(fleet_.progress(), common::Phase::kPsPush);
+  const auto start = std::chrono::steady_clock::now();
+  step_->apply(std::move(grads));
+  communication_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace paddle::runtime
