@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/enum_names.h"
 #include "ps/table/ctr_accessor.h"
 
 namespace paddle::ps {
@@ -17,6 +18,7 @@ namespace paddle::ps {
 // (ps/table/disk_tier.h) in `dir`, the table's own directory.
 struct StorageSpec {
   enum class Kind { kMemory, kSsd };
+  static constexpr common::EnumNames<Kind, 2> kNames{{{{Kind::kMemory, "memory"}, {Kind::kSsd, "ssd"}}}};
   Kind kind = Kind::kMemory;
   std::string dir;           // kSsd
   uint64_t memory_rows = 0;  // kSsd: all shards together; at least one per shard
@@ -25,6 +27,8 @@ struct StorageSpec {
 // Until admitted, a key reads as its initial values, no row is stored and its pushes are dropped.
 struct AdmissionSpec {
   enum class Kind { kAlways, kCount, kProbability };
+  static constexpr common::EnumNames<Kind, 3> kNames{
+      {{{Kind::kAlways, "always"}, {Kind::kCount, "count"}, {Kind::kProbability, "probability"}}}};
   Kind kind = Kind::kAlways;
   uint32_t count = 0;        // kCount: a row is created on its count-th push (that push applied)
   float probability = 1.0f;  // kProbability: each push of an unadmitted key admits it with this
@@ -36,6 +40,7 @@ struct SparseTableSpec {
   size_t dim = 0;
   uint64_t seed = 0;
   enum class Accessor { kPlain, kCtr };
+  static constexpr common::EnumNames<Accessor, 2> kAccessorNames{{{{Accessor::kPlain, "plain"}, {Accessor::kCtr, "ctr"}}}};
   Accessor accessor = Accessor::kPlain;
   CtrAccessorSpec ctr{};    // used when accessor == kCtr
   AdmissionSpec admission{};  // any accessor

@@ -48,6 +48,7 @@
 #include "ps/server/server.h"
 #include "ps/server_control.h"
 #include "ps/table_spec.h"
+#include "common/enum_names.h"
 #include "runtime/core/execution.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/distributed/distributed_context.h"
@@ -59,6 +60,8 @@
 namespace paddle::runtime {
 
 enum class PsMode { kSync, kAsync, kGeo };
+inline constexpr common::EnumNames<PsMode, 3> kPsModeNames{
+    {{{PsMode::kSync, "sync"}, {PsMode::kAsync, "async"}, {PsMode::kGeo, "geo"}}}};
 
 struct DistributedStrategy {
   double fuse_grad_size_in_MB = 25;  // collective: gradient bucket size

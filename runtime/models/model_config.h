@@ -7,9 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/enum_names.h"
+
 namespace paddle::runtime {
 
 enum class ModelKind { kFitALine, kCnn, kResnet, kRecommender, kWideDeep };
+inline constexpr common::EnumNames<ModelKind, 5> kModelNames{{{{ModelKind::kFitALine, "fit_a_line"},
+                                                              {ModelKind::kCnn, "cnn"},
+                                                              {ModelKind::kResnet, "resnet"},
+                                                              {ModelKind::kRecommender, "recommender"},
+                                                              {ModelKind::kWideDeep, "wide_deep"}}}};
 
 struct CnnConfig {
   std::array<int64_t, 2> channels{16, 32};

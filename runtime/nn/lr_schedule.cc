@@ -10,13 +10,6 @@
 
 namespace paddle::runtime {
 
-LrScheduleKind parse_lr_schedule_kind(const std::string& name) {
-  if (name == "constant") return LrScheduleKind::kConstant;
-  if (name == "piecewise") return LrScheduleKind::kPiecewise;
-  if (name == "cosine") return LrScheduleKind::kCosine;
-  throw common::ConfigError(fmt::format("lr_schedule.type '{}' is not constant, piecewise or cosine", name));
-}
-
 void LrSchedule::validate() const {
   if (kind == LrScheduleKind::kCosine && epochs <= 0)
     throw common::ConfigError(fmt::format("lr_schedule cosine needs epochs > 0, got {}", epochs));

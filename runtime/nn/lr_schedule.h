@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
+
 namespace paddle::runtime {
 
 enum class LrScheduleKind { kConstant, kPiecewise, kCosine };
-
-// "constant", "piecewise" or "cosine"; throws common::ConfigError naming lr_schedule.type.
-LrScheduleKind parse_lr_schedule_kind(const std::string& name);
+inline constexpr common::EnumNames<LrScheduleKind, 3> kLrScheduleNames{
+    {{{LrScheduleKind::kConstant, "constant"}, {LrScheduleKind::kPiecewise, "piecewise"}, {LrScheduleKind::kCosine, "cosine"}}}};
 
 struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::kConstant;

@@ -67,7 +67,7 @@ std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const 
     throw CannotRejoin("an online run's worker is not restarted alone: its passes wait on each other's saves");
   if (dynamic_cast<const CtrWorkload*>(&workload) == nullptr)
     throw CannotRejoin(fmt::format("model {} does not take up a pass in the middle; only wide_deep's workers are "
-                                   "restarted alone", model_name(config.model.kind)));
+                                   "restarted alone", kModelNames.name(config.model.kind)));
   ps::ServerControl& servers = fleet.server_control();
   try {
     servers.rejoin();

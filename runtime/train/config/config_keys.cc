@@ -9,7 +9,9 @@
 
 #include "common/optimizer_kind.h"
 #include "ps/table/sparse_rule.h"
+#include "runtime/distributed/fleet.h"
 #include "runtime/nn/optimizer.h"
+#include "runtime/train/config/train_config.h"
 
 namespace paddle::runtime {
 namespace {
@@ -51,8 +53,8 @@ ConfigKey texts(std::string name, std::string doc) {
 std::vector<ConfigKey> make_keys() {
   return {
       // What is trained, on what.
-      choice("model", "cnn", {"fit_a_line", "cnn", "resnet", "recommender", "wide_deep"}, "the model to train"),
-      choice("dataset", "fashion_mnist", {"uci_housing", "fashion_mnist", "movielens", "criteo", "criteo_slot"},
+      choice("model", "cnn", kModelNames.choices(), "the model to train"),
+      choice("dataset", "fashion_mnist", kDatasetNames.choices(),
              "the data set it trains on"),
       text("data_dir", "/usr/share/datasets/fashion-mnist", "the data set's directory; ~/ is the home directory"),
       integer("train_samples", 0, 0, "training samples used; 0: all"),
@@ -83,12 +85,12 @@ std::vector<ConfigKey> make_keys() {
       number("optimizer.lr", 0.01, 0, "the base learning rate"),
       number("optimizer.momentum", 0.9, 0, "momentum: the velocity's decay"),
       number("optimizer.weight_decay", 0.0, 0, "L2 decay added to every gradient"),
-      choice("lr_schedule.type", "constant", {"constant", "piecewise", "cosine"}, "how the learning rate changes"),
+      choice("lr_schedule.type", "constant", kLrScheduleNames.choices(), "how the learning rate changes"),
       integers("lr_schedule.boundaries", json::array(), 0, "piecewise: the steps where the rate changes"),
       numbers("lr_schedule.values", "piecewise: the rate before the first boundary and after each"),
-      choice("parallelism", "auto", {"auto", "collective", "ps"},
+      choice("parallelism", "auto", kParallelismNames.choices(),
              "auto: on parameter servers in a PS job and for wide_deep, collectively otherwise"),
-      choice("device", "auto", {"auto", "cpu"}, "auto: the rank's GPU where there is one; cpu: the host"),
+      choice("device", "auto", kDeviceNames.choices(), "auto: the rank's GPU where there is one; cpu: the host"),
       boolean("tf32", false, "allows TF32 tensor cores on a GPU"),
       positive("bucket_mb", 25, "collective: the size of a gradient bucket, MB"),
       // What it writes.
@@ -111,7 +113,7 @@ std::vector<ConfigKey> make_keys() {
       texts("amp.custom_white_list", "ops run in half besides the defaults"),
       texts("amp.custom_black_list", "ops kept in float32"),
       // Parameter servers.
-      choice("ps.mode", "sync", {"sync", "async", "geo"}, "how gradients reach the servers"),
+      choice("ps.mode", "sync", kPsModeNames.choices(), "how gradients reach the servers"),
       integer("ps.k_steps", 0, 0, "geo: local steps between sends", kIntMax),
       integer("ps.max_merge_var_num", 4, 1, "async: gradients merged into one send", kIntMax),
       integer("ps.send_queue_size", 16, 1, "async: sends queued before a step waits", kIntMax),
@@ -119,7 +121,7 @@ std::vector<ConfigKey> make_keys() {
       text("ps.init_dir", "", "the servers load this save at start"),
       integer("ps.start_pass", 0, 0, "the pass a resumed run carries on from"),
       text("ps.save_dir", "", "where the servers save at the end (online: after every pass)"),
-      choice("ps.accessor", "plain", {"plain", "ctr"}, "sparse rows: plain embeddings, or ctr rows with show/click statistics"),
+      choice("ps.accessor", "plain", ps::SparseTableSpec::kAccessorNames.choices(), "sparse rows: plain embeddings, or ctr rows with show/click statistics"),
       choice("ps.sparse_rule.type", "adagrad", common::optimizer_kind_names(ps::SparseRuleSpec::kinds()),
              "ctr rows: their optimizer"),
       positive("ps.sparse_rule.lr", 0.05, "ctr rows: the learning rate"),
@@ -134,11 +136,11 @@ std::vector<ConfigKey> make_keys() {
       integer("ps.ctr.delete_after_unseen_days", 30, 0, "a shrink deletes rows unseen this many days", kIntMax),
       number("ps.ctr.base_threshold", 1.5, 0, "a base save keeps rows scoring at least this"),
       number("ps.ctr.delta_threshold", 0.25, 0, "a delta save keeps rows changed at least this much"),
-      choice("ps.admission.type", "always", {"always", "count", "probability"}, "when a new feature gets a row"),
+      choice("ps.admission.type", "always", ps::AdmissionSpec::kNames.choices(), "when a new feature gets a row"),
       integer("ps.admission.count", 1, 1, "count: the shows before a feature gets a row", kUint32Max),
       number("ps.admission.probability", 1.0, 0, "probability: the chance a show gives a new feature a row", 1),
       integer("ps.shrink_every_passes", 0, 0, "the servers shrink after every this many passes; 0: on request only"),
-      choice("ps.storage", "memory", {"memory", "ssd"}, "ssd: hot rows in memory, the rest in RocksDB"),
+      choice("ps.storage", "memory", ps::StorageSpec::kNames.choices(), "ssd: hot rows in memory, the rest in RocksDB"),
       number("ps.memory_budget_mb", 0, 0, "ssd: MB of hot rows per server"),
       text("ps.ssd_dir", "", "ssd: where the rows on disk go; empty: output_dir/ps_ssd"),
       texts("ps.online.days", "online training: the days, in order (directory names); [] is not online"),

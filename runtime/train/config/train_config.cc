@@ -19,57 +19,9 @@ namespace {
 using common::ConfigError;
 using nlohmann::json;
 
-constexpr std::array<std::pair<ModelKind, const char*>, 5> kModels{{{ModelKind::kFitALine, "fit_a_line"},
-                                                                    {ModelKind::kCnn, "cnn"},
-                                                                    {ModelKind::kResnet, "resnet"},
-                                                                    {ModelKind::kRecommender, "recommender"},
-                                                                    {ModelKind::kWideDeep, "wide_deep"}}};
-constexpr std::array<std::pair<DatasetKind, const char*>, 5> kDatasets{{{DatasetKind::kUciHousing, "uci_housing"},
-                                                                        {DatasetKind::kFashionMnist, "fashion_mnist"},
-                                                                        {DatasetKind::kMovieLens, "movielens"},
-                                                                        {DatasetKind::kCriteo, "criteo"},
-                                                                        {DatasetKind::kCriteoSlot, "criteo_slot"}}};
-
-template <typename Kind, size_t N>
-Kind kind_named(const std::array<std::pair<Kind, const char*>, N>& names, const std::string& name, const std::string& key) {
-  std::string known;
-  for (const auto& [kind, text] : names) {
-    if (name == text) return kind;
-    known += known.empty() ? text : std::string(", ") + text;
-  }
-  throw ConfigError(fmt::format("{} '{}' is not one of {}", key, name, known));
-}
-
-template <typename Kind, size_t N>
-std::string name_of(const std::array<std::pair<Kind, const char*>, N>& names, Kind kind) {
-  for (const auto& [k, text] : names)
-    if (k == kind) return text;
-  return "?";
-}
-
-PsMode parse_ps_mode(const std::string& name) {
-  if (name == "sync") return PsMode::kSync;
-  if (name == "async") return PsMode::kAsync;
-  if (name == "geo") return PsMode::kGeo;
-  throw std::logic_error("ps.mode " + name + " passed the key table but has no mode");
-}
-
-Parallelism parse_parallelism(const std::string& name) {
-  if (name == "auto") return Parallelism::kAuto;
-  if (name == "collective") return Parallelism::kCollective;
-  if (name == "ps") return Parallelism::kParameterServer;
-  throw std::logic_error("parallelism " + name + " passed the key table but has no kind");
-}
-
-DevicePreference parse_device(const std::string& name) {
-  if (name == "auto") return DevicePreference::kAuto;
-  if (name == "cpu") return DevicePreference::kCpu;
-  throw std::logic_error("device " + name + " passed the key table but has no kind");
-}
-
 ModelConfig parse_model(const ConfigReader& r) {
   ModelConfig m;
-  m.kind = kind_named(kModels, r.choice("model"), "model");
+  m.kind = kModelNames.parse(r.choice("model"), "model");
   const auto channels = r.integers("cnn.channels");
   if (channels.size() != 2)
     throw ConfigError(fmt::format("cnn.channels: {} is not two channel counts", shown(r.at("cnn.channels"))));
@@ -90,7 +42,7 @@ ModelConfig parse_model(const ConfigReader& r) {
 
 DataConfig parse_data(const ConfigReader& r) {
   DataConfig d;
-  d.kind = kind_named(kDatasets, r.choice("dataset"), "dataset");
+  d.kind = kDatasetNames.parse(r.choice("dataset"), "dataset");
   d.dir = r.text("data_dir");
   d.train_samples = static_cast<size_t>(r.integer("train_samples"));
   d.test_samples = static_cast<size_t>(r.integer("test_samples"));
@@ -131,8 +83,7 @@ ps::SparseRuleSpec parse_sparse_rule(const ConfigReader& r) {
 
 SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   SparseTablesConfig t;
-  const std::string accessor = r.choice("ps.accessor");
-  if (accessor == "ctr") t.accessor = ps::SparseTableSpec::Accessor::kCtr;
+  t.accessor = ps::SparseTableSpec::kAccessorNames.parse(r.choice("ps.accessor"), "ps.accessor");
 
   ps::CtrAccessorSpec& ctr = t.ctr;
   ctr.nonclk_coeff = static_cast<float>(r.number("ps.ctr.nonclk_coeff"));
@@ -144,15 +95,11 @@ SparseTablesConfig parse_sparse_tables(const ConfigReader& r) {
   ctr.delta_threshold = static_cast<float>(r.number("ps.ctr.delta_threshold"));
   ctr.embed_rule = ctr.embedx_rule = parse_sparse_rule(r);
   t.rule = r.choice("ps.sparse_rule.type");
-  const std::string admission = r.choice("ps.admission.type");
-  if (admission == "always") t.admission.kind = ps::AdmissionSpec::Kind::kAlways;
-  else if (admission == "count") t.admission.kind = ps::AdmissionSpec::Kind::kCount;
-  else if (admission == "probability") t.admission.kind = ps::AdmissionSpec::Kind::kProbability;
+  t.admission.kind = ps::AdmissionSpec::kNames.parse(r.choice("ps.admission.type"), "ps.admission.type");
   t.admission.count = static_cast<uint32_t>(r.integer("ps.admission.count"));
   t.admission.probability = static_cast<float>(r.number("ps.admission.probability"));
   t.shrink_every_passes = r.integer("ps.shrink_every_passes");
-  const std::string storage = r.choice("ps.storage");
-  if (storage == "ssd") t.storage = ps::StorageSpec::Kind::kSsd;
+  t.storage = ps::StorageSpec::kNames.parse(r.choice("ps.storage"), "ps.storage");
 
   t.memory_budget_mb = r.number("ps.memory_budget_mb");
   if (t.storage == ps::StorageSpec::Kind::kSsd && t.memory_budget_mb == 0)
@@ -180,7 +127,7 @@ OnlineConfig parse_online(const ConfigReader& r) {
 
 PsConfig parse_ps(const ConfigReader& r) {
   PsConfig ps;
-  ps.mode = parse_ps_mode(r.choice("ps.mode"));
+  ps.mode = kPsModeNames.parse(r.choice("ps.mode"), "ps.mode");
   ps.k_steps = static_cast<int>(r.integer("ps.k_steps"));
   if (ps.mode == PsMode::kGeo && ps.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
   ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num"));
@@ -219,8 +166,6 @@ AmpConfig parse_amp(const ConfigReader& r) {
 
 }  // namespace
 
-std::string model_name(ModelKind kind) { return name_of(kModels, kind); }
-std::string dataset_name(DatasetKind kind) { return name_of(kDatasets, kind); }
 
 TrainConfig parse_train_config(const json& merged) {
   const ConfigReader r(merged);
@@ -236,7 +181,7 @@ TrainConfig parse_train_config(const json& merged) {
   c.optimizer.kind = parse_optimizer_kind(r.choice("optimizer.type"));
   c.optimizer.momentum = static_cast<float>(r.number("optimizer.momentum"));
   c.optimizer.weight_decay = static_cast<float>(r.number("optimizer.weight_decay"));
-  c.lr_schedule.kind = parse_lr_schedule_kind(r.choice("lr_schedule.type"));
+  c.lr_schedule.kind = kLrScheduleNames.parse(r.choice("lr_schedule.type"), "lr_schedule.type");
   c.lr_schedule.base_lr = static_cast<float>(r.number("optimizer.lr"));
   c.lr_schedule.boundaries = r.integers("lr_schedule.boundaries");
   c.lr_schedule.values = r.numbers("lr_schedule.values");
@@ -245,17 +190,17 @@ TrainConfig parse_train_config(const json& merged) {
   c.ps = parse_ps(r);
   if (c.ps.online.enabled() && c.model.kind != ModelKind::kWideDeep)
     throw ConfigError(fmt::format("ps.online: model {} trains on a fixed data set; online passes are for model wide_deep",
-                                  model_name(c.model.kind)));
+                                  kModelNames.name(c.model.kind)));
   c.output_dir = r.text("output_dir");
   c.resume = r.boolean("resume");
   c.checkpoint = r.boolean("checkpoint");
   c.tensorboard = r.boolean("tensorboard");
   c.log_every = r.integer("log_every");
   c.bucket_mb = r.number("bucket_mb");
-  c.device = parse_device(r.choice("device"));
+  c.device = kDeviceNames.parse(r.choice("device"), "device");
   c.tf32 = r.boolean("tf32");
   c.amp = parse_amp(r);
-  c.parallelism = parse_parallelism(r.choice("parallelism"));
+  c.parallelism = kParallelismNames.parse(r.choice("parallelism"), "parallelism");
   return c;
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/models/model_config.h"
 #include "runtime/nn/amp_policy.h"
 #include "runtime/nn/loss_scaler.h"
+#include "common/enum_names.h"
 #include "runtime/nn/lr_schedule.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/train/config/config_keys.h"
@@ -24,12 +25,21 @@
 namespace paddle::runtime {
 
 enum class DatasetKind { kUciHousing, kFashionMnist, kMovieLens, kCriteo, kCriteoSlot };
+inline constexpr common::EnumNames<DatasetKind, 5> kDatasetNames{{{{DatasetKind::kUciHousing, "uci_housing"},
+                                                                  {DatasetKind::kFashionMnist, "fashion_mnist"},
+                                                                  {DatasetKind::kMovieLens, "movielens"},
+                                                                  {DatasetKind::kCriteo, "criteo"},
+                                                                  {DatasetKind::kCriteoSlot, "criteo_slot"}}}};
 // How the workers share the model: "auto" trains on parameter servers in a PS job (launched
 // with --server_num or --servers) and for models that only train that way (wide_deep), and
 // collectively otherwise; "ps" keeps the tables in this process when it runs alone.
 enum class Parallelism { kAuto, kCollective, kParameterServer };
+inline constexpr common::EnumNames<Parallelism, 3> kParallelismNames{
+    {{{Parallelism::kAuto, "auto"}, {Parallelism::kCollective, "collective"}, {Parallelism::kParameterServer, "ps"}}}};
 // Where a collective model runs: the rank's device (its GPU with NCCL), or the host.
 enum class DevicePreference { kAuto, kCpu };
+inline constexpr common::EnumNames<DevicePreference, 2> kDeviceNames{
+    {{{DevicePreference::kAuto, "auto"}, {DevicePreference::kCpu, "cpu"}}}};
 
 struct DataConfig {
   DatasetKind kind = DatasetKind::kFashionMnist;
@@ -136,8 +146,6 @@ struct TrainConfig {
 };
 
 // The names configs use: "cnn", "uci_housing", ... (for reports and messages).
-std::string model_name(ModelKind kind);
-std::string dataset_name(DatasetKind kind);
 
 // Defaults, overlaid with the file at `path` (if not empty), then with each "key=value"
 // override. Values parse as JSON when they can (numbers, true/false, lists), else as strings.

@@ -90,8 +90,8 @@ std::string CollectiveWorkload::describe() const {
 }
 
 nlohmann::json CollectiveWorkload::identity() const {
-  return {{"model", model_name(config_.model.kind)},
-          {"dataset", dataset_name(config_.data.kind)},
+  return {{"model", std::string(kModelNames.name(config_.model.kind))},
+          {"dataset", std::string(kDatasetNames.name(config_.data.kind))},
           {"device", fleet_.execution().device().to_string()}};
 }
 

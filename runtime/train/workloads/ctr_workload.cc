@@ -22,7 +22,7 @@ CtrDataset load(const TrainConfig& config, const std::string& path) {
     case DatasetKind::kCriteoSlot: return load_criteo_slot(path, config.data.hash_dim);
     default:
       throw common::ConfigError(
-          fmt::format("dataset {} is not criteo or criteo_slot (model wide_deep)", dataset_name(config.data.kind)));
+          fmt::format("dataset {} is not criteo or criteo_slot (model wide_deep)", kDatasetNames.name(config.data.kind)));
   }
 }
 
@@ -141,7 +141,7 @@ std::string CtrWorkload::describe() const {
 }
 
 nlohmann::json CtrWorkload::identity() const {
-  return {{"model", model_name(config_.model.kind)}, {"dataset", dataset_name(config_.data.kind)}, {"device", "cpu"}};
+  return {{"model", std::string(kModelNames.name(config_.model.kind))}, {"dataset", std::string(kDatasetNames.name(config_.data.kind))}, {"device", "cpu"}};
 }
 
 void CtrWorkload::begin_epoch(int64_t epoch) {

@@ -36,7 +36,7 @@ std::string LayerPsWorkload::describe() const {
 }
 
 nlohmann::json LayerPsWorkload::identity() const {
-  return {{"model", model_name(config_.model.kind)}, {"dataset", dataset_name(config_.data.kind)}, {"device", "cpu"}};
+  return {{"model", std::string(kModelNames.name(config_.model.kind))}, {"dataset", std::string(kDatasetNames.name(config_.data.kind))}, {"device", "cpu"}};
 }
 
 void LayerPsWorkload::begin_epoch(int64_t epoch) {

@@ -43,7 +43,7 @@ TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts,
     }
     default:
       throw common::ConfigError(fmt::format("dataset {} is click data for model wide_deep, not for model {}",
-                                            dataset_name(config.data.kind), model_name(config.model.kind)));
+                                            kDatasetNames.name(config.data.kind), kModelNames.name(config.model.kind)));
   }
   split.train.truncate(config.data.train_samples);
   split.test.truncate(config.data.test_samples);

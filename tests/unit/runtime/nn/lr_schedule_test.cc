@@ -18,8 +18,8 @@ TEST_CASE("learning-rate schedules") {
   CHECK(p.at(25) == 0.25f);
   LrSchedule bad{LrScheduleKind::kPiecewise, 0.1f, {10}, {1.0f}};
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("piecewise needs 2 values"), paddle::common::ConfigError);
-  CHECK(parse_lr_schedule_kind("cosine") == LrScheduleKind::kCosine);
-  CHECK_THROWS_WITH_AS(parse_lr_schedule_kind("linear"), doctest::Contains("lr_schedule.type 'linear'"),
+  CHECK(kLrScheduleNames.parse("cosine", "lr_schedule.type") == LrScheduleKind::kCosine);
+  CHECK_THROWS_WITH_AS(kLrScheduleNames.parse("linear", "lr_schedule.type"), doctest::Contains("lr_schedule.type 'linear'"),
                        paddle::common::ConfigError);
   LrSchedule cos{LrScheduleKind::kCosine, 0.1f, {}, {}, 10, 4};
   CHECK(cos.at(0) == doctest::Approx(0.1));
