@@ -14,7 +14,7 @@
 namespace paddle::ps {
 
 ServerTables build_server_tables(const TableSpecs& specs, int index, int count) {
-  UpdateRule rule = UpdateRule::parse(specs.update_rule, specs.learning_rate);
+  UpdateRule rule = UpdateRule::of(specs.update_rule, specs.learning_rate);
   rule.momentum = specs.momentum;
   rule.weight_decay = specs.weight_decay;
   ServerTables tables;
@@ -34,7 +34,7 @@ ServerTables build_server_tables(const TableSpecs& specs, int index, int count) 
 
 std::vector<StorageSpec> server_storage(const TableSpecs& specs, int index) {
   std::vector<StorageSpec> storage;
-  const UpdateRule rule = UpdateRule::parse(specs.update_rule, specs.learning_rate);
+  const UpdateRule rule = UpdateRule::of(specs.update_rule, specs.learning_rate);
   uint64_t tiered_row_bytes = 0;  // one row of every tiered table
   for (const SparseTableSpec& s : specs.sparse) {
     storage.push_back(s.storage);

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/optimizer_kind.h"
 #include "ps/table/sparse_table_spec.h"
 #include "ps/table/tables.h"
 
@@ -30,7 +31,8 @@ struct DenseTableSpec {
 struct TableSpecs {
   std::vector<DenseTableSpec> dense;    // by table id
   std::vector<SparseTableSpec> sparse;  // by table id
-  std::string update_rule = "sgd";      // ps/table/update_rule.h names; plain sparse tables and dense tables
+  // The rule of plain sparse tables and dense tables: one of ps/table/update_rule.h's kinds().
+  common::OptimizerKind update_rule = common::OptimizerKind::kSgd;
   float learning_rate = 0.01f;
   float momentum = 0.9f;  // the momentum rule's mu
   float weight_decay = 0.0f;

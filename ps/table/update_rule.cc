@@ -18,14 +18,21 @@ constexpr std::array<common::OptimizerKind, 4> kImplemented{common::OptimizerKin
 
 std::span<const UpdateRule::Kind> UpdateRule::kinds() { return kImplemented; }
 
-UpdateRule UpdateRule::parse(const std::string& name, float lr) {
-  const std::optional<Kind> kind = common::optimizer_kind_named(name);
-  if (!kind || std::find(kImplemented.begin(), kImplemented.end(), *kind) == kImplemented.end())
-    throw std::invalid_argument("server optimizer '" + name + "' is not " + common::optimizer_kinds_text(kImplemented));
+UpdateRule UpdateRule::of(Kind kind, float lr) {
+  if (std::find(kImplemented.begin(), kImplemented.end(), kind) == kImplemented.end())
+    throw std::invalid_argument("server optimizer '" + std::string(common::optimizer_kind_name(kind)) + "' is not " +
+                                common::optimizer_kinds_text(kImplemented));
   UpdateRule r;
   r.lr = lr;
-  r.kind = *kind;
+  r.kind = kind;
   return r;
+}
+
+UpdateRule UpdateRule::parse(const std::string& name, float lr) {
+  const std::optional<Kind> kind = common::optimizer_kind_named(name);
+  if (!kind)
+    throw std::invalid_argument("server optimizer '" + name + "' is not " + common::optimizer_kinds_text(kImplemented));
+  return of(*kind, lr);
 }
 
 void UpdateRule::apply(float* values, float* state, const float* grads, size_t n, int64_t step) const {

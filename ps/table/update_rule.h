@@ -24,7 +24,8 @@ struct UpdateRule {
 
   // The kinds it implements: sgd, momentum, adagrad, adam.
   static std::span<const Kind> kinds();
-  // Throws std::invalid_argument for a name other than those of kinds().
+  // Throws std::invalid_argument for a kind, or a name, other than those of kinds().
+  static UpdateRule of(Kind kind, float lr);
   static UpdateRule parse(const std::string& name, float lr);
   size_t state_width() const { return kind == Kind::kSgd ? 0 : kind == Kind::kAdam ? 2 : 1; }
   // Updates n values from their gradients; `state` holds state_width() * n floats and `step`

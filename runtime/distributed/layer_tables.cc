@@ -29,7 +29,7 @@ LayerTables::LayerTables(Layer& layer, std::vector<EmbeddingInput> embeddings) :
     }
 }
 
-ps::TableSpecs LayerTables::specs(uint64_t seed, const std::string& update_rule, float learning_rate) const {
+ps::TableSpecs LayerTables::specs(uint64_t seed, common::OptimizerKind update_rule, float learning_rate) const {
   ps::TableSpecs specs;
   specs.dense.push_back({"dense", dense_size_});
   for (size_t t = 0; t < tables_.size(); ++t) specs.sparse.push_back({embeddings_[t].table, row_width(*tables_[t]), seed + t});

@@ -24,7 +24,7 @@ class LayerTables {
 
   // Dense table "dense" and one sparse table per embedding (sparse table id = its index in
   // `embeddings`); the servers initialize rows from seed + id.
-  ps::TableSpecs specs(uint64_t seed, const std::string& update_rule, float learning_rate) const;
+  ps::TableSpecs specs(uint64_t seed, common::OptimizerKind update_rule, float learning_rate) const;
 
   std::vector<float> dense_values() const;
   void set_dense_values(const std::vector<float>& values);

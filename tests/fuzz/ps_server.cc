@@ -27,7 +27,9 @@ ParameterServer make_server(uint8_t mode) {
   TableSpecs specs;
   specs.dense = {{"a", 3}, {"b", 5}};
   specs.sparse = {{"e", 2, 7}, {"w", 1, 9}};
-  specs.update_rule = (mode >> 2) % 3 == 0 ? "sgd" : (mode >> 2) % 3 == 1 ? "adagrad" : "adam";
+  specs.update_rule = (mode >> 2) % 3 == 0   ? paddle::common::OptimizerKind::kSgd
+                      : (mode >> 2) % 3 == 1 ? paddle::common::OptimizerKind::kAdagrad
+                                             : paddle::common::OptimizerKind::kAdam;
   ServerOptions options;
   options.sync = mode & 1;
   options.workers = 1 + ((mode >> 1) & 1);

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   paddle::ps::TableSpecs specs;
   specs.dense = {{"a", 3}, {"b", 5}};
   specs.sparse = {{"e", 2, 7}, {"w", 1, 9}};
-  specs.update_rule = "adagrad";
+  specs.update_rule = paddle::common::OptimizerKind::kAdagrad;
   auto tables = paddle::ps::build_server_tables(specs, 0, 1);
   try {
     paddle::ps::load_checkpoint(scratch.path(), tables, 0, 1);

@@ -56,16 +56,15 @@ DataConfig parse_data(const ConfigReader& r) {
 }
 
 // The servers' rule: optimizer.type, which ps.server_optimizer (`given`, may be empty) may repeat.
-std::string server_rule(const std::string& given, const std::string& optimizer_type) {
+common::OptimizerKind server_rule(const std::string& given, const std::string& optimizer_type) {
   const std::vector<std::string> rules = common::optimizer_kind_names(ps::UpdateRule::kinds());
   if (!given.empty() && std::find(rules.begin(), rules.end(), given) == rules.end())
     throw ConfigError(fmt::format("ps.server_optimizer: '{}' is not {}", given, choices_text(rules)));
-  if (given.empty()) return optimizer_type;
-  if (given != optimizer_type)
+  if (!given.empty() && given != optimizer_type)
     throw ConfigError(fmt::format("ps.server_optimizer: {} contradicts optimizer.type: {}; the servers run the program's "
                                   "optimizer, so drop ps.server_optimizer or make the two agree",
                                   given, optimizer_type));
-  return given;
+  return common::optimizer_kind_named(optimizer_type).value();  // optimizer.type's choices are kinds' names
 }
 
 ps::SparseRuleSpec parse_sparse_rule(const ConfigReader& r) {

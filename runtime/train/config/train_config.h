@@ -92,7 +92,7 @@ struct PsConfig {
   // The servers' update rule (ps/table/update_rule.h): the program's optimizer.type (with its lr,
   // momentum and weight decay), as Paddle's servers run the program's optimizer. ps.server_optimizer, kept for
   // older configs, may repeat it; a different value is an error naming both keys.
-  std::string server_optimizer;
+  common::OptimizerKind server_optimizer = common::OptimizerKind::kMomentum;
   std::string init_dir;                  // servers load this checkpoint at start
   int64_t start_pass = 0;                // the pass a resumed run carries on from
   std::string save_dir;                  // worker 0 has the servers save here at the end

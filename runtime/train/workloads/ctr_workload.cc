@@ -130,7 +130,7 @@ std::string CtrWorkload::describe() const {
   const std::string rows =
       embedding.accessor == ps::SparseTableSpec::Accessor::kCtr
           ? fmt::format("ctr rows ({} sparse rule, lr {})", config_.ps.sparse.rule, embedding.ctr.embed_rule.learning_rate)
-          : fmt::format("plain rows ({}, lr {})", tables_.update_rule, tables_.learning_rate);
+          : fmt::format("plain rows ({}, lr {})", common::optimizer_kind_name(tables_.update_rule), tables_.learning_rate);
   const std::string data = config_.ps.online.enabled()
                                ? fmt::format("online: {} day(s) x {} pass(es)", config_.ps.online.days.size(),
                                              config_.ps.online.passes_per_day)

@@ -31,7 +31,7 @@ std::string LayerPsWorkload::describe() const {
   for (const auto& t : specs_.sparse) sparse += fmt::format("{}{} (dim {})", sparse.empty() ? "" : ", ", t.name, t.dim);
   return fmt::format("model: {}\nparameter servers ({}, lr {}): dense {} values; sparse tables {}\ntrain samples: {}, "
                      "test samples: {}, {} steps per pass",
-                     model_.net.describe(), specs_.update_rule, specs_.learning_rate, specs_.dense[0].size, sparse.empty() ? "none" : sparse, data_.train.size(),
+                     model_.net.describe(), common::optimizer_kind_name(specs_.update_rule), specs_.learning_rate, specs_.dense[0].size, sparse.empty() ? "none" : sparse, data_.train.size(),
                      data_.test.size(), steps_per_epoch(data_.train.size()));
 }
 

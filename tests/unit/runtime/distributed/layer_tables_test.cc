@@ -24,14 +24,14 @@ Sequential bag_model() {
 TEST_CASE("a layer's embeddings become sparse tables and the rest one dense vector") {
   Sequential net = bag_model();
   LayerTables tables(net, {{"emb.table", 0, 2, true}});
-  const paddle::ps::TableSpecs specs = tables.specs(100, "adam", 0.5f);
+  const paddle::ps::TableSpecs specs = tables.specs(100, paddle::common::OptimizerKind::kAdam, 0.5f);
   REQUIRE(specs.dense.size() == 1);
   CHECK(specs.dense[0].size == 7);  // fc.w 6x1 and fc.b 1
   REQUIRE(specs.sparse.size() == 1);
   CHECK(specs.sparse[0].name == "emb.table");
   CHECK(specs.sparse[0].dim == 3);
   CHECK(specs.sparse[0].seed == 100);
-  CHECK(specs.update_rule == "adam");
+  CHECK(specs.update_rule == paddle::common::OptimizerKind::kAdam);
   CHECK_THROWS_WITH_AS(LayerTables(net, {{"nope.table", 0, 1, false}}), doctest::Contains("no parameter nope.table"),
                        std::invalid_argument);
 }

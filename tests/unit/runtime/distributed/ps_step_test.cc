@@ -12,7 +12,7 @@ paddle::ps::TableSpecs two_tables() {
   paddle::ps::TableSpecs specs;
   specs.dense.push_back({"dense", 3});
   specs.sparse.push_back({"rows", 2, 5});
-  specs.update_rule = "sgd";
+  specs.update_rule = paddle::common::OptimizerKind::kSgd;
   specs.learning_rate = 0.5f;
   return specs;
 }

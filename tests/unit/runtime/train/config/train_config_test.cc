@@ -12,10 +12,10 @@ using namespace paddle::runtime;
 using paddle::common::ConfigError;
 
 TEST_CASE("the servers run the program's optimizer; ps.server_optimizer may only repeat it") {
-  CHECK(load_train_config("", {"optimizer.type=adam"}).ps.server_optimizer == "adam");
-  CHECK(load_train_config("", {"optimizer.type=adagrad", "ps.server_optimizer=adagrad"}).ps.server_optimizer == "adagrad");
+  CHECK(load_train_config("", {"optimizer.type=adam"}).ps.server_optimizer == paddle::common::OptimizerKind::kAdam);
+  CHECK(load_train_config("", {"optimizer.type=adagrad", "ps.server_optimizer=adagrad"}).ps.server_optimizer == paddle::common::OptimizerKind::kAdagrad);
   const TrainConfig momentum = load_train_config("", {});
-  CHECK(momentum.ps.server_optimizer == "momentum");
+  CHECK(momentum.ps.server_optimizer == paddle::common::OptimizerKind::kMomentum);
   CHECK(momentum.uses_parameter_servers(JobKind::kParameterServer));
   CHECK_THROWS_WITH_AS(load_train_config("", {"optimizer.type=adam", "ps.server_optimizer=sgd"}),
                        "ps.server_optimizer: sgd contradicts optimizer.type: adam; the servers run the program's optimizer, "
