@@ -64,158 +64,213 @@ void log_evaluation(LogStyle style, const Round& round, const Evaluation& e) {
   std::fflush(stdout);
 }
 
+// One run of the loop (training_loop.h), each phase a named step: begin (where the run starts, its
+// history and generation), each round's steps, the round's close (figures, evaluation, the
+// schedule's saves), and finish (the last evaluation and the report).
+class TrainingRun {
+ public:
+  TrainingRun(const TrainConfig& config, Workload& workload, Schedule& schedule, RunOrigin origin,
+              Clock::time_point started, ProgressLog* metrics)
+      : config_(config), workload_(workload), schedule_(schedule), origin_(origin), started_(started), metrics_(metrics),
+        leader_(workload.worker_index() == 0), style_(workload.log_style()), position_(schedule.start()),
+        resume_(workload.resume_at()), page_(workload.progress()), fault_(workload.test_fault()),
+        straggler_(workload.straggler_factor(), workload.worker_index(), page_,
+                   [&workload](float busy) { return workload.gather_over_workers(busy); }),
+        local_batch_(static_cast<double>(workload.global_batch()) / workload.worker_num()) {}
+
+  nlohmann::json go() {
+    begin();
+    for (auto r = static_cast<size_t>(std::max<int64_t>(position_.epoch, 0)); r < schedule_.round_count() && !stop_; ++r)
+      train_round(r);
+    return finish();
+  }
+
+ private:
+  // Where the run starts: a resumed one goes on with the figures of the rounds it resumed after,
+  // and the leader records this generation.
+  void begin() {
+    if (resume_) {
+      position_.epoch = resume_->pass;
+      position_.step = resume_->step;
+    }
+    fmt::print("{}\n", workload_.describe());
+    run_.world_size = workload_.worker_num();
+    if (position_.history.is_array()) {
+      run_.history = std::move(position_.history);
+      if (!run_.history.empty() && run_.history.back().is_object() && run_.history.back().contains("train_loss") &&
+          run_.history.back()["train_loss"].is_number())
+        run_.train_loss = run_.history.back()["train_loss"].get<double>();
+    }
+    position_.history = nlohmann::json();
+    if (leader_) {
+      const Generation now{origin_.generation, run_.world_size, position_};
+      const bool resuming = origin_.resuming || position_.epoch > 0 || position_.step > 0;
+      run_.generations = record_generation(config_.output_dir, now, resuming);
+      fmt::print("generations: {}\n", describe_generations(run_.generations));
+    }
+    std::fflush(stdout);
+    line_time_ = Clock::now();
+    line_step_ = position_.step;
+    line_comm_ = workload_.communication_seconds();
+  }
+
+  void train_round(size_t r) {
+    const Round round = schedule_.round(r);
+    schedule_.before_round(round);
+    const auto round_start = Clock::now();
+    const int64_t round_first_step = position_.step;
+    workload_.begin_epoch(round.index);
+    StepPlace at{round, 0, position_.step};
+    if (resume_ && static_cast<int64_t>(r) == resume_->pass) {
+      workload_.skip_batches(resume_->batch);
+      at.batch = resume_->batch;
+    }
+    const auto pass = static_cast<int64_t>(r);
+    workload_.mark_progress(pass, at.batch, position_.step, false);
+    page_.enter(Phase::kCompute);
+    page_.begin_steps();
+    train_steps(pass, at);
+    // Before the pass's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
+    workload_.mark_progress(pass, at.batch, position_.step, true);
+    workload_.end_epoch();
+    workload_.mark_progress(pass, at.batch, position_.step, true);
+    const double round_seconds = seconds_since(round_start);
+    train_seconds_ += round_seconds;
+    if (!stop_) position_.epoch = static_cast<int64_t>(r) + 1;
+    close_round(round, round_seconds, position_.step - round_first_step);
+  }
+
+  // The round's steps, until it ends or max_steps.
+  void train_steps(int64_t pass, StepPlace& at) {
+    while (auto result = workload_.train_step(position_.step)) {
+      at.step = ++position_.step;
+      if (!first_step_done_) print_kernel_choices();  // the training step's shapes
+      first_step_done_ = true;
+      workload_.mark_progress(pass, at.batch + 1, position_.step, false);
+      run_.train_loss = workload_.mean_over_workers(result->loss);
+      page_.step_done();
+      straggler_.step_done(at.step);
+      if (!std::isfinite(run_.train_loss)) throw NanLossError();
+      log_step(style_, config_.log_every, at, run_.train_loss, *result);
+      if (metrics_ && at.step % config_.log_every == 0) write_metrics_line(at);
+      ++at.batch;
+      trained_samples_ += static_cast<int64_t>(workload_.global_batch());
+      if (config_.max_steps > 0 && position_.step >= config_.max_steps) {
+        stop_ = true;
+        return;
+      }
+    }
+  }
+
+  void write_metrics_line(const StepPlace& at) {
+    const double seconds = seconds_since(line_time_), comm = workload_.communication_seconds();
+    const auto steps = static_cast<double>(at.step - line_step_);
+    metrics_->step({at.step, at.round.index, run_.train_loss, workload_.learning_rate(at.step - 1),
+                    seconds > 0 ? steps * local_batch_ / seconds : 0.0, steps > 0 ? (comm - line_comm_) / steps : 0.0});
+    line_time_ = Clock::now();
+    line_step_ = at.step;
+    line_comm_ = comm;
+  }
+
+  // The round's figures and evaluation, then the schedule's saves and a barrier.
+  void close_round(const Round& round, double round_seconds, int64_t round_steps) {
+    nlohmann::json figures = {
+        {"epoch", round.index},
+        {"train_loss", run_.train_loss},
+        {"seconds", round_seconds},
+        {"samples_per_sec", round_seconds > 0 ? static_cast<double>(round_steps) *
+                                                    static_cast<double>(workload_.global_batch()) / round_seconds
+                                              : 0.0}};
+    figures.update(round.labels);
+    if (leader_ || workload_.evaluates_together()) {
+      Scope evaluating(page_, Phase::kEvaluation);
+      fault_.in_slow_phase(page_.steps());
+      evaluation_ = workload_.evaluate();
+      evaluated_ = true;
+    }
+    print_kernel_choices();  // the evaluation's shapes
+    if (leader_) {
+      log_evaluation(style_, round, evaluation_);
+      figures.update(evaluation_figures(evaluation_));
+    }
+    if (metrics_) metrics_->epoch(round.index, figures);
+    run_.history.push_back(std::move(figures));
+    position_.history = std::move(run_.history);  // lent to the schedule's save, not copied each round
+    {
+      Scope saving(page_, Phase::kCheckpointSave);
+      fault_.in_slow_phase(page_.steps());
+      schedule_.after_round(round, position_, !stop_);
+    }
+    run_.history = std::move(position_.history);
+    position_.history = nlohmann::json();
+    workload_.barrier();
+  }
+
+  // The last evaluation where no round evaluated, the leader's final saves and report.
+  nlohmann::json finish() {
+    nlohmann::json report;
+    if (!evaluated_ && (leader_ || workload_.evaluates_together())) {
+      Scope evaluating(page_, Phase::kEvaluation);
+      evaluation_ = workload_.evaluate();
+      // Resumed with nothing left to train, a run that cannot evaluate again (an online run whose
+      // passes are all saved holds no pass's test data) reports its last round's figures.
+      if (!evaluation_.acc1 && !evaluation_.rmse && !evaluation_.auc && !run_.history.empty())
+        evaluation_ = evaluation_from_figures(run_.history.back());
+    }
+    if (leader_) {
+      Scope saving(page_, Phase::kCheckpointSave);
+      workload_.save_final(position_);
+      run_.position = position_;
+      run_.samples_per_sec = train_seconds_ > 0 ? static_cast<double>(trained_samples_) / train_seconds_ : 0.0;
+      run_.wall_seconds = seconds_since(started_);
+      report = write_report(config_.output_dir, workload_.identity(), run_, evaluation_);
+      fmt::print("metrics: {}\n", report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      std::fflush(stdout);
+    }
+    workload_.barrier();
+    page_.enter(Phase::kFinished);
+    return report;
+  }
+
+  // The kernels chosen at their shapes' first use, each said once.
+  void print_kernel_choices() {
+    const std::vector<std::string> choices = workload_.kernel_choices();
+    for (; choices_printed_ < choices.size(); ++choices_printed_) fmt::print("kernel: {}\n", choices[choices_printed_]);
+    std::fflush(stdout);
+  }
+
+  const TrainConfig& config_;
+  Workload& workload_;
+  Schedule& schedule_;
+  const RunOrigin origin_;
+  const Clock::time_point started_;
+  ProgressLog* const metrics_;
+  const bool leader_;
+  const LogStyle style_;
+  CheckpointPosition position_;
+  const std::optional<WorkerMark> resume_;
+  common::ProgressPage& page_;
+  const TestFault& fault_;
+  StragglerWindow straggler_;
+  const double local_batch_;
+
+  RunFigures run_;
+  double train_seconds_ = 0;
+  int64_t trained_samples_ = 0;
+  Evaluation evaluation_;
+  bool evaluated_ = false, stop_ = false, first_step_done_ = false;
+  size_t choices_printed_ = 0;
+  // Where the last metrics line was written, for the rates of the next.
+  Clock::time_point line_time_;
+  int64_t line_step_ = 0;
+  double line_comm_ = 0;
+};
+
 }  // namespace
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, Schedule& schedule, RunOrigin origin,
                             Clock::time_point started, ProgressLog* metrics) {
-  const bool leader = workload.worker_index() == 0;
-  const LogStyle style = workload.log_style();
-  CheckpointPosition position = schedule.start();
-  const std::optional<WorkerMark> resume = workload.resume_at();
-  if (resume) {
-    position.epoch = resume->pass;
-    position.step = resume->step;
-  }
-  fmt::print("{}\n", workload.describe());
-  RunFigures run;
-  run.world_size = workload.worker_num();
-  if (position.history.is_array()) {  // a resumed run goes on with the figures of the rounds it resumed after
-    run.history = std::move(position.history);
-    if (!run.history.empty() && run.history.back().is_object() && run.history.back().contains("train_loss") &&
-        run.history.back()["train_loss"].is_number())
-      run.train_loss = run.history.back()["train_loss"].get<double>();
-  }
-  position.history = nlohmann::json();
-  if (leader) {
-    const Generation now{origin.generation, run.world_size, position};
-    const bool resuming = origin.resuming || position.epoch > 0 || position.step > 0;
-    run.generations = record_generation(config.output_dir, now, resuming);
-    fmt::print("generations: {}\n", describe_generations(run.generations));
-  }
-  std::fflush(stdout);
-
-  double train_seconds = 0;
-  int64_t trained_samples = 0;
-  Evaluation evaluation;
-  bool evaluated = false, stop = false;
-  // Where the last metrics line was written, for the rates of the next.
-  auto line_time = Clock::now();
-  int64_t line_step = position.step;
-  double line_comm = workload.communication_seconds();
-  const double local_batch = static_cast<double>(workload.global_batch()) / workload.worker_num();
-  common::ProgressPage& page = workload.progress();
-  const TestFault& fault = workload.test_fault();
-  StragglerWindow straggler(workload.straggler_factor(), workload.worker_index(), page,
-                            [&workload](float busy) { return workload.gather_over_workers(busy); });
-  size_t choices_printed = 0;  // the kernels chosen at their shapes' first use, each said once
-  bool first_step_done = false;
-  const auto print_kernel_choices = [&] {
-    const std::vector<std::string> choices = workload.kernel_choices();
-    for (; choices_printed < choices.size(); ++choices_printed) fmt::print("kernel: {}\n", choices[choices_printed]);
-    std::fflush(stdout);
-  };
-  for (auto r = static_cast<size_t>(std::max<int64_t>(position.epoch, 0)); r < schedule.round_count() && !stop; ++r) {
-    const Round round = schedule.round(r);
-    schedule.before_round(round);
-    const auto round_start = Clock::now();
-    const int64_t round_first_step = position.step;
-    workload.begin_epoch(round.index);
-    StepPlace at{round, 0, position.step};
-    if (resume && static_cast<int64_t>(r) == resume->pass) {
-      workload.skip_batches(resume->batch);
-      at.batch = resume->batch;
-    }
-    const auto pass = static_cast<int64_t>(r);
-    workload.mark_progress(pass, at.batch, position.step, false);
-    page.enter(Phase::kCompute);
-    page.begin_steps();
-    while (auto result = workload.train_step(position.step)) {
-      at.step = ++position.step;
-      if (!first_step_done) print_kernel_choices();  // the training step's shapes
-      first_step_done = true;
-      workload.mark_progress(pass, at.batch + 1, position.step, false);
-      run.train_loss = workload.mean_over_workers(result->loss);
-      page.step_done();
-      straggler.step_done(at.step);
-      if (!std::isfinite(run.train_loss)) throw NanLossError();
-      log_step(style, config.log_every, at, run.train_loss, *result);
-      if (metrics && at.step % config.log_every == 0) {
-        const double seconds = seconds_since(line_time), comm = workload.communication_seconds();
-        const auto steps = static_cast<double>(at.step - line_step);
-        metrics->step({at.step, round.index, run.train_loss, workload.learning_rate(at.step - 1),
-                       seconds > 0 ? steps * local_batch / seconds : 0.0, steps > 0 ? (comm - line_comm) / steps : 0.0});
-        line_time = Clock::now();
-        line_step = at.step;
-        line_comm = comm;
-      }
-      ++at.batch;
-      trained_samples += static_cast<int64_t>(workload.global_batch());
-      if (config.max_steps > 0 && position.step >= config.max_steps) {
-        stop = true;
-        break;
-      }
-    }
-    // Before the pass's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
-    workload.mark_progress(pass, at.batch, position.step, true);
-    workload.end_epoch();
-    workload.mark_progress(pass, at.batch, position.step, true);
-    const double round_seconds = seconds_since(round_start);
-    train_seconds += round_seconds;
-    if (!stop) position.epoch = static_cast<int64_t>(r) + 1;
-    nlohmann::json figures = {
-        {"epoch", round.index},
-        {"train_loss", run.train_loss},
-        {"seconds", round_seconds},
-        {"samples_per_sec", round_seconds > 0 ? static_cast<double>(position.step - round_first_step) *
-                                                    static_cast<double>(workload.global_batch()) / round_seconds
-                                              : 0.0}};
-    figures.update(round.labels);
-    if (leader || workload.evaluates_together()) {
-      Scope evaluating(page, Phase::kEvaluation);
-      fault.in_slow_phase(page.steps());
-      evaluation = workload.evaluate();
-      evaluated = true;
-    }
-    print_kernel_choices();  // the evaluation's shapes
-    if (leader) {
-      log_evaluation(style, round, evaluation);
-      figures.update(evaluation_figures(evaluation));
-    }
-    if (metrics) metrics->epoch(round.index, figures);
-    run.history.push_back(std::move(figures));
-    position.history = std::move(run.history);  // lent to the schedule's save, not copied each round
-    {
-      Scope saving(page, Phase::kCheckpointSave);
-      fault.in_slow_phase(page.steps());
-      schedule.after_round(round, position, !stop);
-    }
-    run.history = std::move(position.history);
-    position.history = nlohmann::json();
-    workload.barrier();
-  }
-
-  nlohmann::json report;
-  if (!evaluated && (leader || workload.evaluates_together())) {
-    Scope evaluating(page, Phase::kEvaluation);
-    evaluation = workload.evaluate();
-    // Resumed with nothing left to train, a run that cannot evaluate again (an online run whose
-    // passes are all saved holds no pass's test data) reports its last round's figures.
-    if (!evaluation.acc1 && !evaluation.rmse && !evaluation.auc && !run.history.empty())
-      evaluation = evaluation_from_figures(run.history.back());
-  }
-  if (leader) {
-    Scope saving(page, Phase::kCheckpointSave);
-    workload.save_final(position);
-    run.position = position;
-    run.samples_per_sec = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0.0;
-    run.wall_seconds = seconds_since(started);
-    report = write_report(config.output_dir, workload.identity(), run, evaluation);
-    fmt::print("metrics: {}\n", report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    std::fflush(stdout);
-  }
-  workload.barrier();
-  page.enter(Phase::kFinished);
-  return report;
+  return TrainingRun(config, workload, schedule, origin, started, metrics).go();
 }
 
 nlohmann::json run_training(const TrainConfig& config, Workload& workload, RunOrigin origin, Clock::time_point started,
