@@ -62,9 +62,6 @@ void keep_only(int commands, int write_end) {
 // The watchdog's body, in the forked child; never returns. Its standard input is the pipe.
 [[noreturn]] void watch() {
   try {
-    ::prctl(PR_SET_NAME, kWatchdogProcessName);
-    rename_command_line();
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(sig, SIG_IGN);
     std::string said;
     char buffer[512];
     for (ssize_t n; (n = ::read(STDIN_FILENO, buffer, sizeof buffer)) != 0;) {
@@ -98,10 +95,15 @@ OrphanWatchdog::OrphanWatchdog() {
     throw common::Error(fmt::format("orphan guard: cannot make the watchdog's pipe: {}", std::strerror(errno)));
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::setsid();
-    // It holds nothing of the launcher's: not its console (a `paddle-launch ... | tee` ends with
-    // the launcher), not its descriptors; only the pipe.
+    // Its signals, name and command line first; then it lets go of everything of the launcher's,
+    // its console (a `paddle-launch ... | tee` ends with the launcher) and its descriptors, keeping
+    // only the pipe. Its own session comes last, so that a process in a session of its own under
+    // the launcher is the watchdog as ps shows it, whenever one looks.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(sig, SIG_IGN);
+    ::prctl(PR_SET_NAME, kWatchdogProcessName);
+    rename_command_line();
     keep_only(fds[0], fds[1]);
+    ::setsid();
     watch();
   }
   ::close(fds[0]);
