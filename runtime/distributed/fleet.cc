@@ -20,6 +20,37 @@ ps::ClientOptions client_options(const common::Environment& env) {
   return options;
 }
 
+void check_ps_strategy(const PsStrategy& ps) {
+  if (ps.mode == PsMode::kGeo && ps.k_steps <= 0)
+    throw common::ConfigError(fmt::format("a_sync_configs.k_steps: {} is not a positive step count, which GEO sends "
+                                          "every k_steps steps needs",
+                                          ps.k_steps));
+  if (ps.send_queue_size < 1)
+    throw common::ConfigError(fmt::format("a_sync_configs.send_queue_size: {} is less than 1", ps.send_queue_size));
+  if (ps.max_merge_var_num < 1)
+    throw common::ConfigError(fmt::format("a_sync_configs.max_merge_var_num: {} is less than 1", ps.max_merge_var_num));
+}
+
+// Its values, and what this build can run of it before the model's device is known.
+void check_amp_options(const AmpOptions& amp, bool is_collective) {
+  const AmpSettingNames& names = amp.names;
+  if (!is_collective)
+    throw common::ConfigError(fmt::format("{}: parameter-server training runs in float32 only; turn it off, or train "
+                                          "collectively on GPUs",
+                                          names.enabled));
+  check_loss_scaling(amp.scaling, names.group);
+  check_amp_policy(amp.policy, names.group);
+  if (amp.allreduce_dtype == DType::kInt64)
+    throw common::ConfigError(fmt::format("{}: int64 is not float32, float16 or bfloat16", names.allreduce_dtype));
+  if (amp.policy.level == AmpLevel::kO2)
+    throw common::ConfigError(fmt::format("{}: O2 (16-bit parameters with float32 master weights) is not built yet; "
+                                          "use O1",
+                                          names.level));
+  if (amp.allreduce_dtype != DType::kFloat32)
+    throw common::ConfigError(fmt::format("{}: {} all-reduce is not built yet; use float32", names.allreduce_dtype,
+                                          dtype_name(amp.allreduce_dtype)));
+}
+
 }  // namespace
 
 Fleet::Fleet(common::Environment env, Topology topology, DistributedStrategy strategy)
@@ -48,16 +79,14 @@ std::unique_ptr<Fleet> Fleet::init(bool is_collective, DistributedStrategy strat
     throw TopologyError(fmt::format("this is a collective job ({}), but the program asked for parameter servers; "
                                     "launch with --server_num/--worker_num",
                                     topology.style));
-  if (strategy.a_sync_configs.k_steps < 0)
-    throw common::ConfigError(fmt::format("a_sync_configs.k_steps {} is negative", strategy.a_sync_configs.k_steps));
-  if (strategy.amp) {
-    check_loss_scaling(strategy.loss_scaling(), "amp_configs");
-    check_amp_policy(strategy.amp_policy(), "amp_configs");
-    if (strategy.amp_configs.allreduce_dtype == DType::kInt64)
-      throw common::ConfigError("amp_configs.allreduce_dtype: int64 is not float32, float16 or bfloat16");
-  }
+  check_ps_strategy(strategy.ps);
+  if (strategy.amp) check_amp_options(*strategy.amp, is_collective);
   std::unique_ptr<Fleet> fleet(new Fleet(env, std::move(topology), strategy));
   if (is_collective) fleet->context_ = DistributedContext::from_environment(env, *fleet->progress_, fleet->test_fault_);
+  if (strategy.amp && !fleet->execution().device().is_cuda())
+    throw common::ConfigError(fmt::format("{}: mixed precision needs a CUDA device, and this rank's model is on {}; turn "
+                                          "it off to train in float32",
+                                          strategy.amp->names.enabled, fleet->execution().device().to_string()));
   return fleet;
 }
 
@@ -77,8 +106,8 @@ Execution& Fleet::execution() {
     const bool cpu_only = strategy_.use_cpu || !context_;
     execution_ = std::make_unique<Execution>(cpu_only ? Device::cpu() : context().device(), strategy_.tf32,
                                              kernels::cpu_kernels_from(cpu ? cpu->c_str() : nullptr));
-    const AmpPolicy policy = strategy_.amp_policy();
     if (strategy_.amp && execution_->device().is_cuda()) {
+      const AmpPolicy& policy = strategy_.amp->policy;
       if (policy.runs_in_half("matmul")) execution_->set_matmul_autocast(policy.dtype);
       if (policy.runs_in_half("conv2d")) execution_->set_conv_autocast(policy.dtype);
     }
@@ -97,34 +126,9 @@ DistributedModel Fleet::distributed_model(Sequential& net) {
   return DistributedModel(net, std::move(parallel));
 }
 
-LossScalingOptions DistributedStrategy::loss_scaling() const {
-  return amp_configs;
-}
-
-AmpPolicy DistributedStrategy::amp_policy() const {
-  AmpPolicy p;
-  p.dtype = amp_configs.use_bf16 ? DType::kBFloat16 : DType::kFloat16;
-  p.level = amp_configs.use_pure_fp16 ? AmpLevel::kO2 : AmpLevel::kO1;
-  p.custom_white_list = amp_configs.custom_white_list;
-  p.custom_black_list = amp_configs.custom_black_list;
-  return p;
-}
-
 DistributedOptimizer Fleet::distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model) {
   std::optional<LossScaler> scaler;
-  if (strategy_.amp) {
-    if (strategy_.amp_configs.use_pure_fp16)
-      throw common::ConfigError("amp_configs.use_pure_fp16: O2 (16-bit parameters with float32 master weights) is "
-                                "not built yet; leave it false for O1");
-    if (strategy_.amp_configs.allreduce_dtype != DType::kFloat32)
-      throw common::ConfigError(fmt::format("amp_configs.allreduce_dtype: {} all-reduce is not built yet; use float32",
-                                            dtype_name(strategy_.amp_configs.allreduce_dtype)));
-    if (!execution().device().is_cuda())
-      throw common::ConfigError(fmt::format("strategy.amp: mixed precision needs a CUDA device, and this rank's model "
-                                            "is on {}; turn amp off to train in float32",
-                                            execution().device().to_string()));
-    scaler.emplace(strategy_.loss_scaling());
-  }
+  if (strategy_.amp) scaler.emplace(strategy_.amp->scaling);
   optimizer->place(execution());
   if (auto* comm = context().communicator()) {
     optimizer->create_state(model.parameters());
@@ -146,7 +150,7 @@ void Fleet::init_server(const ps::TableSpecs& tables, const std::string& dir,
   options.server_index = topology_.server_index;
   options.server_count = static_cast<int>(topology_.server_endpoints.size());
   options.workers = topology_.trainer_num;
-  options.sync = strategy_.ps_mode() == PsMode::kSync;
+  options.sync = strategy_.ps.mode == PsMode::kSync;
   options.token = common::JobToken::from_environment(env_, "this parameter server");
   options.limits = ps::ConnectionLimits::from_environment(env_);
   options.on_memory = std::move(on_memory);
@@ -171,7 +175,7 @@ ps::ServerMemory Fleet::server_memory() {
 void Fleet::init_worker(const ps::TableSpecs& tables) {
   if (!is_worker()) throw std::logic_error("Fleet::init_worker called on a server");
   if (topology_.kind == JobKind::kSingle) {
-    if (strategy_.ps_mode() != PsMode::kSync)
+    if (strategy_.ps.mode != PsMode::kSync)
       throw common::ConfigError("async and GEO parameter-server training need servers (paddle-launch "
                                 "--server_num); one process trains sync");
     local_ = std::make_unique<ps::LocalParameterStore>(tables);
@@ -180,11 +184,11 @@ void Fleet::init_worker(const ps::TableSpecs& tables) {
   ps::ClientOptions options = client_options(env_);
   options.worker_index = static_cast<uint32_t>(topology_.trainer_id);
   client_ = std::make_unique<ps::PsClient>(topology_.server_endpoints, tables, options);
-  if (strategy_.ps_mode() == PsMode::kAsync)
+  if (strategy_.ps.mode == PsMode::kAsync)
     async_ = std::make_unique<ps::AsyncCommunicator>(
         std::make_unique<ps::PsClient>(topology_.server_endpoints, tables, options), tables,
-        static_cast<size_t>(strategy_.a_sync_configs.send_queue_size),
-        static_cast<size_t>(strategy_.a_sync_configs.max_merge_var_num));
+        static_cast<size_t>(strategy_.ps.send_queue_size),
+        static_cast<size_t>(strategy_.ps.max_merge_var_num));
 }
 
 ps::ParameterStore& Fleet::parameter_store() {

@@ -22,17 +22,12 @@
 // they live: the barrier, checkpoints and the end (ps/server_control.h). Both are the servers
 // in a PS job, or the tables of a single process.
 //
-// The strategy picks the PS mode as Paddle's does: a_sync off is sync (every step's pushes are
-// applied together at a barrier); a_sync on with a_sync_configs.k_steps 0 is async (a
-// communicator thread merges and sends gradients while training goes on); k_steps > 0 is GEO
-// (k local steps, then the deltas go to the servers).
-//
-// Mixed precision is Paddle's strategy.amp with amp_configs, by Paddle's names: use_pure_fp16
-// is level O2 and use_bf16 the bfloat16 type (runtime/nn/amp_policy.h); the loss-scaling ones
-// drive distributed_optimizer's LossScaler (runtime/nn/loss_scaler.h), whose step() then
+// The strategy (distributed_strategy.h) picks the PS mode, and mixed precision: its policy
+// (runtime/nn/amp_policy.h) autocasts the execution's matrix products, and its loss scaling
+// drives distributed_optimizer's LossScaler (runtime/nn/loss_scaler.h), whose step() then
 // unscales the averaged gradients, checks them for inf/NaN in one fused kernel and skips the
 // update when it finds any (an inf on one rank reaches every rank through the average, so all
-// skip together). It needs a CUDA device: on the CPU distributed_optimizer throws.
+// skip together).
 
 #include <functional>
 #include <memory>
@@ -48,45 +43,15 @@
 #include "ps/server/server.h"
 #include "ps/server_control.h"
 #include "ps/table_spec.h"
-#include "common/enum_names.h"
 #include "runtime/core/execution.h"
 #include "runtime/distributed/data_parallel.h"
 #include "runtime/distributed/distributed_context.h"
-#include "runtime/nn/amp_policy.h"
+#include "runtime/distributed/distributed_strategy.h"
 #include "runtime/nn/loss_scaler.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/nn/sequential.h"
 
 namespace paddle::runtime {
-
-enum class PsMode { kSync, kAsync, kGeo };
-inline constexpr common::EnumNames<PsMode, 3> kPsModeNames{
-    {{{PsMode::kSync, "sync"}, {PsMode::kAsync, "async"}, {PsMode::kGeo, "geo"}}}};
-
-struct DistributedStrategy {
-  double fuse_grad_size_in_MB = 25;  // collective: gradient bucket size
-  bool tf32 = false;                 // collective on a GPU: allow TF32 tensor cores
-  bool use_cpu = false;              // collective: keep the model on the host even beside a GPU
-  bool a_sync = false;               // PS: off = sync
-  struct {
-    int k_steps = 0;               // PS with a_sync: 0 = async, > 0 = GEO every k steps
-    int send_queue_size = 16;      // async: steps queued before training waits
-    int max_merge_var_num = 4;     // async: steps merged into one send
-  } a_sync_configs;
-
-  bool amp = false;  // collective on a GPU: mixed precision
-  struct : LossScalingOptions {  // init_loss_scaling, incr_every_n_steps, ... under Fleet's names
-    std::vector<std::string> custom_white_list;
-    std::vector<std::string> custom_black_list;
-    bool use_pure_fp16 = false;              // O2: 16-bit parameters, float32 master weights
-    bool use_bf16 = false;                   // bfloat16 instead of float16
-    DType allreduce_dtype = DType::kFloat32;  // ours: gradients all-reduced in this type
-  } amp_configs;
-
-  LossScalingOptions loss_scaling() const;
-  AmpPolicy amp_policy() const;
-  PsMode ps_mode() const { return !a_sync ? PsMode::kSync : a_sync_configs.k_steps > 0 ? PsMode::kGeo : PsMode::kAsync; }
-};
 
 class DistributedModel {
  public:
@@ -140,7 +105,10 @@ class Fleet {
  public:
   // Joins the job `env` describes. A collective job rendezvouses here; a PS job connects in
   // init_server / init_worker. Throws TopologyError (a ConfigError) naming the variables at
-  // fault, or collective errors naming the ranks.
+  // fault, or collective errors naming the ranks. Checks the strategy first, and throws
+  // common::ConfigError naming the setting (as strategy.amp's names spell it) for a value out
+  // of range or what this build cannot run where the model is: mixed precision off a CUDA
+  // device or on parameter servers, and O2 or a 16-bit all-reduce, which are not built yet.
   static std::unique_ptr<Fleet> init(bool is_collective = true, DistributedStrategy strategy = {},
                                      const common::Environment& env = common::current_environment());
   ~Fleet();
@@ -176,9 +144,8 @@ class Fleet {
   Execution& execution();
   // Places `net` on execution() and gives every rank rank 0's parameters.
   DistributedModel distributed_model(Sequential& net);
-  // Places the optimizer and gives every rank rank 0's optimizer state (a resumed run's). With
-  // strategy.amp, throws common::ConfigError on a CPU execution, and for O2 (use_pure_fp16) or
-  // a 16-bit allreduce_dtype, which are not built yet.
+  // Places the optimizer and gives every rank rank 0's optimizer state (a resumed run's); with
+  // strategy.amp, its loss scaler.
   DistributedOptimizer distributed_optimizer(std::unique_ptr<Optimizer> optimizer, DistributedModel& model);
 
   // Parameter server: a server's role.

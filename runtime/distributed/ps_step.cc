@@ -174,10 +174,10 @@ class GeoStep : public PsStep {
 }  // namespace
 
 std::unique_ptr<PsStep> make_ps_step(Fleet& fleet, const ps::TableSpecs& tables, float local_lr) {
-  switch (fleet.strategy().ps_mode()) {
+  switch (fleet.strategy().ps.mode) {
     case PsMode::kSync: return std::make_unique<SyncStep>(fleet, tables);
     case PsMode::kAsync: return std::make_unique<AsyncStep>(fleet, tables);
-    case PsMode::kGeo: return std::make_unique<GeoStep>(fleet, tables, local_lr, fleet.strategy().a_sync_configs.k_steps);
+    case PsMode::kGeo: return std::make_unique<GeoStep>(fleet, tables, local_lr, fleet.strategy().ps.k_steps);
   }
   throw std::logic_error("make_ps_step: unknown PsMode");
 }

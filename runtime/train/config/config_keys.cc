@@ -9,7 +9,8 @@
 
 #include "common/optimizer_kind.h"
 #include "ps/table/sparse_rule.h"
-#include "runtime/distributed/fleet.h"
+#include "ps/table_spec.h"
+#include "runtime/distributed/distributed_strategy.h"
 #include "runtime/nn/optimizer.h"
 #include "runtime/train/config/train_config.h"
 

@@ -126,11 +126,12 @@ OnlineConfig parse_online(const ConfigReader& r) {
 
 PsConfig parse_ps(const ConfigReader& r) {
   PsConfig ps;
-  ps.mode = kPsModeNames.parse(r.choice("ps.mode"), "ps.mode");
-  ps.k_steps = static_cast<int>(r.integer("ps.k_steps"));
-  if (ps.mode == PsMode::kGeo && ps.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
-  ps.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num"));
-  ps.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size"));
+  PsStrategy& s = ps.strategy;
+  s.mode = kPsModeNames.parse(r.choice("ps.mode"), "ps.mode");
+  s.k_steps = static_cast<int>(r.integer("ps.k_steps"));
+  if (s.mode == PsMode::kGeo && s.k_steps == 0) throw ConfigError("ps.k_steps: ps.mode geo needs k_steps > 0");
+  s.max_merge_var_num = static_cast<int>(r.integer("ps.max_merge_var_num"));
+  s.send_queue_size = static_cast<int>(r.integer("ps.send_queue_size"));
   ps.server_optimizer = server_rule(r.text("ps.server_optimizer"), r.choice("optimizer.type"));
   ps.init_dir = r.text("ps.init_dir");
   ps.start_pass = r.integer("ps.start_pass");
@@ -142,9 +143,10 @@ PsConfig parse_ps(const ConfigReader& r) {
   return ps;
 }
 
-AmpConfig parse_amp(const ConfigReader& r) {
-  AmpConfig a;
-  a.enabled = r.boolean("amp.enabled");
+// The amp group's keys are checked whether or not amp.enabled turns it on.
+std::optional<AmpOptions> parse_amp(const ConfigReader& r) {
+  AmpOptions a;
+  a.names = kConfigAmpNames;
   a.policy.dtype = parse_float_dtype(r.choice("amp.dtype"), "amp.dtype");
   if (!is_half(a.policy.dtype)) throw ConfigError("amp.dtype: float32 is not float16 or bfloat16");
   a.policy.level = parse_amp_level(r.choice("amp.level"), "amp.level");
@@ -160,6 +162,7 @@ AmpConfig parse_amp(const ConfigReader& r) {
   l.decr_ratio = static_cast<float>(r.number("amp.decr_ratio"));
   l.use_dynamic_loss_scaling = r.boolean("amp.use_dynamic_loss_scaling");
   check_loss_scaling(l, "amp");
+  if (!r.boolean("amp.enabled")) return std::nullopt;
   return a;
 }
 
@@ -228,9 +231,6 @@ bool TrainConfig::uses_parameter_servers(JobKind kind) const {
       if (ps_only) throw ConfigError("parallelism: model wide_deep trains on parameter servers only");
       break;
   }
-  if (ps && amp.enabled)
-    throw ConfigError("amp.enabled: parameter-server training runs in float32 only; set amp.enabled=false, or train "
-                      "collectively on GPUs");
   return ps;
 }
 
@@ -239,22 +239,8 @@ DistributedStrategy TrainConfig::strategy() const {
   s.fuse_grad_size_in_MB = bucket_mb;
   s.tf32 = tf32;
   s.use_cpu = device == DevicePreference::kCpu;
-  s.a_sync = ps.mode != PsMode::kSync;
-  s.a_sync_configs.k_steps = ps.mode == PsMode::kGeo ? ps.k_steps : 0;
-  s.a_sync_configs.send_queue_size = ps.send_queue_size;
-  s.a_sync_configs.max_merge_var_num = ps.max_merge_var_num;
-  s.amp = amp.enabled;
-  s.amp_configs.init_loss_scaling = amp.scaling.init_loss_scaling;
-  s.amp_configs.incr_every_n_steps = amp.scaling.incr_every_n_steps;
-  s.amp_configs.decr_every_n_nan_or_inf = amp.scaling.decr_every_n_nan_or_inf;
-  s.amp_configs.incr_ratio = amp.scaling.incr_ratio;
-  s.amp_configs.decr_ratio = amp.scaling.decr_ratio;
-  s.amp_configs.use_dynamic_loss_scaling = amp.scaling.use_dynamic_loss_scaling;
-  s.amp_configs.custom_white_list = amp.policy.custom_white_list;
-  s.amp_configs.custom_black_list = amp.policy.custom_black_list;
-  s.amp_configs.use_pure_fp16 = amp.policy.level == AmpLevel::kO2;
-  s.amp_configs.use_bf16 = amp.policy.dtype == DType::kBFloat16;
-  s.amp_configs.allreduce_dtype = amp.allreduce_dtype;
+  s.ps = ps.strategy;
+  s.amp = amp;
   return s;
 }
 

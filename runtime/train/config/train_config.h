@@ -8,15 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "runtime/data/batch_loader.h"
-#include "runtime/distributed/fleet.h"
+#include "runtime/distributed/distributed_strategy.h"
+#include "ps/table_spec.h"
+#include "runtime/distributed/topology.h"
 #include "runtime/models/model_config.h"
-#include "runtime/nn/amp_policy.h"
-#include "runtime/nn/loss_scaler.h"
 #include "common/enum_names.h"
 #include "runtime/nn/lr_schedule.h"
 #include "runtime/nn/optimizer.h"
@@ -85,10 +86,7 @@ struct SparseTablesConfig {
 };
 
 struct PsConfig {
-  PsMode mode = PsMode::kSync;
-  int k_steps = 0;  // GEO: local steps between sends
-  int max_merge_var_num = 4;
-  int send_queue_size = 16;
+  PsStrategy strategy;  // ps.mode, ps.k_steps, ps.send_queue_size, ps.max_merge_var_num
   // The servers' update rule (ps/table/update_rule.h): the program's optimizer.type (with its lr,
   // momentum and weight decay), as Paddle's servers run the program's optimizer. ps.server_optimizer, kept for
   // older configs, may repeat it; a different value is an error naming both keys.
@@ -98,18 +96,6 @@ struct PsConfig {
   std::string save_dir;                  // worker 0 has the servers save here at the end
   SparseTablesConfig sparse;
   OnlineConfig online;
-};
-
-// Mixed precision (Fleet's strategy.amp): the config's "amp" group, whose loss-scaling keys and
-// custom op lists are Fleet's amp_configs names (amp.init_loss_scaling, ...). Fleet's
-// use_pure_fp16 and use_bf16 are amp.level O2 and amp.dtype bfloat16 here. It needs a GPU:
-// a run on the CPU (device cpu, or no GPU visible) fails at start naming amp.enabled, as does a
-// parameter-server run.
-struct AmpConfig {
-  bool enabled = false;
-  AmpPolicy policy;                         // amp.dtype, amp.level, amp.custom_white_list, amp.custom_black_list
-  DType allreduce_dtype = DType::kFloat32;  // amp.allreduce_dtype: the type gradients are averaged in
-  LossScalingOptions scaling;
 };
 
 struct TrainConfig {
@@ -132,7 +118,11 @@ struct TrainConfig {
   double bucket_mb = 25;
   DevicePreference device = DevicePreference::kAuto;
   bool tf32 = false;
-  AmpConfig amp;
+  // Mixed precision (Fleet's strategy.amp), the config's "amp" group: amp.enabled, and when it
+  // is on, amp.dtype, amp.level, amp.allreduce_dtype, the op lists and the loss-scaling keys
+  // under Fleet's amp_configs names (amp.init_loss_scaling, ...). Fleet checks what this build
+  // can run of it (a GPU, O1, a float32 all-reduce; not on parameter servers), naming amp.*.
+  std::optional<AmpOptions> amp;
 
   Parallelism parallelism = Parallelism::kAuto;
 

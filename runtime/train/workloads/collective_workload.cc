@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "common/error.h"
 #include "runtime/train/workloads/supervised.h"
 
 namespace paddle::runtime {
@@ -13,21 +12,7 @@ Model make_model(const TrainConfig& config, const DataFacts& facts) {
   return build_model(config.model, facts, rng);
 }
 
-// What of mixed precision this build can run where the model is; throws naming the key.
-void check_amp(const AmpConfig& amp, const Device& device) {
-  if (!amp.enabled) return;
-  if (!device.is_cuda())
-    throw common::ConfigError(fmt::format("amp.enabled: mixed precision needs a GPU, and this rank trains on {} "
-                                          "(device cpu, or no GPU visible); set amp.enabled=false to train in float32",
-                                          device.to_string()));
-  if (amp.policy.level == AmpLevel::kO2)
-    throw common::ConfigError("amp.level: O2 (16-bit parameters with float32 master weights) is not built yet; use O1");
-  if (amp.allreduce_dtype != DType::kFloat32)
-    throw common::ConfigError(fmt::format("amp.allreduce_dtype: {} all-reduce is not built yet; use float32",
-                                          dtype_name(amp.allreduce_dtype)));
-}
-
-std::string describe_amp(const AmpConfig& amp) {
+std::string describe_amp(const AmpOptions& amp) {
   const LossScalingOptions& l = amp.scaling;
   return fmt::format("\nmixed precision: {} O1, matmul (Linear) {}, conv2d {}; {} loss scaling from {}",
                      dtype_name(amp.policy.dtype), amp.policy.runs_in_half("matmul") ? "autocast" : "in float32",
@@ -39,7 +24,6 @@ std::string describe_amp(const AmpConfig& amp) {
 
 CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, bool resume)
     : FleetWorkload(config, fleet) {
-  check_amp(config.amp, fleet.execution().device());
   DataFacts facts;
   data_ = load_supervised_data(config, facts, fleet.environment());
   model_ = make_model(config, facts);
@@ -85,7 +69,7 @@ std::string CollectiveWorkload::describe() const {
                       model_.net.describe(), device.to_string(),
                       device.is_cuda() ? (config_.tf32 ? " (TF32 allowed)" : " (strict FP32)") : "", data_.train.size(),
                       data_.test.size(), schedule_.steps_per_epoch);
-  if (config_.amp.enabled) text += describe_amp(config_.amp);
+  if (config_.amp) text += describe_amp(*config_.amp);
   return text;
 }
 

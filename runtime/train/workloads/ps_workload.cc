@@ -45,7 +45,7 @@ void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool
   // The barriers passed over were completed: they count as the job's.
   mark.barriers = fleet_.server_control().barriers_completed() - fleet_.barriers_to_pass();
   mark.pass_trained = pass_trained;
-  mark.barrier_per_step = fleet_.strategy().ps_mode() == PsMode::kSync;
+  mark.barrier_per_step = fleet_.strategy().ps.mode == PsMode::kSync;
   if (pass == last_mark_.pass) {  // the pass as far as it went (a dead self's too)
     mark.pass_trained = pass_trained || last_mark_.pass_trained;
     mark.counted = last_mark_.counted;

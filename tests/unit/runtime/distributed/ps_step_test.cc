@@ -40,8 +40,8 @@ TEST_CASE("sync step: fetch pulls, apply pushes and the barrier applies the upda
 
 TEST_CASE("async and GEO steps need parameter servers") {
   DistributedStrategy geo;
-  geo.a_sync = true;
-  geo.a_sync_configs.k_steps = 2;
+  geo.set_a_sync(true, /*k_steps=*/2);
+  CHECK(geo.ps.mode == PsMode::kGeo);
   auto fleet = Fleet::init(/*is_collective=*/false, geo, paddle::common::Environment{});
   CHECK_THROWS_WITH_AS(fleet->init_worker(two_tables()), doctest::Contains("need servers"), paddle::common::ConfigError);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ps/table/update_rule.h"
+#include "runtime/distributed/fleet.h"
 #include "runtime/train/config/train_config.h"
 
 using namespace paddle::runtime;
@@ -31,11 +32,12 @@ TEST_CASE("config overrides reach nested keys and parse into typed settings") {
   CHECK(c.model.kind == ModelKind::kFitALine);
   CHECK(c.model.cnn.channels[1] == 8);
   CHECK(c.optimizer.kind == OptimizerKind::kAdam);
-  CHECK(c.ps.mode == PsMode::kGeo);
+  CHECK(c.ps.strategy.mode == PsMode::kGeo);
   CHECK(c.device == DevicePreference::kCpu);
   const DistributedStrategy s = c.strategy();
-  CHECK(s.ps_mode() == PsMode::kGeo);
-  CHECK(s.a_sync_configs.k_steps == 5);
+  CHECK(s.ps.mode == PsMode::kGeo);
+  CHECK(s.ps.k_steps == 5);
+  CHECK(s.a_sync());
   CHECK(s.use_cpu);
   const ShardSpec shard = c.shard(1, 4);
   CHECK(shard.rank == 1);
@@ -109,19 +111,22 @@ TEST_CASE("the shipped configs parse") {
                        doctest::Contains("parallelism: model wide_deep trains on parameter servers only"), ConfigError);
 }
 
-TEST_CASE("amp: off by default with Fleet's amp_configs defaults, and its keys reach the strategy") {
+TEST_CASE("amp: off by default, and when on its keys reach the strategy, which names them as the config does") {
   const TrainConfig d = load_train_config("", {});
-  CHECK_FALSE(d.amp.enabled);
-  CHECK(d.amp.policy.dtype == DType::kFloat16);
-  CHECK(d.amp.policy.level == AmpLevel::kO1);
-  CHECK(d.amp.allreduce_dtype == DType::kFloat32);
-  CHECK(d.amp.scaling.init_loss_scaling == 32768);
-  CHECK(d.amp.scaling.incr_every_n_steps == 1000);
-  CHECK(d.amp.scaling.decr_every_n_nan_or_inf == 2);
-  CHECK(d.amp.scaling.incr_ratio == 2.0f);
-  CHECK(d.amp.scaling.decr_ratio == 0.5f);
-  CHECK(d.amp.scaling.use_dynamic_loss_scaling);
+  CHECK_FALSE(d.amp);
   CHECK_FALSE(d.strategy().amp);
+  const TrainConfig on = load_train_config("", {"amp.enabled=true"});
+  REQUIRE(on.amp);  // Fleet's amp_configs defaults
+  CHECK(on.amp->policy.dtype == DType::kFloat16);
+  CHECK(on.amp->policy.level == AmpLevel::kO1);
+  CHECK(on.amp->allreduce_dtype == DType::kFloat32);
+  CHECK(on.amp->scaling.init_loss_scaling == 32768);
+  CHECK(on.amp->scaling.incr_every_n_steps == 1000);
+  CHECK(on.amp->scaling.decr_every_n_nan_or_inf == 2);
+  CHECK(on.amp->scaling.incr_ratio == 2.0f);
+  CHECK(on.amp->scaling.decr_ratio == 0.5f);
+  CHECK(on.amp->scaling.use_dynamic_loss_scaling);
+  CHECK(on.amp->names.enabled == "amp.enabled");
 
   const TrainConfig c = load_train_config(
       "", {"amp.enabled=true", "amp.dtype=bfloat16", "amp.level=O2", "amp.allreduce_dtype=float16",
@@ -129,23 +134,22 @@ TEST_CASE("amp: off by default with Fleet's amp_configs defaults, and its keys r
            "amp.incr_ratio=4", "amp.decr_ratio=0.25", "amp.use_dynamic_loss_scaling=false",
            R"(amp.custom_white_list=["elementwise_add"])", R"(amp.custom_black_list=["conv2d"])"});
   const DistributedStrategy s = c.strategy();
-  CHECK(s.amp);
-  CHECK(s.amp_configs.use_bf16);
-  CHECK(s.amp_configs.use_pure_fp16);
-  CHECK(s.amp_configs.allreduce_dtype == DType::kFloat16);
-  CHECK(s.amp_configs.init_loss_scaling == 1024);
-  CHECK(s.amp_configs.incr_every_n_steps == 500);
-  CHECK(s.amp_configs.decr_every_n_nan_or_inf == 3);
-  CHECK(s.amp_configs.incr_ratio == 4);
-  CHECK(s.amp_configs.decr_ratio == 0.25f);
-  CHECK_FALSE(s.amp_configs.use_dynamic_loss_scaling);
-  CHECK(s.amp_configs.custom_white_list == std::vector<std::string>{"elementwise_add"});
-  CHECK(s.amp_configs.custom_black_list == std::vector<std::string>{"conv2d"});
-  // The strategy's view is the config's, both ways.
-  CHECK(s.amp_policy().dtype == DType::kBFloat16);
-  CHECK(s.amp_policy().level == AmpLevel::kO2);
-  CHECK(s.loss_scaling().init_loss_scaling == 1024);
-  CHECK(s.loss_scaling().decr_ratio == 0.25f);
+  REQUIRE(s.amp);
+  CHECK(s.use_bf16());
+  CHECK(s.use_pure_fp16());
+  CHECK(s.amp->policy.dtype == DType::kBFloat16);
+  CHECK(s.amp->policy.level == AmpLevel::kO2);
+  CHECK(s.amp->allreduce_dtype == DType::kFloat16);
+  CHECK(s.amp->scaling.init_loss_scaling == 1024);
+  CHECK(s.amp->scaling.incr_every_n_steps == 500);
+  CHECK(s.amp->scaling.decr_every_n_nan_or_inf == 3);
+  CHECK(s.amp->scaling.incr_ratio == 4);
+  CHECK(s.amp->scaling.decr_ratio == 0.25f);
+  CHECK_FALSE(s.amp->scaling.use_dynamic_loss_scaling);
+  CHECK(s.amp->policy.custom_white_list == std::vector<std::string>{"elementwise_add"});
+  CHECK(s.amp->policy.custom_black_list == std::vector<std::string>{"conv2d"});
+  CHECK(s.amp->names.level == "amp.level");
+  CHECK(s.amp->names.allreduce_dtype == "amp.allreduce_dtype");
 }
 
 TEST_CASE("amp: bad values fail at start with one line naming the key") {
@@ -176,13 +180,20 @@ TEST_CASE("amp: bad values fail at start with one line naming the key") {
       doctest::Contains("amp.custom_white_list: 'relu' is in custom_black_list too"), ConfigError);
 }
 
-TEST_CASE("amp: parameter-server training refuses it, naming amp.enabled") {
+TEST_CASE("amp: parameter-server training refuses it at Fleet's start, naming amp.enabled") {
   const TrainConfig wide = load_train_config("", {"model=wide_deep", "dataset=criteo", "amp.enabled=true"});
-  CHECK_THROWS_WITH_AS(wide.uses_parameter_servers(JobKind::kSingle),
+  REQUIRE(wide.uses_parameter_servers(JobKind::kSingle));
+  CHECK_THROWS_WITH_AS(Fleet::init(/*is_collective=*/false, wide.strategy(), {}),
                        doctest::Contains("amp.enabled: parameter-server training runs in float32 only"), ConfigError);
   const TrainConfig cnn = load_train_config("", {"amp.enabled=true"});
   CHECK_FALSE(cnn.uses_parameter_servers(JobKind::kCollective));
-  CHECK_THROWS_AS(cnn.uses_parameter_servers(JobKind::kParameterServer), ConfigError);
+  CHECK_THROWS_WITH_AS(Fleet::init(/*is_collective=*/true, cnn.strategy(), {}),
+                       "amp.enabled: mixed precision needs a CUDA device, and this rank's model is on cpu; turn it off "
+                       "to train in float32",
+                       ConfigError);
+  const TrainConfig o2 = load_train_config("", {"amp.enabled=true", "amp.level=O2"});
+  CHECK_THROWS_WITH_AS(Fleet::init(/*is_collective=*/true, o2.strategy(), {}), doctest::Contains("amp.level: O2"),
+                       ConfigError);
 }
 
 TEST_CASE("sparse tables: ctr accessor, sparse rule, admission and online passes reach the settings") {
