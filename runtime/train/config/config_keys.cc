@@ -1,17 +1,20 @@
-// The key table itself: one row per key, grouped as configs group them.
+// The key table itself: one row per key, grouped as configs group them, each naming its field.
 #include "runtime/train/config/config_keys.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
+#include <type_traits>
 
 #include "common/optimizer_kind.h"
 #include "ps/table/sparse_rule.h"
 #include "ps/table_spec.h"
 #include "runtime/distributed/distributed_strategy.h"
 #include "runtime/nn/optimizer.h"
+#include "runtime/train/config/config_reader.h"
 #include "runtime/train/config/train_config.h"
 
 namespace paddle::runtime {
@@ -21,135 +24,236 @@ using nlohmann::json;
 
 constexpr double kIntMax = 2147483647.0;
 constexpr double kUint32Max = 4294967295.0;
+constexpr double kNoLimit = ConfigKey::kNoLimit;
 
-ConfigKey integer(std::string name, int64_t value, double min, std::string doc, double max = ConfigKey::kNoLimit) {
-  return {std::move(name), KeyType::kInteger, value, min, max, false, {}, std::move(doc)};
-}
-ConfigKey number(std::string name, double value, double min, std::string doc, double max = ConfigKey::kNoLimit) {
-  return {std::move(name), KeyType::kNumber, value, min, max, false, {}, std::move(doc)};
-}
-ConfigKey positive(std::string name, double value, std::string doc) {
-  return {std::move(name), KeyType::kNumber, value, 0, ConfigKey::kNoLimit, true, {}, std::move(doc)};
-}
-ConfigKey boolean(std::string name, bool value, std::string doc) {
-  return {std::move(name), KeyType::kBoolean, value, -ConfigKey::kNoLimit, ConfigKey::kNoLimit, false, {}, std::move(doc)};
-}
-ConfigKey text(std::string name, std::string value, std::string doc) {
-  return {std::move(name), KeyType::kText, std::move(value), -ConfigKey::kNoLimit, ConfigKey::kNoLimit, false, {}, std::move(doc)};
-}
-ConfigKey choice(std::string name, std::string value, std::vector<std::string> choices, std::string doc) {
-  return {std::move(name), KeyType::kChoice, std::move(value), -ConfigKey::kNoLimit, ConfigKey::kNoLimit, false,
-          std::move(choices), std::move(doc)};
-}
-ConfigKey integers(std::string name, json value, double min, std::string doc) {
-  return {std::move(name), KeyType::kIntegers, std::move(value), min, ConfigKey::kNoLimit, false, {}, std::move(doc)};
-}
-ConfigKey numbers(std::string name, std::string doc) {
-  return {std::move(name), KeyType::kNumbers, json::array(), -ConfigKey::kNoLimit, ConfigKey::kNoLimit, false, {}, std::move(doc)};
-}
-ConfigKey texts(std::string name, std::string doc) {
-  return {std::move(name), KeyType::kTexts, json::array(), -ConfigKey::kNoLimit, ConfigKey::kNoLimit, false, {}, std::move(doc)};
-}
+// A float default as JSON by its shortest decimal form (0.05f shows as 0.05, not 0.0500000007).
+json shown_number(double value) { return value; }
+json shown_number(float value) { return std::stod(fmt::format("{}", value)); }
+
+// Choice names for the enums whose names live in a function rather than an EnumNames.
+struct OptimizerKindNames {
+  std::span<const common::OptimizerKind> kinds;
+  std::vector<std::string> choices() const { return common::optimizer_kind_names(kinds); }
+  std::string_view name(common::OptimizerKind kind) const { return common::optimizer_kind_name(kind); }
+  common::OptimizerKind parse(const std::string& text, const std::string&) const {
+    return common::optimizer_kind_named(text).value();  // one of choices(): the reader checked
+  }
+};
+struct FloatDTypeNames {
+  std::vector<std::string> choices() const { return {"float32", "float16", "bfloat16"}; }
+  std::string name(DType dtype) const { return dtype_name(dtype); }
+  DType parse(const std::string& text, const std::string& key) const { return parse_float_dtype(text, key); }
+};
+struct AmpLevelNames {
+  std::vector<std::string> choices() const { return {"O1", "O2"}; }
+  std::string name(AmpLevel level) const { return level == AmpLevel::kO2 ? "O2" : "O1"; }
+  AmpLevel parse(const std::string& text, const std::string& key) const { return parse_amp_level(text, key); }
+};
+
+// The type of the field a FIELD accessor reaches.
+template <class Field>
+using FieldType = std::remove_reference_t<std::invoke_result_t<Field, TrainConfig&>>;
+
+// Builds the rows: each takes its default from the field it sets, in a default TrainConfig.
+class KeyTable {
+ public:
+  template <class Field>
+  void integer(std::string name, Field field, double min, std::string doc, double max = kNoLimit) {
+    using T = FieldType<Field>;
+    add({name, KeyType::kInteger, static_cast<int64_t>(field(defaults_)), min, max, false, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = static_cast<T>(r.integer(name)); }});
+  }
+  template <class Field>
+  void number(std::string name, Field field, double min, std::string doc, double max = kNoLimit) {
+    add_number(std::move(name), field, min, max, false, std::move(doc));
+  }
+  template <class Field>
+  void positive(std::string name, Field field, std::string doc) {
+    add_number(std::move(name), field, 0, kNoLimit, true, std::move(doc));
+  }
+  template <class Field>
+  void boolean(std::string name, Field field, std::string doc) {
+    add({name, KeyType::kBoolean, field(defaults_), -kNoLimit, kNoLimit, false, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = r.boolean(name); }});
+  }
+  template <class Field>
+  void text(std::string name, Field field, std::string doc) {
+    add({name, KeyType::kText, field(defaults_), -kNoLimit, kNoLimit, false, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = r.text(name); }});
+  }
+  // A text key without a field of its own: a check that joins it with another key reads it.
+  void joined_text(std::string name, std::string value, std::string doc) {
+    add({std::move(name), KeyType::kText, std::move(value), -kNoLimit, kNoLimit, false, {}, std::move(doc), {}});
+  }
+  // `names` gives the choices, a value's name and the parse: an EnumNames, or one of the above.
+  template <class Field, class Names>
+  void choice(std::string name, Field field, Names names, std::string doc) {
+    add({name, KeyType::kChoice, std::string(names.name(field(defaults_))), -kNoLimit, kNoLimit, false, names.choices(),
+         std::move(doc), [name, field, names](const ConfigReader& r, TrainConfig& c) {
+           field(c) = names.parse(r.choice(name), name);
+         }});
+  }
+  template <class Field>
+  void integers(std::string name, Field field, double min, std::string doc) {
+    using T = FieldType<Field>;
+    const T& value = field(defaults_);
+    add({name, KeyType::kIntegers, json(std::vector<int64_t>(value.begin(), value.end())), min, kNoLimit, false, {},
+         std::move(doc), [name, field](const ConfigReader& r, TrainConfig& c) {
+           const std::vector<int64_t> items = r.integers(name);
+           if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+             field(c) = items;
+           } else {  // a fixed count, std::array
+             T& out = field(c);
+             if (items.size() != out.size())
+               throw common::ConfigError(fmt::format("{}: {} is not {} integers", name, shown(r.at(name)), out.size()));
+             std::copy(items.begin(), items.end(), out.begin());
+           }
+         }});
+  }
+  template <class Field>
+  void numbers(std::string name, Field field, std::string doc) {
+    add({name, KeyType::kNumbers, field(defaults_), -kNoLimit, kNoLimit, false, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = r.numbers(name); }});
+  }
+  template <class Field>
+  void texts(std::string name, Field field, std::string doc) {
+    add({name, KeyType::kTexts, field(defaults_), -kNoLimit, kNoLimit, false, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = r.strings(name); }});
+  }
+
+  std::vector<ConfigKey> rows() && { return std::move(rows_); }
+
+ private:
+  template <class Field>
+  void add_number(std::string name, Field field, double min, double max, bool above_min, std::string doc) {
+    using T = FieldType<Field>;
+    add({name, KeyType::kNumber, shown_number(field(defaults_)), min, max, above_min, {}, std::move(doc),
+         [name, field](const ConfigReader& r, TrainConfig& c) { field(c) = static_cast<T>(r.number(name)); }});
+  }
+  void add(ConfigKey key) { rows_.push_back(std::move(key)); }
+
+  TrainConfig defaults_;
+  std::vector<ConfigKey> rows_;
+};
+
+// The field of a TrainConfig that a row sets: FIELD(ps.sparse.ctr.click_coeff).
+#define FIELD(member) [](TrainConfig& c) -> auto& { return c.member; }
 
 std::vector<ConfigKey> make_keys() {
-  return {
-      // What is trained, on what.
-      choice("model", "cnn", kModelNames.choices(), "the model to train"),
-      choice("dataset", "fashion_mnist", kDatasetNames.choices(),
-             "the data set it trains on"),
-      text("data_dir", "/usr/share/datasets/fashion-mnist", "the data set's directory; ~/ is the home directory"),
-      integer("train_samples", 0, 0, "training samples used; 0: all"),
-      integer("test_samples", 0, 0, "test samples used; 0: all"),
-      integers("image_shape", json::array(), 1, "[C,H,W] to resize images to; [] keeps theirs"),
-      integers("cnn.channels", {16, 32}, 1, "the two convolutions' output channels"),
-      integer("cnn.hidden", 128, 1, "the width of the hidden layer"),
-      integer("resnet.depth", 50, 1, "the bottleneck ResNet's layers: 14, 26, 50, 101 or 152", kIntMax),
-      integer("resnet.width", 64, 1, "the channels of the first stage"),
-      integer("recommender.id_dim", 32, 1, "the width of the user and movie id embeddings"),
-      integer("recommender.category_dim", 16, 1, "the width of the category embeddings"),
-      integer("recommender.bag_dim", 32, 1, "the width of the title's bag of words"),
-      integer("recommender.hidden", 200, 1, "the width of each tower's hidden layer"),
-      positive("recommender.scale", 5.0, "the rating scale the cosine similarity is stretched to"),
-      integer("ctr.hash_dim", 0, 0, "folds feature signs into [0, hash_dim); 0 keeps them whole"),
-      integer("ctr.embedding_dim", 9, 1, "the width of wide_deep's sparse embeddings"),
-      integers("ctr.hidden", {512, 256, 128, 32}, 1, "the widths of wide_deep's deep layers"),
-      number("ctr.test_fraction", 0.2, 0, "the tail of click data held out for evaluation; below 1"),
-      // How it trains.
-      integer("batch_size", 64, 1, "samples per step, per worker"),
-      integer("epochs", 2, 0, "passes over the training data"),
-      integer("max_steps", 0, 0, "stops the run after this many steps; 0: no limit"),
-      integer("seed", 2024, 0, "seeds the initialization and the shuffles", kUint32Max),
-      boolean("shuffle", true, "shuffles the training data every epoch"),
-      integer("prefetch", 2, 1, "batches the loader prepares ahead"),
-      choice("optimizer.type", "momentum", common::optimizer_kind_names(optimizer_kinds()),
-             "the optimizer; on parameter servers, their dense tables' rule too"),
-      number("optimizer.lr", 0.01, 0, "the base learning rate"),
-      number("optimizer.momentum", 0.9, 0, "momentum: the velocity's decay"),
-      number("optimizer.weight_decay", 0.0, 0, "L2 decay added to every gradient"),
-      choice("lr_schedule.type", "constant", kLrScheduleNames.choices(), "how the learning rate changes"),
-      integers("lr_schedule.boundaries", json::array(), 0, "piecewise: the steps where the rate changes"),
-      numbers("lr_schedule.values", "piecewise: the rate before the first boundary and after each"),
-      choice("parallelism", "auto", kParallelismNames.choices(),
-             "auto: on parameter servers in a PS job and for wide_deep, collectively otherwise"),
-      choice("device", "auto", kDeviceNames.choices(), "auto: the rank's GPU where there is one; cpu: the host"),
-      boolean("tf32", false, "allows TF32 tensor cores on a GPU"),
-      positive("bucket_mb", 25, "collective: the size of a gradient bucket, MB"),
-      // What it writes.
-      text("output_dir", "output", "where the report, checkpoints and TensorBoard files go"),
-      boolean("resume", false, "continues from output_dir's latest checkpoint"),
-      boolean("checkpoint", true, "the leader saves a checkpoint after every epoch"),
-      boolean("tensorboard", true, "writes TensorBoard event files under output_dir/tensorboard"),
-      integer("log_every", 100, 1, "steps between log lines"),
-      // Mixed precision (Fleet's strategy.amp; needs a GPU).
-      boolean("amp.enabled", false, "trains in mixed precision"),
-      choice("amp.dtype", "float16", {"float32", "float16", "bfloat16"}, "the half type: float16 or bfloat16"),
-      choice("amp.level", "O1", {"O1", "O2"}, "O1: listed ops in half; O2: the whole model in half"),
-      choice("amp.allreduce_dtype", "float32", {"float32", "float16", "bfloat16"}, "the type gradients are averaged in"),
-      positive("amp.init_loss_scaling", 32768.0, "the first loss scale"),
-      integer("amp.incr_every_n_steps", 1000, 1, "finite steps before the scale grows", kIntMax),
-      integer("amp.decr_every_n_nan_or_inf", 2, 1, "overflowing steps before the scale shrinks", kIntMax),
-      positive("amp.incr_ratio", 2.0, "the scale's growth; above 1"),
-      positive("amp.decr_ratio", 0.5, "the scale's shrink; between 0 and 1"),
-      boolean("amp.use_dynamic_loss_scaling", true, "adjusts the scale as overflows come and go"),
-      texts("amp.custom_white_list", "ops run in half besides the defaults"),
-      texts("amp.custom_black_list", "ops kept in float32"),
-      // Parameter servers.
-      choice("ps.mode", "sync", kPsModeNames.choices(), "how gradients reach the servers"),
-      integer("ps.k_steps", 0, 0, "geo: local steps between sends", kIntMax),
-      integer("ps.max_merge_var_num", 4, 1, "async: gradients merged into one send", kIntMax),
-      integer("ps.send_queue_size", 16, 1, "async: sends queued before a step waits", kIntMax),
-      text("ps.server_optimizer", "", "older configs' name for optimizer.type; may only repeat it"),
-      text("ps.init_dir", "", "the servers load this save at start"),
-      integer("ps.start_pass", 0, 0, "the pass a resumed run carries on from"),
-      text("ps.save_dir", "", "where the servers save at the end (online: after every pass)"),
-      choice("ps.accessor", "plain", ps::SparseTableSpec::kAccessorNames.choices(), "sparse rows: plain embeddings, or ctr rows with show/click statistics"),
-      choice("ps.sparse_rule.type", "adagrad", common::optimizer_kind_names(ps::SparseRuleSpec::kinds()),
-             "ctr rows: their optimizer"),
-      positive("ps.sparse_rule.lr", 0.05, "ctr rows: the learning rate"),
-      number("ps.sparse_rule.initial_g2sum", 3.0, 0, "adagrad: the initial sum of squared gradients"),
-      number("ps.sparse_rule.initial_range", 0.0001, 0, "new rows start uniform in [-range, range]"),
-      number("ps.sparse_rule.min_bound", -10.0, -ConfigKey::kNoLimit, "the smallest weight"),
-      number("ps.sparse_rule.max_bound", 10.0, -ConfigKey::kNoLimit, "the largest weight; at least min_bound"),
-      number("ps.ctr.nonclk_coeff", 0.1, 0, "a show without a click, in a row's score"),
-      number("ps.ctr.click_coeff", 1.0, 0, "a click, in a row's score"),
-      number("ps.ctr.show_click_decay_rate", 0.98, 0, "the daily decay of shows and clicks", 1),
-      number("ps.ctr.delete_threshold", 0.8, 0, "a shrink deletes rows scoring below this"),
-      integer("ps.ctr.delete_after_unseen_days", 30, 0, "a shrink deletes rows unseen this many days", kIntMax),
-      number("ps.ctr.base_threshold", 1.5, 0, "a base save keeps rows scoring at least this"),
-      number("ps.ctr.delta_threshold", 0.25, 0, "a delta save keeps rows changed at least this much"),
-      choice("ps.admission.type", "always", ps::AdmissionSpec::kNames.choices(), "when a new feature gets a row"),
-      integer("ps.admission.count", 1, 1, "count: the shows before a feature gets a row", kUint32Max),
-      number("ps.admission.probability", 1.0, 0, "probability: the chance a show gives a new feature a row", 1),
-      integer("ps.shrink_every_passes", 0, 0, "the servers shrink after every this many passes; 0: on request only"),
-      choice("ps.storage", "memory", ps::StorageSpec::kNames.choices(), "ssd: hot rows in memory, the rest in RocksDB"),
-      number("ps.memory_budget_mb", 0, 0, "ssd: MB of hot rows per server"),
-      text("ps.ssd_dir", "", "ssd: where the rows on disk go; empty: output_dir/ps_ssd"),
-      texts("ps.online.days", "online training: the days, in order (directory names); [] is not online"),
-      integer("ps.online.passes_per_day", 1, 1, "online: passes in a day", 100000),
-      text("ps.online.data_pattern", "", "online: a pass's data, with {day} and {pass} replaced"),
-      integer("ps.online.wait_seconds", 0, 0, "online: how long a pass waits for its data; 0: not at all", kIntMax),
-  };
+  KeyTable t;
+  // What is trained, on what.
+  t.choice("model", FIELD(model.kind), kModelNames, "the model to train");
+  t.choice("dataset", FIELD(data.kind), kDatasetNames, "the data set it trains on");
+  t.text("data_dir", FIELD(data.dir), "the data set's directory; ~/ is the home directory");
+  t.integer("train_samples", FIELD(data.train_samples), 0, "training samples used; 0: all");
+  t.integer("test_samples", FIELD(data.test_samples), 0, "test samples used; 0: all");
+  t.integers("image_shape", FIELD(data.image_shape), 1, "[C,H,W] to resize images to; [] keeps theirs");
+  t.integers("cnn.channels", FIELD(model.cnn.channels), 1, "the two convolutions' output channels");
+  t.integer("cnn.hidden", FIELD(model.cnn.hidden), 1, "the width of the hidden layer");
+  t.integer("resnet.depth", FIELD(model.resnet.depth), 1, "the bottleneck ResNet's layers: 14, 26, 50, 101 or 152", kIntMax);
+  t.integer("resnet.width", FIELD(model.resnet.width), 1, "the channels of the first stage");
+  t.integer("recommender.id_dim", FIELD(model.recommender.id_dim), 1, "the width of the user and movie id embeddings");
+  t.integer("recommender.category_dim", FIELD(model.recommender.category_dim), 1, "the width of the category embeddings");
+  t.integer("recommender.bag_dim", FIELD(model.recommender.bag_dim), 1, "the width of the title's bag of words");
+  t.integer("recommender.hidden", FIELD(model.recommender.hidden), 1, "the width of each tower's hidden layer");
+  t.positive("recommender.scale", FIELD(model.recommender.scale), "the rating scale the cosine similarity is stretched to");
+  t.integer("ctr.hash_dim", FIELD(data.hash_dim), 0, "folds feature signs into [0, hash_dim); 0 keeps them whole");
+  t.integer("ctr.embedding_dim", FIELD(model.wide_deep.embedding_dim), 1, "the width of wide_deep's sparse embeddings");
+  t.integers("ctr.hidden", FIELD(model.wide_deep.hidden), 1, "the widths of wide_deep's deep layers");
+  t.number("ctr.test_fraction", FIELD(data.test_fraction), 0, "the tail of click data held out for evaluation; below 1");
+  // How it trains.
+  t.integer("batch_size", FIELD(batch_size), 1, "samples per step, per worker");
+  t.integer("epochs", FIELD(epochs), 0, "passes over the training data");
+  t.integer("max_steps", FIELD(max_steps), 0, "stops the run after this many steps; 0: no limit");
+  t.integer("seed", FIELD(seed), 0, "seeds the initialization and the shuffles", kUint32Max);
+  t.boolean("shuffle", FIELD(shuffle), "shuffles the training data every epoch");
+  t.integer("prefetch", FIELD(prefetch), 1, "batches the loader prepares ahead");
+  t.choice("optimizer.type", FIELD(optimizer.kind), OptimizerKindNames{optimizer_kinds()},
+           "the optimizer; on parameter servers, their dense tables' rule too");
+  t.number("optimizer.lr", FIELD(lr_schedule.base_lr), 0, "the base learning rate");
+  t.number("optimizer.momentum", FIELD(optimizer.momentum), 0, "momentum: the velocity's decay");
+  t.number("optimizer.weight_decay", FIELD(optimizer.weight_decay), 0, "L2 decay added to every gradient");
+  t.choice("lr_schedule.type", FIELD(lr_schedule.kind), kLrScheduleNames, "how the learning rate changes");
+  t.integers("lr_schedule.boundaries", FIELD(lr_schedule.boundaries), 0, "piecewise: the steps where the rate changes");
+  t.numbers("lr_schedule.values", FIELD(lr_schedule.values), "piecewise: the rate before the first boundary and after each");
+  t.choice("parallelism", FIELD(parallelism), kParallelismNames,
+           "auto: on parameter servers in a PS job and for wide_deep, collectively otherwise");
+  t.choice("device", FIELD(device), kDeviceNames, "auto: the rank's GPU where there is one; cpu: the host");
+  t.boolean("tf32", FIELD(tf32), "allows TF32 tensor cores on a GPU");
+  t.positive("bucket_mb", FIELD(bucket_mb), "collective: the size of a gradient bucket, MB");
+  // What it writes.
+  t.text("output_dir", FIELD(output_dir), "where the report, checkpoints and TensorBoard files go");
+  t.boolean("resume", FIELD(resume), "continues from output_dir's latest checkpoint");
+  t.boolean("checkpoint", FIELD(checkpoint), "the leader saves a checkpoint after every epoch");
+  t.boolean("tensorboard", FIELD(tensorboard), "writes TensorBoard event files under output_dir/tensorboard");
+  t.integer("log_every", FIELD(log_every), 1, "steps between log lines");
+  // Mixed precision (Fleet's strategy.amp; needs a GPU).
+  t.boolean("amp.enabled", FIELD(amp.enabled), "trains in mixed precision");
+  t.choice("amp.dtype", FIELD(amp.options.policy.dtype), FloatDTypeNames{}, "the half type: float16 or bfloat16");
+  t.choice("amp.level", FIELD(amp.options.policy.level), AmpLevelNames{}, "O1: listed ops in half; O2: the whole model in half");
+  t.choice("amp.allreduce_dtype", FIELD(amp.options.allreduce_dtype), FloatDTypeNames{}, "the type gradients are averaged in");
+  t.positive("amp.init_loss_scaling", FIELD(amp.options.scaling.init_loss_scaling), "the first loss scale");
+  t.integer("amp.incr_every_n_steps", FIELD(amp.options.scaling.incr_every_n_steps), 1, "finite steps before the scale grows",
+            kIntMax);
+  t.integer("amp.decr_every_n_nan_or_inf", FIELD(amp.options.scaling.decr_every_n_nan_or_inf), 1,
+            "overflowing steps before the scale shrinks", kIntMax);
+  t.positive("amp.incr_ratio", FIELD(amp.options.scaling.incr_ratio), "the scale's growth; above 1");
+  t.positive("amp.decr_ratio", FIELD(amp.options.scaling.decr_ratio), "the scale's shrink; between 0 and 1");
+  t.boolean("amp.use_dynamic_loss_scaling", FIELD(amp.options.scaling.use_dynamic_loss_scaling),
+            "adjusts the scale as overflows come and go");
+  t.texts("amp.custom_white_list", FIELD(amp.options.policy.custom_white_list), "ops run in half besides the defaults");
+  t.texts("amp.custom_black_list", FIELD(amp.options.policy.custom_black_list), "ops kept in float32");
+  // Parameter servers.
+  t.choice("ps.mode", FIELD(ps.strategy.mode), kPsModeNames, "how gradients reach the servers");
+  t.integer("ps.k_steps", FIELD(ps.strategy.k_steps), 0, "geo: local steps between sends", kIntMax);
+  t.integer("ps.max_merge_var_num", FIELD(ps.strategy.max_merge_var_num), 1, "async: gradients merged into one send", kIntMax);
+  t.integer("ps.send_queue_size", FIELD(ps.strategy.send_queue_size), 1, "async: sends queued before a step waits", kIntMax);
+  t.joined_text("ps.server_optimizer", "", "older configs' name for optimizer.type; may only repeat it");
+  t.text("ps.init_dir", FIELD(ps.init_dir), "the servers load this save at start");
+  t.integer("ps.start_pass", FIELD(ps.start_pass), 0, "the pass a resumed run carries on from");
+  t.text("ps.save_dir", FIELD(ps.save_dir), "where the servers save at the end (online: after every pass)");
+  t.choice("ps.accessor", FIELD(ps.sparse.accessor), ps::SparseTableSpec::kAccessorNames,
+           "sparse rows: plain embeddings, or ctr rows with show/click statistics");
+  // One rule for both parts of a ctr row: embed_rule here, copied to embedx_rule (train_config.cc).
+  t.choice("ps.sparse_rule.type", FIELD(ps.sparse.ctr.embed_rule.kind), OptimizerKindNames{ps::SparseRuleSpec::kinds()},
+           "ctr rows: their optimizer");
+  t.positive("ps.sparse_rule.lr", FIELD(ps.sparse.ctr.embed_rule.learning_rate), "ctr rows: the learning rate");
+  t.number("ps.sparse_rule.initial_g2sum", FIELD(ps.sparse.ctr.embed_rule.initial_g2sum), 0,
+           "adagrad: the initial sum of squared gradients");
+  t.number("ps.sparse_rule.initial_range", FIELD(ps.sparse.ctr.embed_rule.initial_range), 0,
+           "new rows start uniform in [-range, range]");
+  t.number("ps.sparse_rule.min_bound", FIELD(ps.sparse.ctr.embed_rule.min_bound), -kNoLimit, "the smallest weight");
+  t.number("ps.sparse_rule.max_bound", FIELD(ps.sparse.ctr.embed_rule.max_bound), -kNoLimit,
+           "the largest weight; at least min_bound");
+  t.number("ps.ctr.nonclk_coeff", FIELD(ps.sparse.ctr.nonclk_coeff), 0, "a show without a click, in a row's score");
+  t.number("ps.ctr.click_coeff", FIELD(ps.sparse.ctr.click_coeff), 0, "a click, in a row's score");
+  t.number("ps.ctr.show_click_decay_rate", FIELD(ps.sparse.ctr.show_click_decay_rate), 0,
+           "the daily decay of shows and clicks", 1);
+  t.number("ps.ctr.delete_threshold", FIELD(ps.sparse.ctr.delete_threshold), 0, "a shrink deletes rows scoring below this");
+  t.integer("ps.ctr.delete_after_unseen_days", FIELD(ps.sparse.ctr.delete_after_unseen_days), 0,
+            "a shrink deletes rows unseen this many days", kIntMax);
+  t.number("ps.ctr.base_threshold", FIELD(ps.sparse.ctr.base_threshold), 0, "a base save keeps rows scoring at least this");
+  t.number("ps.ctr.delta_threshold", FIELD(ps.sparse.ctr.delta_threshold), 0,
+           "a delta save keeps rows changed at least this much");
+  t.choice("ps.admission.type", FIELD(ps.sparse.admission.kind), ps::AdmissionSpec::kNames, "when a new feature gets a row");
+  t.integer("ps.admission.count", FIELD(ps.sparse.admission.count), 1, "count: the shows before a feature gets a row",
+            kUint32Max);
+  t.number("ps.admission.probability", FIELD(ps.sparse.admission.probability), 0,
+           "probability: the chance a show gives a new feature a row", 1);
+  t.integer("ps.shrink_every_passes", FIELD(ps.sparse.shrink_every_passes), 0,
+            "the servers shrink after every this many passes; 0: on request only");
+  t.choice("ps.storage", FIELD(ps.sparse.storage), ps::StorageSpec::kNames, "ssd: hot rows in memory, the rest in RocksDB");
+  t.number("ps.memory_budget_mb", FIELD(ps.sparse.memory_budget_mb), 0, "ssd: MB of hot rows per server");
+  t.text("ps.ssd_dir", FIELD(ps.sparse.ssd_dir), "ssd: where the rows on disk go; empty: output_dir/ps_ssd");
+  t.texts("ps.online.days", FIELD(ps.online.days), "online training: the days, in order (directory names); [] is not online");
+  t.integer("ps.online.passes_per_day", FIELD(ps.online.passes_per_day), 1, "online: passes in a day", 100000);
+  t.text("ps.online.data_pattern", FIELD(ps.online.data_pattern), "online: a pass's data, with {day} and {pass} replaced");
+  t.integer("ps.online.wait_seconds", FIELD(ps.online.wait_seconds), 0,
+            "online: how long a pass waits for its data; 0: not at all", kIntMax);
+  return std::move(t).rows();
 }
+
+#undef FIELD
 
 std::string type_name(const ConfigKey& key) {
   switch (key.type) {

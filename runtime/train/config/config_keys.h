@@ -1,15 +1,18 @@
 #pragma once
 // ConfigKeys: the one table of the `train` program's config keys. Each key has its name
-// (dotted: "ps.sparse_rule.lr"), its type, its default, its range or choices, and one line of
-// doc. Everything about keys comes from it:
+// (dotted: "ps.sparse_rule.lr"), its type, its range or choices, one line of doc, and the
+// TrainConfig field it sets. Its default is that field's in a default TrainConfig, so each
+// default is written once, beside the field (train_config.h and the structs it holds).
+// Everything about keys comes from the table:
 //   default_train_config()  the defaults, as the JSON a config file overlays;
 //   merge_train_config()    an unknown key in a file or a --set is an error naming it;
-//   ConfigReader            each value's type and range are checked as it is read, and an
-//                           error names the key and the value (train_config.cc);
+//   parse_train_config()    each row reads its value into its field, checked by ConfigReader
+//                           as it is read (an error names the key and the value);
 //   config_keys_help()      `train --help-config`.
-// Checks that join two keys (ps.storage ssd needs ps.memory_budget_mb) stay with the typed
-// reading in train_config.cc.
+// Checks that join two keys (ps.storage ssd needs ps.memory_budget_mb) follow the rows'
+// reading, in train_config.cc.
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,6 +20,9 @@
 #include <nlohmann/json.hpp>
 
 namespace paddle::runtime {
+
+struct TrainConfig;
+class ConfigReader;
 
 enum class KeyType {
   kInteger,
@@ -41,6 +47,9 @@ struct ConfigKey {
   bool above_min = false;
   std::vector<std::string> choices;
   std::string doc;
+  // Reads the key's value, checked against this row, into its field. Empty for a key that only
+  // a check joining it with another reads (ps.server_optimizer may only repeat optimizer.type).
+  std::function<void(const ConfigReader&, TrainConfig&)> read;
 };
 
 // Every key, in the order `train --help-config` lists them.

@@ -1,14 +1,14 @@
 #pragma once
 // TrainConfig: a training run's settings, parsed once into typed fields. The source is a JSON
 // file (configs/*.json) overlaid on the defaults, then `--set key=value` overrides (dotted keys
-// reach into objects: --set optimizer.lr=0.1). Every key, its default, type and range is a row
-// of one table (config_keys.h, `train --help-config`). Unknown keys, values of the wrong type
-// and values out of range fail at start with a common::ConfigError naming the key.
+// reach into objects: --set optimizer.lr=0.1). A field's initializer here (or in the struct it
+// is) is its key's default; every key, with its type, range and field, is a row of one table
+// (config_keys.h, `train --help-config`). Unknown keys, values of the wrong type and values out
+// of range fail at start with a common::ConfigError naming the key.
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +44,7 @@ inline constexpr common::EnumNames<DevicePreference, 2> kDeviceNames{
 
 struct DataConfig {
   DatasetKind kind = DatasetKind::kFashionMnist;
-  std::string dir;                   // "~/" is the home directory
+  std::string dir = "/usr/share/datasets/fashion-mnist";  // "~/" is the home directory
   size_t train_samples = 0;          // 0: all
   size_t test_samples = 0;           // 0: all
   std::vector<int64_t> image_shape;  // [C,H,W] to resize images to; empty keeps theirs
@@ -75,8 +75,7 @@ struct OnlineConfig {
 struct SparseTablesConfig {
   ps::SparseTableSpec::Accessor accessor = ps::SparseTableSpec::Accessor::kPlain;
   ps::CtrAccessorSpec ctr;
-  std::string rule = "adagrad";  // ps.sparse_rule.type, the ctr rows' rule (ctr.embed_rule, ctr.embedx_rule)
-  ps::AdmissionSpec admission;
+  ps::AdmissionSpec admission{.count = 1};
   int64_t shrink_every_passes = 0;  // 0: only when the program (or an online day's end) asks
   // ps.storage: memory, or ssd (hot rows in ps.memory_budget_mb MB per server, the rest in
   // RocksDB under ps.ssd_dir, default output_dir/ps_ssd; ps/table/disk_tier.h).
@@ -98,6 +97,15 @@ struct PsConfig {
   OnlineConfig online;
 };
 
+// Mixed precision (Fleet's strategy.amp), the config's "amp" group: amp.enabled, amp.dtype,
+// amp.level, amp.allreduce_dtype, the op lists and the loss-scaling keys under Fleet's
+// amp_configs names (amp.init_loss_scaling, ...). Fleet checks what this build can run of it
+// (a GPU, O1, a float32 all-reduce; not on parameter servers), naming the amp.* key.
+struct AmpConfig {
+  bool enabled = false;
+  AmpOptions options{.names = kConfigAmpNames};
+};
+
 struct TrainConfig {
   ModelConfig model;
   DataConfig data;
@@ -107,7 +115,7 @@ struct TrainConfig {
   uint32_t seed = 2024;
   bool shuffle = true;
   size_t prefetch = 2;
-  OptimizerConfig optimizer;
+  OptimizerConfig optimizer{.kind = OptimizerKind::kMomentum};
   LrSchedule lr_schedule;  // base_lr is optimizer.lr; steps_per_epoch is set once the data is loaded
   PsConfig ps;
   std::string output_dir = "output";
@@ -118,11 +126,7 @@ struct TrainConfig {
   double bucket_mb = 25;
   DevicePreference device = DevicePreference::kAuto;
   bool tf32 = false;
-  // Mixed precision (Fleet's strategy.amp), the config's "amp" group: amp.enabled, and when it
-  // is on, amp.dtype, amp.level, amp.allreduce_dtype, the op lists and the loss-scaling keys
-  // under Fleet's amp_configs names (amp.init_loss_scaling, ...). Fleet checks what this build
-  // can run of it (a GPU, O1, a float32 all-reduce; not on parameter servers), naming amp.*.
-  std::optional<AmpOptions> amp;
+  AmpConfig amp;
 
   Parallelism parallelism = Parallelism::kAuto;
 

@@ -69,7 +69,7 @@ std::string CollectiveWorkload::describe() const {
                       model_.net.describe(), device.to_string(),
                       device.is_cuda() ? (config_.tf32 ? " (TF32 allowed)" : " (strict FP32)") : "", data_.train.size(),
                       data_.test.size(), schedule_.steps_per_epoch);
-  if (config_.amp) text += describe_amp(*config_.amp);
+  if (config_.amp.enabled) text += describe_amp(config_.amp.options);
   return text;
 }
 

@@ -129,7 +129,8 @@ std::string CtrWorkload::describe() const {
   const ps::SparseTableSpec& embedding = tables_.sparse[kEmbeddingTable];
   const std::string rows =
       embedding.accessor == ps::SparseTableSpec::Accessor::kCtr
-          ? fmt::format("ctr rows ({} sparse rule, lr {})", config_.ps.sparse.rule, embedding.ctr.embed_rule.learning_rate)
+          ? fmt::format("ctr rows ({} sparse rule, lr {})", common::optimizer_kind_name(embedding.ctr.embed_rule.kind),
+                        embedding.ctr.embed_rule.learning_rate)
           : fmt::format("plain rows ({}, lr {})", common::optimizer_kind_name(tables_.update_rule), tables_.learning_rate);
   const std::string data = config_.ps.online.enabled()
                                ? fmt::format("online: {} day(s) x {} pass(es)", config_.ps.online.days.size(),

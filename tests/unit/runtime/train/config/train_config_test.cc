@@ -113,20 +113,20 @@ TEST_CASE("the shipped configs parse") {
 
 TEST_CASE("amp: off by default, and when on its keys reach the strategy, which names them as the config does") {
   const TrainConfig d = load_train_config("", {});
-  CHECK_FALSE(d.amp);
+  CHECK_FALSE(d.amp.enabled);
   CHECK_FALSE(d.strategy().amp);
   const TrainConfig on = load_train_config("", {"amp.enabled=true"});
-  REQUIRE(on.amp);  // Fleet's amp_configs defaults
-  CHECK(on.amp->policy.dtype == DType::kFloat16);
-  CHECK(on.amp->policy.level == AmpLevel::kO1);
-  CHECK(on.amp->allreduce_dtype == DType::kFloat32);
-  CHECK(on.amp->scaling.init_loss_scaling == 32768);
-  CHECK(on.amp->scaling.incr_every_n_steps == 1000);
-  CHECK(on.amp->scaling.decr_every_n_nan_or_inf == 2);
-  CHECK(on.amp->scaling.incr_ratio == 2.0f);
-  CHECK(on.amp->scaling.decr_ratio == 0.5f);
-  CHECK(on.amp->scaling.use_dynamic_loss_scaling);
-  CHECK(on.amp->names.enabled == "amp.enabled");
+  REQUIRE(on.amp.enabled);  // Fleet's amp_configs defaults
+  CHECK(on.amp.options.policy.dtype == DType::kFloat16);
+  CHECK(on.amp.options.policy.level == AmpLevel::kO1);
+  CHECK(on.amp.options.allreduce_dtype == DType::kFloat32);
+  CHECK(on.amp.options.scaling.init_loss_scaling == 32768);
+  CHECK(on.amp.options.scaling.incr_every_n_steps == 1000);
+  CHECK(on.amp.options.scaling.decr_every_n_nan_or_inf == 2);
+  CHECK(on.amp.options.scaling.incr_ratio == 2.0f);
+  CHECK(on.amp.options.scaling.decr_ratio == 0.5f);
+  CHECK(on.amp.options.scaling.use_dynamic_loss_scaling);
+  CHECK(on.amp.options.names.enabled == "amp.enabled");
 
   const TrainConfig c = load_train_config(
       "", {"amp.enabled=true", "amp.dtype=bfloat16", "amp.level=O2", "amp.allreduce_dtype=float16",
@@ -255,6 +255,30 @@ TEST_CASE("the key table: its defaults are a valid config, every key is named on
   CHECK(help.find("ps.admission.probability  (number, default 1.0, [0, 1])") != std::string::npos);
   CHECK(help.find("ps.mode  (choice, default \"sync\", sync|async|geo)") != std::string::npos);
   CHECK(help.find("batch_size  (integer, default 64, >= 1)") != std::string::npos);
+}
+
+TEST_CASE("each key's default is its field's in a default TrainConfig, and a value set reaches that field") {
+  for (const ConfigKey& key : config_keys()) CHECK_MESSAGE((static_cast<bool>(key.read) != (key.name == "ps.server_optimizer")), key.name);
+  const TrainConfig d;
+  CHECK(config_key("batch_size").default_value == d.batch_size);
+  CHECK(config_key("ps.send_queue_size").default_value == d.ps.strategy.send_queue_size);
+  CHECK(config_key("ps.admission.count").default_value == d.ps.sparse.admission.count);
+  CHECK(config_key("optimizer.type").default_value == "momentum");
+  CHECK(d.optimizer.kind == OptimizerKind::kMomentum);
+  CHECK(config_key("ps.sparse_rule.lr").default_value == 0.05);  // a float field, shown by its shortest form
+  CHECK(config_key("data_dir").default_value == d.data.dir);
+
+  const TrainConfig c = load_train_config("", {"ps.send_queue_size=3", "ps.sparse_rule.type=adam", "ps.sparse_rule.lr=0.5",
+                                               "amp.level=O2", "cnn.channels=[3,5]", "ps.admission.count=7"});
+  CHECK(c.ps.strategy.send_queue_size == 3);
+  CHECK(c.ps.sparse.ctr.embed_rule.kind == OptimizerKind::kAdam);
+  CHECK(c.ps.sparse.ctr.embedx_rule.kind == OptimizerKind::kAdam);  // one rule for both parts of a row
+  CHECK(c.ps.sparse.ctr.embedx_rule.learning_rate == 0.5f);
+  CHECK(c.amp.options.policy.level == AmpLevel::kO2);
+  CHECK(c.model.cnn.channels == std::array<int64_t, 2>{3, 5});
+  CHECK(c.ps.sparse.admission.count == 7u);
+  CHECK_THROWS_WITH_AS(load_train_config("", {"cnn.channels=[3,5,7]"}), "cnn.channels: [3,5,7] is not 2 integers",
+                       ConfigError);
 }
 
 TEST_CASE("the key table's ranges are the checks: each bound refused just past it, accepted on it") {
