@@ -1,9 +1,10 @@
 #pragma once
-// GlooStore: Gloo's Store contract (set, get, wait) over a client of the job's key-value store
-// (paddle::store::HttpStore), so that Gloo's own rendezvous (connectFullMesh), NCCL's unique-id exchange, the
-// node map and the shared-memory segments all run through the job's one store. A seam of its
-// own, so that paddle::store::HttpStore, which the launchers' control plane uses too, does not bring Gloo (and
-// with it hiredis, ibverbs and libnl, a third of the launcher's dynamic linking) into the launcher.
+// GlooStore: Gloo's Store contract (set, get, wait) over the workers' face of the job's
+// key-value store (paddle::store::RendezvousStore), so that Gloo's own rendezvous
+// (connectFullMesh), NCCL's unique-id exchange, the node map and the shared-memory segments all
+// run through the job's one store. A seam of its own, so that paddle_store, which the launcher
+// stands on too, does not bring Gloo (and with it hiredis, ibverbs and libnl, a third of the
+// launcher's dynamic linking) into the launcher.
 
 #include <gloo/rendezvous/store.h>
 
@@ -11,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 
 namespace paddle::collective {
 
 class GlooStore : public gloo::rendezvous::Store {
  public:
   // `store` must outlive this.
-  explicit GlooStore(paddle::store::HttpStore& store) : store_(store) {}
+  explicit GlooStore(paddle::store::RendezvousStore& store) : store_(store) {}
 
   void set(const std::string& key, const std::vector<char>& data) override { store_.set(key, data); }
   std::vector<char> get(const std::string& key) override { return store_.get(key); }
@@ -28,7 +29,7 @@ class GlooStore : public gloo::rendezvous::Store {
   }
 
  private:
-  paddle::store::HttpStore& store_;
+  paddle::store::RendezvousStore& store_;
 };
 
 }  // namespace paddle::collective

@@ -47,7 +47,7 @@ Rendezvous::Rendezvous(const RendezvousConfig& config) : config_(config) {
       throw CollectiveError(fmt::format("rank 0 cannot host the rendezvous store: {}", e.what()));
     }
   }
-  store_ = std::make_unique<paddle::store::HttpStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
+  store_ = std::make_unique<paddle::store::RendezvousStore>(host, port, config.timeout, std::chrono::seconds(10), config.token);
   gloo_store_ = std::make_unique<GlooStore>(*store_);
   liveness_ = std::make_unique<paddle::store::Liveness>(host, port, config.token);
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 #include "store/liveness.h"
 #include "common/environment.h"
@@ -35,7 +35,7 @@ class Rendezvous {
   // or paddle::store::StoreRefused at once when rank 0's store refuses this process's job token.
   explicit Rendezvous(const RendezvousConfig& config);
 
-  paddle::store::HttpStore& store() { return *store_; }
+  paddle::store::RendezvousStore& store() { return *store_; }
   // The same store as Gloo's Store, for the communicators.
   gloo::rendezvous::Store& gloo_store() { return *gloo_store_; }
 
@@ -46,7 +46,7 @@ class Rendezvous {
  private:
   RendezvousConfig config_;
   std::unique_ptr<paddle::store::KvStoreServer> server_;  // rank 0 only
-  std::unique_ptr<paddle::store::HttpStore> store_;
+  std::unique_ptr<paddle::store::RendezvousStore> store_;
   std::unique_ptr<GlooStore> gloo_store_;
   std::unique_ptr<paddle::store::Liveness> liveness_;
   std::unique_ptr<paddle::store::Liveness::Presence> presence_;

@@ -4,7 +4,7 @@
 // proves the job token (the server's challenge), on its first request and again only after the
 // connection broke. A presence name, when given, rides on every request (X-Paddle-Presence), so
 // the server hears this client whenever it asks anything and counts it gone when the connection
-// closes. Not safe for concurrent use: HttpStore serialises its callers. Internal to collective/.
+// closes. Not safe for concurrent use: StoreClient (store_client.h) serialises its callers.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>

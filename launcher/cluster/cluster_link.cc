@@ -10,24 +10,24 @@
 #include <string_view>
 
 #include "launcher/cluster/cluster_link_detail.h"
-#include "launcher/cluster/etcd_store.h"
-#include "launcher/cluster/master_store.h"
+#include "store/etcd_store.h"
+#include "store/master_store.h"
 #include "launcher/cluster/open_file_limit.h"
 
 namespace paddle::launcher {
 namespace {
 
-std::unique_ptr<ControlStore> open_store(const ClusterSettings& s) {
+std::unique_ptr<store::ControlStore> open_store(const ClusterSettings& s) {
   if (!s.etcd.empty()) {
     try {
-      return std::make_unique<EtcdStore>(s.etcd, s.job_id, s.node_ip, s.dead_after);
+      return std::make_unique<store::EtcdStore>(s.etcd, s.job_id, s.node_ip, s.dead_after);
     } catch (const common::PeerError& e) {
       throw common::PeerError(fmt::format("--master=etcd://: {}", e.what()));
     }
   }
   if (s.host_master) ensure_master_open_files(s.nnodes);
   try {
-    return std::make_unique<MasterStore>(s.master_ip, s.master_port, s.host_master, s.job_id, s.node_ip, s.dead_after, s.token);
+    return std::make_unique<store::MasterStore>(s.master_ip, s.master_port, s.host_master, s.job_id, s.node_ip, s.dead_after, s.token);
   } catch (const common::PeerError&) {
     throw;
   } catch (const std::exception& e) {
@@ -55,7 +55,7 @@ std::string ClusterSettings::master_name() const {
 ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::shared_ptr<MemberLists> member_lists)
     : ClusterLink(settings, log, open_store(settings), std::move(member_lists)) {}
 
-ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<ControlStore> store,
+ClusterLink::ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<store::ControlStore> store,
                          std::shared_ptr<MemberLists> member_lists)
     : settings_(std::move(settings)),
       log_(log),
@@ -102,7 +102,7 @@ void ClusterLink::clear_stale_state() {
   const std::vector<std::string> alive = store_->alive_nodes();
   const bool alone =
       std::none_of(alive.begin(), alive.end(), [&](const std::string& ip) { return ip != settings_.node_ip; });
-  const std::vector<ControlStore::Entry> entries = store_->range(key("g"));
+  const std::vector<store::ControlStore::Entry> entries = store_->range(key("g"));
   if (entries.empty()) return;
   if (alone) {
     store_->remove_prefix(key("g"));

@@ -52,7 +52,7 @@
 #include "common/background_thread.h"
 #include "common/error.h"
 #include "common/job_token.h"
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 #include "launcher/cluster/hang_exchange.h"
 #include "launcher/cluster/judge.h"
 #include "launcher/cluster/member_list.h"
@@ -120,7 +120,7 @@ class ClusterLink {
               std::shared_ptr<MemberLists> member_lists = std::make_shared<MemberLists>());
   // The same over `store`, which the caller opened instead of the settings (the unit tests' is
   // in memory).
-  ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<ControlStore> store,
+  ClusterLink(ClusterSettings settings, LaunchLog& log, std::unique_ptr<store::ControlStore> store,
               std::shared_ptr<MemberLists> member_lists = std::make_shared<MemberLists>());
   ~ClusterLink();
   ClusterLink(const ClusterLink&) = delete;
@@ -195,7 +195,7 @@ class ClusterLink {
   bool may_start(int generation, const std::vector<std::string>& have,
                  std::optional<std::chrono::steady_clock::time_point> enough_since);
   // Fixes an elastic generation's members: earlier members first, then in rank order, at most nnodes.
-  void close_generation(int generation, const std::vector<ControlStore::Entry>& registrations);
+  void close_generation(int generation, const std::vector<store::ControlStore::Entry>& registrations);
   // The rank map of the member list `members`, now the joined generation.
   JoinedGeneration complete(int generation, const std::string& members);
   // Throws Stopped naming `waiting_for()` (asked only then) once the launcher was signalled;
@@ -253,7 +253,7 @@ class ClusterLink {
 
   ClusterSettings settings_;
   LaunchLog& log_;
-  std::unique_ptr<ControlStore> store_;
+  std::unique_ptr<store::ControlStore> store_;
   std::shared_ptr<MemberLists> member_lists_;
 
   // Held by the watcher through one round of judging (not its watch), and by stop_judging: once stop_judging

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 
 namespace paddle::launcher::cluster_link_detail {
 
@@ -23,7 +23,7 @@ inline std::string generation_key(const std::string& job_id, int generation, con
 inline std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s", ms.count() / 1000.0); }
 
 // The IPs of `entries`, keys of the form `prefix` + IP.
-inline std::vector<std::string> node_ips(const std::vector<ControlStore::Entry>& entries, const std::string& prefix) {
+inline std::vector<std::string> node_ips(const std::vector<store::ControlStore::Entry>& entries, const std::string& prefix) {
   std::vector<std::string> ips;
   for (const auto& e : entries) ips.push_back(e.key.substr(prefix.size()));
   return ips;

@@ -138,7 +138,7 @@ void ClusterLink::wait_for_nodes(const std::string& prefix, const std::vector<st
       until, std::chrono::milliseconds(20),
       [&] {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-        const ControlStore::Changes changes =
+        const store::ControlStore::Changes changes =
             store_->watch({prefix}, after, std::clamp(left, std::chrono::milliseconds(0), kWaitTurn));
         after = changes.revision;
         for (const auto& ip : node_ips(changes.entries, prefix)) awaited.erase(ip);
@@ -198,7 +198,7 @@ std::optional<JobFailure> ClusterLink::finish(int generation) {
     }
     throw_if_stopped([&] { return fmt::format("keeping the master store up, this node done, until {} finish", awaited_names()); });
     try {
-      const ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
+      const store::ControlStore::Changes changes = store_->watch({prefix}, after, kWaitTurn);
       after = changes.revision;
       for (const auto& ip : node_ips(changes.entries, prefix)) awaited.erase(ip);
     } catch (const common::PeerError&) {
@@ -217,7 +217,7 @@ std::optional<JobFailure> ClusterLink::reported_failure(int generation) {
     if (failure_ && !failure_from_silence_) return failure_;
   }
   try {
-    const std::vector<ControlStore::Entry> reports = store_->range(generation_key(generation, "report."));
+    const std::vector<store::ControlStore::Entry> reports = store_->range(generation_key(generation, "report."));
     if (!reports.empty()) return JobFailure::from_json(reports.front().value);
   } catch (const common::PeerError& e) {
     log_.info(fmt::format("this node is done and {} has its done key; it has ended since, as it may once every node's "

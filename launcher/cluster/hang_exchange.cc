@@ -19,7 +19,7 @@ bool hung_on_its_own(const ProcessFinding& f) {
 
 }  // namespace
 
-void HangExchange::heard(const ControlStore::Entry& findings, Clock::time_point now) {
+void HangExchange::heard(const store::ControlStore::Entry& findings, Clock::time_point now) {
   const nlohmann::json value = nlohmann::json::parse(findings.value, nullptr, false);
   if (!value.is_object() || !value.contains("findings") || !value["findings"].is_array()) return;
   if (value["findings"].empty()) {

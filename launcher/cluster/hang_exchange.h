@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 
 namespace paddle::launcher {
 
@@ -35,7 +35,7 @@ class HangExchange {
   static constexpr std::chrono::seconds kGather{2};
 
   // The judge's side: a node's findings, as the watch heard them.
-  void heard(const ControlStore::Entry& findings, Clock::time_point now);
+  void heard(const store::ControlStore::Entry& findings, Clock::time_point now);
   // The verdict to write now over the findings heard since the last, when it is due (above).
   std::optional<std::string> due(size_t nodes, Clock::time_point now);
 

@@ -16,7 +16,7 @@ namespace paddle::launcher {
 
 using namespace cluster_link_detail;
 
-Judge::Judge(ControlStore& store, JudgeSettings settings, std::function<Clock::time_point()> now)
+Judge::Judge(store::ControlStore& store, JudgeSettings settings, std::function<Clock::time_point()> now)
     : store_(store), settings_(std::move(settings)), now_(std::move(now)) {}
 
 std::string Judge::key(int generation, const std::string& suffix) const {
@@ -30,7 +30,7 @@ void Judge::begin(int generation) {
   done_.clear();
 }
 
-void Judge::heard(const ControlStore::Entry& report) {
+void Judge::heard(const store::ControlStore::Entry& report) {
   reports_[report.key] = report;
   // The settle time counts from the first report's arrival, not from the next round.
   if (!first_report_) first_report_ = now_();

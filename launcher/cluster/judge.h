@@ -16,7 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 #include "launcher/plan/rank_map.h"
 
 namespace paddle::launcher {
@@ -35,12 +35,12 @@ class Judge {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Judge(ControlStore& store, JudgeSettings settings, std::function<Clock::time_point()> now = Clock::now);
+  Judge(store::ControlStore& store, JudgeSettings settings, std::function<Clock::time_point()> now = Clock::now);
 
   // A generation begins: the reports of the one before are forgotten.
   void begin(int generation);
   // A report of the generation (JOB.gG.report.IP), as the watch brought it.
-  void heard(const ControlStore::Entry& report);
+  void heard(const store::ControlStore::Entry& report);
   // One round over the generation's `members` (throws common::PeerError when the store is gone).
   void round(int generation, const std::vector<RankedNode>& members);
 
@@ -53,11 +53,11 @@ class Judge {
   void root_cause(int generation, bool someone_silent);
   std::string key(int generation, const std::string& suffix) const;
 
-  ControlStore& store_;
+  store::ControlStore& store_;
   JudgeSettings settings_;
   std::function<Clock::time_point()> now_;
   int generation_ = -1;
-  std::map<std::string, ControlStore::Entry> reports_;  // by key
+  std::map<std::string, store::ControlStore::Entry> reports_;  // by key
   std::optional<Clock::time_point> first_report_;       // when this judge first had one
   // Members whose done key this judge has read: once written it stays for the generation, so
   // each is asked about at most once, however many rounds it stays silent after finishing.

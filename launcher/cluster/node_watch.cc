@@ -105,7 +105,7 @@ void ClusterLink::watch(const std::stop_token& stop) {
       store_answered_ = reachable_at;
     } catch (const common::PeerError& e) {
       ++heartbeats_missed_;
-      if (dynamic_cast<const LeaseEnded*>(&e) != nullptr) {
+      if (dynamic_cast<const store::LeaseEnded*>(&e) != nullptr) {
         std::lock_guard lock(mutex_);
         if (!lease_ended_) lease_ended_ = e.what();
       }
@@ -154,7 +154,7 @@ int64_t ClusterLink::watch_failures(int generation, const std::vector<RankedNode
   }
   // A node that does not judge waits two heartbeats: the store counts a waiting request as
   // heard, and this node's own reports go at once on a connection of their own meanwhile.
-  const ControlStore::Changes changes =
+  const store::ControlStore::Changes changes =
       store_->watch(prefixes, after, judges ? kJudgeRound : 2 * settings_.heartbeat_interval);
   std::optional<JobFailure> seen;
   bool is_verdict = false;

@@ -1,6 +1,6 @@
 #pragma once
 // The master's open-file limit, stated before it is hit: the launcher that hosts a job's master
-// store holds one kept-alive connection per node (store/http_store.h), so before the
+// store holds one kept-alive connection per node (store/store_client.h), so before the
 // rendezvous it raises its soft limit (ulimit -n) as far as the hard limit allows and refuses to
 // start, in one line, when that still cannot hold every node; and it says when the kernel's
 // listen queue is shorter than the nodes that connect at once.

@@ -39,7 +39,7 @@ JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
   // A node is alive before it registers, so the judge can tell when it goes.
   try {
     store_->heartbeat();
-  } catch (const LeaseEnded&) {
+  } catch (const store::LeaseEnded&) {
     throw;
   } catch (const common::PeerError&) {
     // Not reachable yet: the rendezvous waits for it and says so.
@@ -50,7 +50,7 @@ JoinedGeneration ClusterLink::join(int generation, const NodeRegistration& me) {
 void ClusterLink::throw_if_lease_ended() const {
   std::lock_guard lock(mutex_);
   if (lease_ended_)
-    throw LeaseEnded(fmt::format("{}; this node leaves the rendezvous of job {} (start its launcher again to rejoin)",
+    throw store::LeaseEnded(fmt::format("{}; this node leaves the rendezvous of job {} (start its launcher again to rejoin)",
                                  *lease_ended_, settings_.job_id));
 }
 
@@ -96,7 +96,7 @@ JoinedGeneration ClusterLink::join_fixed(int generation, const NodeRegistration&
         registered = true;
       }
       if (store_->judges()) {
-        const ControlStore::Changes changes = store_->watch({prefix}, after, kJudgeRound);
+        const store::ControlStore::Changes changes = store_->watch({prefix}, after, kJudgeRound);
         after = changes.revision;
         for (const auto& e : changes.entries) seen[e.key.substr(prefix.size())] = e.value;
         if (static_cast<int>(seen.size()) > settings_.nnodes) {
@@ -210,7 +210,7 @@ JoinedGeneration ClusterLink::join_elastic(int generation, const NodeRegistratio
           have = node_ips(store_->range(prefix), prefix);
         waited = true;
       } else {
-        const std::vector<ControlStore::Entry> registrations = store_->range(prefix);
+        const std::vector<store::ControlStore::Entry> registrations = store_->range(prefix);
         have = node_ips(registrations, prefix);
         if (static_cast<int>(have.size()) >= settings_.min_nodes && !enough_since) enough_since = Clock::now();
         if (static_cast<int>(have.size()) < settings_.min_nodes) enough_since.reset();
@@ -247,7 +247,7 @@ bool ClusterLink::may_start(int generation, const std::vector<std::string>& have
   return std::all_of(alive.begin(), alive.end(), [&](const std::string& ip) { return registered.count(ip) > 0; });
 }
 
-void ClusterLink::close_generation(int generation, const std::vector<ControlStore::Entry>& registrations) {
+void ClusterLink::close_generation(int generation, const std::vector<store::ControlStore::Entry>& registrations) {
   std::vector<NodeRegistration> nodes;
   for (const auto& e : registrations) nodes.push_back(NodeRegistration::from_json(e.value));
   std::unordered_set<std::string> earlier;

@@ -43,7 +43,9 @@
 #include <thread>
 #include <vector>
 
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
+#include "store/store_client.h"
+#include "store/store_verbs.h"
 #include "store/kv_store_server.h"
 #include "launcher/cluster/cluster_link.h"
 
@@ -298,11 +300,11 @@ int nodes(const char* self, int k) {
   size_t list_bytes = 0;
   std::vector<Child> groups;
   std::thread publish_watch([&] {
-    store::HttpStore store(agent_ip(0), port, milliseconds(600000), milliseconds(10000), common::JobToken(kToken));
+    store::StoreClient store(agent_ip(0), port, milliseconds(10000), common::JobToken(kToken));
     for (int g = 0; g < 2; ++g)
       while (true) {
         try {
-          if (auto value = store.wait_value(fmt::format("bench.g{}.members", g), milliseconds(1000))) {
+          if (auto value = store::wait_value(store, fmt::format("bench.g{}.members", g), milliseconds(1000))) {
             published[g] = Clock::now();
             list_bytes = value->size();
             break;
@@ -320,8 +322,11 @@ int nodes(const char* self, int k) {
   const double rendezvous = std::chrono::duration<double>(last_joined - started).count();
   // Steady state: every node waits in its watch; the master answers each once per heartbeat.
   std::this_thread::sleep_for(milliseconds(1000));
-  store::HttpStore stats(agent_ip(0), port, milliseconds(10000), milliseconds(10000), common::JobToken(kToken));
-  const auto requests_before = nlohmann::json::parse(stats.stats())["requests"].get<double>();
+  store::StoreClient stats_client(agent_ip(0), port, milliseconds(10000), common::JobToken(kToken));
+  const auto stats = [&] {
+    return nlohmann::json::parse(stats_client.checked(boost::beast::http::verb::get, "/stats", "", "stats").body);
+  };
+  const auto requests_before = stats()["requests"].get<double>();
   const double cpu_before = cpu_seconds(master_pid);
   const auto window_start = Clock::now();
   // Each node's watch returns every two heartbeats, and the nodes joined at about the same time,
@@ -329,7 +334,7 @@ int nodes(const char* self, int k) {
   std::this_thread::sleep_for(std::max(milliseconds(3000), 4 * settings_of(1, port, k).heartbeat_interval));
   const double window = seconds_since(window_start);
   const double cpu = (cpu_seconds(master_pid) - cpu_before) / window;
-  const auto steady = nlohmann::json::parse(stats.stats());
+  const auto steady = stats();
   const double requests = (steady["requests"].get<double>() - requests_before - 1) / window;
   const auto failed_at = Clock::now();
   for (auto& g : groups) {
@@ -393,7 +398,7 @@ int ranks(const char* self, int k) {
   std::atomic<int> wrong = 0;
   for (int t = 0; t < kConnections; ++t)
     threads.emplace_back([&, t] {
-      store::HttpStore store("127.0.0.1", port, milliseconds(120000), milliseconds(10000), common::JobToken(kToken));
+      store::RendezvousStore store("127.0.0.1", port, milliseconds(120000), milliseconds(10000), common::JobToken(kToken));
       for (int r = t; r < k; r += kConnections) {
         const std::string address = fmt::format("127.{}.{}.{}:6170", r >> 16, (r >> 8) & 255, r & 255);
         store.set(fmt::format("rank/{}", r), std::vector<char>(address.begin(), address.end()));

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 #include "collective/nccl_communicator.h"
 #include "kernels/context.h"
@@ -404,7 +404,7 @@ TEST_CASE("a checkpoint of an O2 model on the GPU holds float32 master weights a
 
 TEST_CASE("data parallelism reduces device buckets over NCCL") {
   paddle::store::KvStoreServer server("127.0.0.1", 0);
-  paddle::store::HttpStore client("127.0.0.1", server.port(), std::chrono::seconds(10));
+  paddle::store::RendezvousStore client("127.0.0.1", server.port(), std::chrono::seconds(10));
   paddle::collective::GlooStore store(client);
   paddle::collective::NcclCommunicator comm(0, 1, 0, store, std::chrono::seconds(30));
   float host_value = 3.0f;

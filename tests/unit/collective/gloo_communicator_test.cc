@@ -6,7 +6,7 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 
 using namespace paddle::collective;
@@ -21,7 +21,7 @@ void on_ranks(int world, Body body) {
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
+      paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
       GlooStore store(client);
       GlooCommunicator comm(r, world, store, "127.0.0.1", 10s);
       body(comm);

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 #include "collective/shm_communicator.h"
 
@@ -27,7 +27,7 @@ void on_ranks(int world, const ShmOptions& options, Body body) {
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
+      paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
       GlooStore store(client);
       ShmCommunicator comm(r, world, store, options);
       body(comm);

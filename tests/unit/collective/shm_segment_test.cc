@@ -6,7 +6,7 @@
 
 #include "collective/communicator.h"
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 #include "collective/shm_segment.h"
 
@@ -21,12 +21,12 @@ TEST_CASE("a rank that cannot map the segment fails, and the creator fails namin
   config.job_id = "segment-test";
   config.timeout = 10s;
   auto creator = std::async(std::launch::async, [&] {
-    paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
+    paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
     GlooStore store(client);
     ShmSegment segment(config, store, 8192);
   });
   auto opener = std::async(std::launch::async, [&] {
-    paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
+    paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
     GlooStore store(client);
     ShmSegmentConfig mine = config;
     mine.index = 1;
@@ -35,7 +35,7 @@ TEST_CASE("a rank that cannot map the segment fails, and the creator fails namin
   CHECK_THROWS_WITH_AS(opener.get(), doctest::Contains("has 8192 bytes, expected 4096"), CollectiveError);
   CHECK_THROWS_WITH_AS(creator.get(), doctest::Contains("rank 1 of the node: shared memory /paddle-segment-test-g0-"),
                        CollectiveError);
-  paddle::store::HttpStore client("127.0.0.1", server.port(), 10s);
+  paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
   GlooStore store(client);
   auto published = store.get("seg/name");
   CHECK(access(("/dev/shm" + std::string(published.begin(), published.end())).c_str(), F_OK) != 0);

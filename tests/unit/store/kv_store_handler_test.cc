@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
@@ -10,9 +11,10 @@
 #include <map>
 #include <thread>
 
-#include "store/http_store.h"
 #include "store/kv_store_handler.h"
 #include "store/kv_store_server.h"
+#include "store/store_client.h"
+#include "store/store_verbs.h"
 #include "common/error.h"
 
 using namespace paddle::store;
@@ -136,37 +138,43 @@ TEST_CASE("a parked request counts as heard: a node waiting on a long poll is no
   CHECK(handler.sweep(20ms) == 0);
 }
 
+// GET `target`'s JSON answer over `client`, waiting on the server up to `wait` (a long poll).
+nlohmann::json answer(StoreClient& client, const std::string& target, std::chrono::milliseconds wait = 0ms) {
+  return nlohmann::json::parse(client.checked(http::verb::get, target, "", target, wait, wait > 0ms).body);
+}
+
 TEST_CASE("over sockets: one kept connection serves many requests, and a blocking wait returns on the write") {
   KvStoreServer server("127.0.0.1", 0);
-  HttpStore store("127.0.0.1", server.port(), 5s);
-  for (int i = 0; i < 50; ++i) store.try_put("k" + std::to_string(i), "v");
-  CHECK(nlohmann::json::parse(store.stats())["connections"] == 1);
-  CHECK(nlohmann::json::parse(store.stats())["requests"].get<int>() >= 50);
+  StoreClient store("127.0.0.1", server.port(), 5s);
+  for (int i = 0; i < 50; ++i) put_value(store, "k" + std::to_string(i), "v");
+  CHECK(answer(store, "/stats")["connections"] == 1);
+  CHECK(answer(store, "/stats")["requests"].get<int>() >= 50);
 
   std::thread writer([&] {
     std::this_thread::sleep_for(100ms);
-    HttpStore other("127.0.0.1", server.port(), 5s);
-    other.try_put("late", "here");
+    StoreClient other("127.0.0.1", server.port(), 5s);
+    put_value(other, "late", "here");
   });
   const auto start = std::chrono::steady_clock::now();
-  CHECK(store.wait_value("late", 5s) == "here");
+  CHECK(wait_value(store, "late", 5s) == "here");
   CHECK(std::chrono::steady_clock::now() - start < 2s);
   writer.join();
-  CHECK(store.wait_value("never", 50ms) == std::nullopt);
+  CHECK(wait_value(store, "never", 50ms) == std::nullopt);
 
-  const auto changes = store.range("k1");
-  CHECK(changes.entries.size() == 11);  // k1, k10..k19
-  auto watched = store.watch({"k4"}, changes.revision, 50ms);
-  CHECK(watched.entries.empty());
-  store.try_put("k4", "new");
-  watched = store.watch({"k4"}, changes.revision, 1s);
-  REQUIRE(watched.entries.size() == 1);
-  CHECK(watched.entries[0].value == "new");
+  const auto changes = answer(store, "/range/k1");
+  CHECK(changes["entries"].size() == 11);  // k1, k10..k19
+  const std::string watch = fmt::format("/watch?after={}&prefix=k4&timeout_ms=", changes["revision"].get<int64_t>());
+  CHECK(answer(store, watch + "50", 50ms)["entries"].empty());
+  put_value(store, "k4", "new");
+  const auto watched = answer(store, watch + "1000", 1s);
+  REQUIRE(watched["entries"].size() == 1);
+  CHECK(watched["entries"][0]["value"] == "new");
 }
 
 TEST_CASE("over sockets: a client that closes its connection while its request waits is gone at once") {
   KvStoreServer server("127.0.0.1", 0);
-  HttpStore observer("127.0.0.1", server.port(), 5s);
+  StoreClient observer("127.0.0.1", server.port(), 5s);
+  const auto lost = [&] { return answer(observer, "/lost?prefix=node.").get<std::map<std::string, std::string>>(); };
   // A launcher's watch, parked for 10 s, and then the launcher killed: its socket closes.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -179,16 +187,16 @@ TEST_CASE("over sockets: a client that closes its connection while its request w
                               kPresenceHeader + ": node.a\r\n\r\n";
   REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
   const auto parked = std::chrono::steady_clock::now() + 2s;
-  while (nlohmann::json::parse(observer.stats())["parked"] != 1 && std::chrono::steady_clock::now() < parked)
+  while (answer(observer, "/stats")["parked"] != 1 && std::chrono::steady_clock::now() < parked)
     std::this_thread::sleep_for(5ms);
-  REQUIRE(nlohmann::json::parse(observer.stats())["parked"] == 1);
-  CHECK(observer.lost("node.").empty());
+  REQUIRE(answer(observer, "/stats")["parked"] == 1);
+  CHECK(lost().empty());
   const auto closed = std::chrono::steady_clock::now();
   ::close(fd);
-  while (observer.lost("node.").empty() && std::chrono::steady_clock::now() - closed < 5s)
+  while (lost().empty() && std::chrono::steady_clock::now() - closed < 5s)
     std::this_thread::sleep_for(5ms);
   CHECK(std::chrono::steady_clock::now() - closed < 1s);  // not the 10 s its wait had left
-  CHECK(observer.lost("node.") == std::map<std::string, std::string>{{"node.a", "its connection closed"}});
-  CHECK(nlohmann::json::parse(observer.stats())["parked"] == 0);
-  CHECK(nlohmann::json::parse(observer.stats())["connections"] == 1);  // the observer's own
+  CHECK(lost() == std::map<std::string, std::string>{{"node.a", "its connection closed"}});
+  CHECK(answer(observer, "/stats")["parked"] == 0);
+  CHECK(answer(observer, "/stats")["connections"] == 1);  // the observer's own
 }

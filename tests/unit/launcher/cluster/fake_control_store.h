@@ -1,5 +1,5 @@
 #pragma once
-// FakeControlStore: an in-memory ControlStore (launcher/cluster/control_store.h) for the
+// FakeControlStore: an in-memory ControlStore (store/control_store.h) for the
 // cluster's unit tests: keys with revisions, and the liveness a test says. Its waits wait for a
 // write as the real stores' do, so that a ClusterLink's watch over it sleeps rather than spins.
 //
@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "common/error.h"
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 
 namespace paddle::launcher::testing {
 
-class FakeControlStore : public ControlStore {
+class FakeControlStore : public store::ControlStore {
  public:
   void put(const std::string& key, const std::string& value) override {
     answer();
@@ -88,7 +88,7 @@ class FakeControlStore : public ControlStore {
 
   void heartbeat() override {
     answer();
-    if (lease_ended) throw LeaseEnded("this node's lease at the fake store ended");
+    if (lease_ended) throw store::LeaseEnded("this node's lease at the fake store ended");
   }
   std::map<std::string, std::string> gone(const std::vector<std::string>& ips) override {
     std::lock_guard lock(mutex_);

@@ -134,7 +134,7 @@ TEST_CASE("a node whose lease ended (paused past it) leaves the rendezvous withi
     auto waiting = std::async(std::launch::async, [&]() -> std::string {
       try {
         scene.link->join(0, registration("10.0.0.1"));
-      } catch (const LeaseEnded& e) {
+      } catch (const paddle::store::LeaseEnded& e) {
         return e.what();
       }
       return "joined";

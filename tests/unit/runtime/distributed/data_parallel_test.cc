@@ -5,7 +5,7 @@
 
 #include "collective/gloo_communicator.h"
 #include "collective/gloo_store.h"
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "collective/shm_communicator.h"
 #include "store/kv_store_server.h"
 #include "runtime/distributed/data_parallel.h"
@@ -74,7 +74,7 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
   // reads its last allreduce would fail that one.
   struct Rank {
     std::vector<float> gradients;
-    std::unique_ptr<paddle::store::HttpStore> client;
+    std::unique_ptr<paddle::store::RendezvousStore> client;
     std::unique_ptr<GlooStore> store;
     std::unique_ptr<Communicator> comm;
   };
@@ -83,7 +83,7 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
   for (int r = 0; r < 2; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
       Rank rank;
-      rank.client = std::make_unique<paddle::store::HttpStore>("127.0.0.1", server.port(), 10s);
+      rank.client = std::make_unique<paddle::store::RendezvousStore>("127.0.0.1", server.port(), 10s);
       rank.store = std::make_unique<GlooStore>(*rank.client);
       rank.comm = make(r, *rank.store);
       Sequential net;

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "store/http_store.h"
+#include "store/rendezvous_store.h"
 #include "store/kv_store_server.h"
 #include "store/liveness.h"
 #include "common/error.h"
@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("the store keeps Gloo's contract: set, get, wait") {
   KvStoreServer server("127.0.0.1", 0);
-  HttpStore store("127.0.0.1", server.port(), 5s);
+  RendezvousStore store("127.0.0.1", server.port(), 5s);
   store.set("a/b c", {'x', '\0', 'y'});  // any key, any bytes
   CHECK(store.get("a/b c") == std::vector<char>{'x', '\0', 'y'});
   CHECK(store.try_get("absent") == std::nullopt);
@@ -21,7 +21,7 @@ TEST_CASE("the store keeps Gloo's contract: set, get, wait") {
 
   std::thread late([&] {
     std::this_thread::sleep_for(100ms);
-    HttpStore other("127.0.0.1", server.port(), 5s);
+    RendezvousStore other("127.0.0.1", server.port(), 5s);
     other.set("late", {'1'});
   });
   store.wait({"k", "late"});  // blocks until the other writer's key appears
@@ -31,7 +31,7 @@ TEST_CASE("the store keeps Gloo's contract: set, get, wait") {
 
 TEST_CASE("a key that never appears times out naming it and the store") {
   KvStoreServer server("127.0.0.1", 0);
-  HttpStore store("127.0.0.1", server.port(), 5s);
+  RendezvousStore store("127.0.0.1", server.port(), 5s);
   CHECK_THROWS_WITH_AS(store.wait({"never"}, 100ms), doctest::Contains("key 'never' did not appear"),
                        paddle::common::TimeoutError);
 }
@@ -39,62 +39,28 @@ TEST_CASE("a key that never appears times out naming it and the store") {
 TEST_CASE("a store that is not up: single attempts say so, blocking calls time out") {
   int port = 0;
   { KvStoreServer gone("127.0.0.1", 0); port = gone.port(); }
-  HttpStore store("127.0.0.1", port, 200ms);
+  RendezvousStore store("127.0.0.1", port, 200ms);
   CHECK_FALSE(store.try_put("k", "v"));
   CHECK_THROWS_AS(store.try_get("k"), paddle::common::PeerError);
   CHECK_THROWS_WITH_AS(store.set("k", {'v'}), doctest::Contains("unreachable"), paddle::common::TimeoutError);
 }
 
-TEST_CASE("add-if-absent keeps the first value; keys list by prefix") {
-  KvStoreServer server("127.0.0.1", 0);
-  HttpStore store("127.0.0.1", server.port(), std::chrono::seconds(5));
-  CHECK(store.add_if_absent("job.g0.failed", "first") == "first");
-  CHECK(store.add_if_absent("job.g0.failed", "second") == "first");
-  CHECK(store.try_get("job.g0.failed") == "first");
-  store.try_put("job.g0.node.10.0.0.2", "b");
-  store.try_put("job.g0.node.10.0.0.1", "a");
-  store.try_put("job.g1.node.10.0.0.1", "c");
-  CHECK(store.keys("job.g0.node.") == std::vector<std::string>{"job.g0.node.10.0.0.1", "job.g0.node.10.0.0.2"});
-  CHECK(store.keys("other.").empty());
-}
-
 TEST_CASE("a store with the job's token serves only peers that prove it") {
   const paddle::common::JobToken token("secret-of-the-job");
   KvStoreServer server("127.0.0.1", 0, token);
-  HttpStore member("127.0.0.1", server.port(), 5s, 5s, token);
+  RendezvousStore member("127.0.0.1", server.port(), 5s, 5s, token);
   CHECK(member.try_put("k", "v"));
   CHECK(member.try_get("k") == "v");
   Liveness liveness("127.0.0.1", server.port(), token);
   auto presence = liveness.announce("0");
   CHECK(liveness.lost() == std::vector<std::string>{});
 
-  HttpStore stranger("127.0.0.1", server.port(), 5s, 5s);
+  RendezvousStore stranger("127.0.0.1", server.port(), 5s, 5s);
   CHECK_THROWS_WITH_AS(stranger.try_get("k"), doctest::Contains("refused this process: it has no job token"),
                        paddle::common::PeerError);
-  HttpStore impostor("127.0.0.1", server.port(), 5s, 5s, paddle::common::JobToken("guess"));
+  RendezvousStore impostor("127.0.0.1", server.port(), 5s, 5s, paddle::common::JobToken("guess"));
   CHECK_THROWS_WITH_AS(impostor.try_put("k", "x"), doctest::Contains("its job token is not the job's"),
                        paddle::common::PeerError);
   CHECK_THROWS_AS(Liveness("127.0.0.1", server.port()).announce("1"), paddle::common::PeerError);
   CHECK(member.try_get("k") == "v");  // nothing the strangers sent reached the store
-}
-
-TEST_CASE("a wait ended by stop_waiting returns at once and does not come back on a new connection") {
-  KvStoreServer server("127.0.0.1", 0);
-  HttpStore store("127.0.0.1", server.port(), 5s);
-  store.try_put("k", "v");  // the kept connection is open
-  std::optional<std::string> value = "not yet";
-  std::thread waiter([&] {
-    try {
-      value = store.wait_value("never", 5000ms);
-    } catch (const paddle::common::PeerError&) {
-      value = std::nullopt;
-    }
-  });
-  std::this_thread::sleep_for(200ms);  // the wait is parked at the server
-  const auto started = std::chrono::steady_clock::now();
-  store.stop_waiting();
-  waiter.join();
-  // A wait that reconnected to ask again would have waited its 5 s on the new connection.
-  CHECK(std::chrono::steady_clock::now() - started < 1s);
-  CHECK(value == std::nullopt);
 }

@@ -1,7 +1,7 @@
 #pragma once
-// MasterStore: the ControlStore of a --master=IP:PORT job: the HTTP key-value store
-// (store/kv_store_server.h) that the launcher on the master's address hosts, and that the
-// others reach as clients, each over one kept-alive connection (store/http_store.h). The
+// MasterStore: the ControlStore of a --master=IP:PORT job: the key-value store
+// (kv_store_server.h) that the launcher on the master's address hosts, and that the others
+// reach as clients, each over one kept-alive connection (store_client.h). The
 // host judges. Every request of a launcher names its presence (JOB.hb.IP), so any request is a
 // heartbeat; the launcher is gone once that connection closes (a SIGKILLed launcher's closes at
 // once) or the store has heard nothing from it for dead_after, which the store itself checks a
@@ -11,11 +11,13 @@
 #include <memory>
 #include <mutex>
 
-#include "store/http_store.h"
-#include "store/kv_store_server.h"
-#include "launcher/cluster/control_store.h"
+#include <nlohmann/json.hpp>
 
-namespace paddle::launcher {
+#include "store/control_store.h"
+#include "store/kv_store_server.h"
+#include "store/store_client.h"
+
+namespace paddle::store {
 
 class MasterStore : public ControlStore {
  public:
@@ -26,15 +28,11 @@ class MasterStore : public ControlStore {
 
   void put(const std::string& key, const std::string& value) override;
   void put_while_alive(const std::string& key, const std::string& value) override { put(key, value); }
-  std::optional<std::string> get(const std::string& key) override { return client_.try_get(key); }
-  std::string add_if_absent(const std::string& key, const std::string& value) override {
-    return client_.add_if_absent(key, value);
-  }
+  std::optional<std::string> get(const std::string& key) override;
+  std::string add_if_absent(const std::string& key, const std::string& value) override;
   std::vector<Entry> range(const std::string& prefix) override;
   void remove_prefix(const std::string&) override {}  // the store ends with its host
-  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) override {
-    return client_.wait_value(key, wait);
-  }
+  std::optional<std::string> wait_for(const std::string& key, std::chrono::milliseconds wait) override;
   Changes watch(const std::vector<std::string>& prefixes, int64_t after, std::chrono::milliseconds wait) override;
 
   void stop_waiting() override { client_.stop_waiting(); }
@@ -49,11 +47,21 @@ class MasterStore : public ControlStore {
 
  private:
   std::string heartbeat_prefix() const { return job_id_ + ".hb."; }
+  // The requests behind gone() and alive_nodes(): the presences under `prefix` that ended, and
+  // why; the keys under `prefix`.
+  std::map<std::string, std::string> lost(const std::string& prefix);
+  std::vector<std::string> keys(const std::string& prefix);
+  // A GET whose answer is JSON (/lost, /silent, /stats), or entries with revisions (/range,
+  // /watch); a malformed answer throws common::PeerError naming `what`.
+  nlohmann::json answer_json(const std::string& target, const std::string& what,
+                             std::chrono::milliseconds wait = std::chrono::milliseconds(0), bool long_poll = false);
+  Changes changes_answer(const std::string& target, const std::string& what,
+                         std::chrono::milliseconds wait = std::chrono::milliseconds(0), bool long_poll = false);
 
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
-  std::unique_ptr<store::KvStoreServer> server_;
-  store::HttpStore client_;
+  std::unique_ptr<KvStoreServer> server_;
+  StoreClient client_;
   // JOB.hb.IP written, so alive_nodes() lists this node. The watch's thread and join() both
   // announce first; the second waits for the first's write (and tries again if it failed)
   // rather than going on to a long poll, under which the write would need a second connection
@@ -62,4 +70,4 @@ class MasterStore : public ControlStore {
   bool announced_ = false;
 };
 
-}  // namespace paddle::launcher
+}  // namespace paddle::store

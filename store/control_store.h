@@ -1,8 +1,10 @@
 #pragma once
-// ControlStore: the key-value store the launchers of a multi-node job meet in, as ClusterLink
-// (cluster_link.h) uses it. Two kinds:
-//   MasterStore (master_store.h)  --master=IP:PORT: the HTTP store one node's launcher hosts;
-//   EtcdStore (etcd_store.h)      --master=etcd://HOST:PORT[,...]: a real etcd, with leases.
+// ControlStore: the key-value store the launchers of a multi-node job meet in, as their
+// ClusterLink (launcher/cluster/cluster_link.h) uses it: etcd's KV, Watch and Lease as the one
+// vocabulary of a control plane. Two kinds:
+//   MasterStore (master_store.h)                 --master=IP:PORT: our store, which one node's
+//                                                launcher hosts;
+//   EtcdStore (etcd_store.h)                     --master=etcd://HOST:PORT[,...]: a real etcd.
 // Besides keys it answers who is alive, judged on the store's own clock (never by comparing two
 // machines' clocks), and which launcher judges liveness and root causes: exactly one at a time.
 //
@@ -22,7 +24,7 @@
 
 #include "common/error.h"
 
-namespace paddle::launcher {
+namespace paddle::store {
 
 // The store counts this launcher as gone, its keys with it (an etcd lease that ran out while the
 // launcher was paused or cut off): nothing it writes now holds, so it must leave the job rather
@@ -88,4 +90,4 @@ class ControlStore {
   virtual std::optional<uint64_t> requests_served() { return std::nullopt; }
 };
 
-}  // namespace paddle::launcher
+}  // namespace paddle::store

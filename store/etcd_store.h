@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "store/etcd_client.h"
-#include "launcher/cluster/control_store.h"
+#include "store/control_store.h"
 
-namespace paddle::launcher {
+namespace paddle::store {
 
 class EtcdStore : public ControlStore {
  public:
   // Grants this launcher's lease and writes its heartbeat key.
-  EtcdStore(std::vector<store::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
+  EtcdStore(std::vector<EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
             std::chrono::milliseconds dead_after);
   ~EtcdStore() override;  // revokes the lease: this launcher's keys go at once
 
@@ -50,7 +50,7 @@ class EtcdStore : public ControlStore {
  private:
   std::string heartbeat_key(const std::string& ip) const { return job_id_ + ".hb." + ip; }
 
-  store::EtcdClient etcd_;
+  EtcdClient etcd_;
   std::string job_id_, node_ip_;
   std::chrono::milliseconds dead_after_;
   int64_t lease_ = 0;
@@ -60,4 +60,4 @@ class EtcdStore : public ControlStore {
   std::map<std::string, std::pair<int64_t, std::chrono::steady_clock::time_point>> seen_;
 };
 
-}  // namespace paddle::launcher
+}  // namespace paddle::store

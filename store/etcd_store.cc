@@ -1,4 +1,4 @@
-#include "launcher/cluster/etcd_store.h"
+#include "store/etcd_store.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "common/wait.h"
 
-namespace paddle::launcher {
+namespace paddle::store {
 namespace {
 
 constexpr auto kRequestTimeout = std::chrono::seconds(2);
@@ -16,7 +16,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 }  // namespace
 
-EtcdStore::EtcdStore(std::vector<store::EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
+EtcdStore::EtcdStore(std::vector<EtcdEndpoint> endpoints, std::string job_id, std::string node_ip,
                      std::chrono::milliseconds dead_after)
     : etcd_(std::move(endpoints), kRequestTimeout),
       job_id_(std::move(job_id)),
@@ -104,4 +104,4 @@ std::vector<std::string> EtcdStore::alive_nodes() {
   return alive;
 }
 
-}  // namespace paddle::launcher
+}  // namespace paddle::store
