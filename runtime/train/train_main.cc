@@ -4,8 +4,9 @@
 // runtime/distributed/topology.h for starting it by hand) and goes through Fleet as a user's
 // program would: in a collective job every process is a trainer; in a parameter-server job a
 // process serves the model's tables or trains against them (train_config.h, "parallelism").
-// Every worker runs the one training loop (training_loop.h) through epochs, or an online run's
-// days x passes (online_schedule.h); worker 0 writes OUTPUT_DIR/metrics.json.
+// Every worker runs the one training loop (training_loop.h): a trainer through epochs, a PS
+// worker through its run's named steps (ps_run.h: epochs, or an online run's days x passes);
+// worker 0 writes OUTPUT_DIR/metrics.json.
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -26,12 +27,10 @@
 #include "runtime/train/workloads/ctr_workload.h"
 #include "runtime/train/workloads/layer_ps_workload.h"
 #include "runtime/train/run/metrics_log.h"
-#include "runtime/train/run/online_schedule.h"
+#include "runtime/train/run/ps_run.h"
 #include "runtime/train/tensorboard/tensorboard_progress.h"
 #include "runtime/train/config/train_config.h"
 #include "runtime/train/run/training_loop.h"
-#include "ps/client/barrier_rejoin.h"
-#include "runtime/train/workloads/worker_progress.h"
 
 namespace paddle::runtime {
 namespace {
@@ -57,72 +56,6 @@ struct ProgressSinks {
   ProgressSinks& operator=(const ProgressSinks&) = delete;
   ProgressLog* get() { return all.empty() ? nullptr : &all; }
 };
-
-// A worker restarted in place by its launcher: the servers drop what its dead self left at a
-// barrier, and its last mark with the job's barriers says where it takes up (nothing: from the
-// start). Throws CannotRejoin where it cannot (worker_progress.h).
-std::optional<WorkerMark> rejoin(const TrainConfig& config, Fleet& fleet, const PsWorkload& workload,
-                                 const WorkerProgress& kept, const std::optional<WorkerMark>& mark) {
-  if (config.ps.online.enabled())
-    throw CannotRejoin("an online run's worker is not restarted alone: its passes wait on each other's saves");
-  if (dynamic_cast<const CtrWorkload*>(&workload) == nullptr)
-    throw CannotRejoin(fmt::format("model {} does not take up a pass in the middle; only wide_deep's workers are "
-                                   "restarted alone", kModelNames.name(config.model.kind)));
-  ps::ServerControl& servers = fleet.server_control();
-  try {
-    servers.rejoin();
-  } catch (const ps::SplitBarrier& e) {
-    throw CannotRejoin(e.what());
-  }
-  std::optional<WorkerMark> at = resume_point(mark, servers.barriers_completed(), config.ps.start_pass);
-  if (at) fleet.pass_barriers(servers.barriers_completed() - at->barriers);
-  fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet.worker_index(),
-             kept.restarts(),
-             at ? fmt::format("taking up pass {} at batch {} (step {}), {} barrier(s) completed{}", at->pass,
-                              at->batch, at->step, servers.barriers_completed(),
-                              fleet.barriers_to_pass() > 0
-                                  ? fmt::format(", the last {} of them reached before the restart", fleet.barriers_to_pass())
-                                  : "")
-                : std::string("starting from the beginning, as the job has not begun"));
-  std::fflush(stdout);
-  return at;
-}
-
-// A worker of a PS job, or a lone process with local tables.
-void train_against_tables(const TrainConfig& config, const common::Environment& env, Fleet& fleet,
-                          PsWorkload& workload, RunOrigin origin, Clock::time_point started) {
-  std::optional<WorkerProgress> kept = fleet.topology().kind == JobKind::kParameterServer
-                                           ? WorkerProgress::from_environment(env)
-                                           : std::nullopt;
-  // A restarted worker's dead self's last mark, read once.
-  const std::optional<WorkerMark> dead_self = kept && kept->restarts() > 0 ? kept->last() : std::nullopt;
-  if (dead_self && dead_self->finished) {
-    // Its dead self had finished: the servers may be gone already, once every worker has.
-    fmt::print("worker {} restarted in place (restart {}): it had finished before it died; nothing is left to do\n",
-               fleet.worker_index(), kept->restarts());
-    return;
-  }
-  fleet.init_worker(workload.tables());
-  // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
-  if (fleet.topology().kind == JobKind::kSingle && !config.ps.init_dir.empty())
-    fleet.server_control().load(config.ps.init_dir);
-  std::optional<WorkerMark> resume;
-  if (kept && kept->restarts() > 0) resume = rejoin(config, fleet, workload, *kept, dead_self);
-  if (kept) workload.keep_progress(*kept);
-  ProgressSinks progress(config, env, fleet.is_first_worker() ? "worker0" : "");
-  if (auto* ctr = dynamic_cast<CtrWorkload*>(&workload); ctr && config.ps.online.enabled()) {
-    OnlineSchedule passes(config, fleet, *ctr);
-    run_training(config, workload, passes, origin, started, progress.get());
-  } else {
-    resume ? workload.begin_in_place(*resume) : workload.begin();
-    run_training(config, workload, origin, started, progress.get());
-  }
-  // An online run saved its deltas and bases already.
-  if (fleet.is_first_worker() && !config.ps.save_dir.empty() && !config.ps.online.enabled())
-    fleet.save_persistables(config.ps.save_dir);
-  fleet.stop_worker();
-  workload.note_finished();
-}
 
 nlohmann::json tables_json(const ps::ServerMemory& memory) {
   nlohmann::json tables = nlohmann::json::array();
@@ -187,7 +120,11 @@ void run_parameter_server_role(const TrainConfig& config, const common::Environm
   std::unique_ptr<PsWorkload> workload;
   if (config.model.kind == ModelKind::kWideDeep) workload = std::make_unique<CtrWorkload>(config, *fleet);
   else workload = std::make_unique<LayerPsWorkload>(config, *fleet);
-  train_against_tables(config, env, *fleet, *workload, run_origin(env, config.ps.start_pass > 0), started);
+  PsRun run(config, env, *fleet, *workload);
+  if (run.finished_before()) return;
+  ProgressSinks progress(config, env, fleet->is_first_worker() ? "worker0" : "");
+  run_training(config, *workload, run, run_origin(env, config.ps.start_pass > 0), started, progress.get());
+  run.finish();
 }
 
 void run_trainer_role(const TrainConfig& config, const common::Environment& env, Clock::time_point started) {

@@ -103,7 +103,11 @@ struct PsConfig {
 // (a GPU, O1, a float32 all-reduce; not on parameter servers), naming the amp.* key.
 struct AmpConfig {
   bool enabled = false;
-  AmpOptions options{.names = kConfigAmpNames};
+  AmpOptions options = [] {
+    AmpOptions o;
+    o.names = kConfigAmpNames;  // its errors name amp.* keys
+    return o;
+  }();
 };
 
 struct TrainConfig {

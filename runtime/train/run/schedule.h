@@ -1,12 +1,14 @@
 #pragma once
 // Schedule: the rounds the training loop (training_loop.h) trains, and what happens around
-// each. A round is an epoch, or one pass of an online day (online_schedule.h); the loop owns
-// everything inside a round (steps, log lines, metrics, the NaN guard, max_steps, evaluation)
-// and the run's generations and report, the schedule only its rounds and their hooks:
+// each. A round is an epoch, or one pass of an online day (ps_run.h); the loop owns everything
+// inside a round (steps, log lines, metrics, the NaN guard, max_steps, evaluation) and the run's
+// generations and report, the schedule only its rounds and their hooks:
 //
 //   start()          once, on every worker: resumes what the schedule keeps, says where it starts
 //   before_round()   every worker: an online pass waits for its data and loads it
-//   (the loop trains, evaluates and logs the round)
+//   (the loop trains the round and the workload flushes its mode)
+//   end_round()      every worker, before the evaluation: a PS run's periodic shrink
+//   (the loop evaluates and logs the round)
 //   after_round()    every worker: the leader saves what the schedule keeps (a checkpoint, a
 //                    pass's delta and the day's base); the workers line up where saves need it
 
@@ -38,12 +40,13 @@ class Schedule {
   // Where the run starts: a resumed run's completed rounds and steps.
   virtual CheckpointPosition start() = 0;
   virtual void before_round(const Round&) {}
+  virtual void end_round(const Round&) {}
   // `at` counts the round when `complete`; a round cut short by max_steps is not.
   virtual void after_round(const Round&, const CheckpointPosition& at, bool complete) = 0;
 };
 
-// config.epochs epochs of `workload`, resumed from its checkpoint; the leader saves one after
-// each completed epoch when config.checkpoint is on.
+// config.epochs epochs of a collective `workload`, resumed from its checkpoint; the leader saves
+// one after each completed epoch when config.checkpoint is on. (A PS worker's run is ps_run.h's.)
 class EpochSchedule : public Schedule {
  public:
   EpochSchedule(const TrainConfig& config, Workload& workload);

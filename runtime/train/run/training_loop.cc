@@ -133,6 +133,7 @@ class TrainingRun {
     // Before the pass's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
     workload_.mark_progress(pass, at.batch, position_.step, true);
     workload_.end_epoch();
+    schedule_.end_round(round);
     workload_.mark_progress(pass, at.batch, position_.step, true);
     const double round_seconds = seconds_since(round_start);
     train_seconds_ += round_seconds;

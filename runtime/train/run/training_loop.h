@@ -1,12 +1,12 @@
 #pragma once
 // The one training loop of the `train` program, for every model, mode and schedule (workload.h,
-// schedule.h: epochs, or an online run's days x passes):
+// schedule.h: epochs, or a PS run's epochs or online days x passes, ps_run.h):
 //
 //   the schedule says where the run starts; the leader records this generation (generations.h)
 //   for each round from there:
 //     the schedule's before_round (an online pass waits for its data)
 //     train steps until the round ends or max_steps; log every log_every; stop on a NaN loss
-//     end the round (flush the mode); time it
+//     end the round (flush the mode; the schedule's end_round: a PS run's shrink); time it
 //     the leader evaluates (every worker, where the workload evaluates together) and logs it
 //     the schedule's after_round (a checkpoint, or an online pass's saves); barrier
 //   the leader saves its final artifacts and writes OUTPUT_DIR/metrics.json (report.h)

@@ -12,8 +12,7 @@
 
 namespace paddle::runtime {
 
-void PsWorkload::begin(bool initialize_dense, std::optional<int64_t> passes_done) {
-  passes_ended_ = passes_done.value_or(config_.ps.start_pass);
+void PsWorkload::begin(bool initialize_dense) {
   if (fleet_.worker_index() == 0 && config_.ps.init_dir.empty() && initialize_dense)
     fleet_.parameter_store().init_dense(0, initial_dense());
   fleet_.ps_barrier();  // everyone starts from the initialized parameters
@@ -23,7 +22,6 @@ void PsWorkload::begin(bool initialize_dense, std::optional<int64_t> passes_done
 void PsWorkload::begin_in_place(const WorkerMark& at) {
   resume_ = at;
   last_mark_ = at;
-  passes_ended_ = at.pass;
   step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
 }
 
@@ -75,16 +73,7 @@ void PsWorkload::save_final(const CheckpointPosition&) {
                                 nlohmann::json(fleet_.parameter_store().pull_dense(0)).dump() + "\n");
 }
 
-void PsWorkload::end_epoch() {
-  step_->flush();
-  const int64_t every = config_.ps.sparse.shrink_every_passes;
-  if (every <= 0 || ++passes_ended_ % every != 0) return;
-  fleet_.ps_barrier();  // no worker pushes while the tables shrink
-  if (fleet_.worker_index() == 0)
-    for (const ps::ShrinkReport& report : fleet_.shrink()) fmt::print("shrink (every {} passes): {}\n", every, ps::describe(report));
-  std::fflush(stdout);
-  fleet_.ps_barrier();
-}
+void PsWorkload::end_epoch() { step_->flush(); }
 
 PsValues PsWorkload::fetch(std::vector<std::vector<uint64_t>> keys) {
   common::ProgressPage::Scope pulling(fleet_.progress(), common::Phase::kPsPull);

@@ -1,16 +1,16 @@
 #pragma once
 // PsWorkload: a workload whose parameters live in parameter-server tables, trained in the
-// strategy's PS mode (distributed/ps_step.h). The order of a worker's calls:
+// strategy's PS mode (distributed/ps_step.h). A worker's run goes through it in the named steps
+// of runtime/train/run/ps_run.h:
 //
 //   SomePsWorkload w(config, fleet);   // loads the data, builds the model
-//   fleet.init_worker(w.tables());
-//   w.begin();                         // worker 0 writes the initial dense values; all wait
-//   run_training(config, w);
+//   PsRun run(config, env, fleet, w);  // its start() connects, then w.begin(): worker 0 writes
+//   run_training(config, w, run, ...); //   the initial dense values; all wait
+//   run.finish();
 //
 // A resumed run (servers that loaded ps.init_dir) carries on from ps.start_pass, so the
 // shuffles, and with them the losses, are those of an uninterrupted run. Worker 0 writes
-// OUTPUT_DIR/dense.json, the final dense table 0, for comparing runs. With
-// ps.shrink_every_passes, the servers shrink their tables after every that many passes.
+// OUTPUT_DIR/dense.json, the final dense table 0, for comparing runs.
 
 #include <memory>
 #include <optional>
@@ -28,9 +28,8 @@ class PsWorkload : public FleetWorkload {
   // The tables the servers keep for this model.
   virtual const ps::TableSpecs& tables() const = 0;
   // Worker 0 writes the initial dense values unless `initialize_dense` is false (the servers
-  // loaded them); all wait. `passes_done`: the passes the tables have seen (default
-  // ps.start_pass), which ps.shrink_every_passes counts on from.
-  void begin(bool initialize_dense = true, std::optional<int64_t> passes_done = std::nullopt);
+  // loaded them); all wait.
+  void begin(bool initialize_dense = true);
   // Restarted in place at `at` (worker_progress.h): the servers kept their tables and the other
   // workers are past begin(), so this one neither writes the dense values nor waits for them.
   void begin_in_place(const WorkerMark& at);
@@ -56,8 +55,7 @@ class PsWorkload : public FleetWorkload {
   CheckpointPosition start() override { return {config_.ps.start_pass, 0}; }
   double communication_seconds() const override { return communication_seconds_; }
   std::optional<double> learning_rate(int64_t step) const override { return config_.lr_schedule.at(step); }
-  // Flushes the mode; every ps.shrink_every_passes passes, worker 0 then has the servers shrink
-  // their tables, the workers lined up before and after it.
+  // Flushes the mode: what async and GEO hold back reaches the servers.
   void end_epoch() override;
   void save_final(const CheckpointPosition& at) override;
 
@@ -75,7 +73,6 @@ class PsWorkload : public FleetWorkload {
   void prefetch(const std::vector<std::vector<uint64_t>>& keys);
 
   std::unique_ptr<PsStep> step_;  // made by begin()
-  int64_t passes_ended_ = 0;       // counting those of the run this one resumes
 
  private:
   double communication_seconds_ = 0;

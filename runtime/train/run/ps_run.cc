@@ -1,4 +1,4 @@
-#include "runtime/train/run/online_schedule.h"
+#include "runtime/train/run/ps_run.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/wait.h"
+#include "ps/client/barrier_rejoin.h"
 #include "ps/table/checkpoint.h"
 
 namespace paddle::runtime {
@@ -56,7 +57,60 @@ void wait_for_data(const OnlineConfig& online, const OnlinePass& pass) {
 
 }  // namespace
 
-nlohmann::json OnlineSchedule::saved_figures(size_t passes) const {
+PsRun::PsRun(const TrainConfig& config, const common::Environment& env, Fleet& fleet, PsWorkload& workload)
+    : config_(config),
+      fleet_(fleet),
+      workload_(workload),
+      kept_(fleet.topology().kind == JobKind::kParameterServer ? WorkerProgress::from_environment(env) : std::nullopt) {
+  if (kept_ && kept_->restarts() > 0) dead_self_ = kept_->last();
+  if (config.ps.online.enabled()) {
+    online_ = dynamic_cast<CtrWorkload*>(&workload);
+    if (online_ == nullptr) throw std::logic_error("PsRun: an online run's workload is a CtrWorkload");
+    passes_ = online_passes(config.ps.online, config.ps.save_dir);
+    saves_ = read_online_saves(config.ps.save_dir);
+    for (const OnlinePass& pass : passes_)
+      rounds_.push_back({static_cast<int64_t>(pass.index), fmt::format("day: {} pass: {}", pass.day, pass.pass),
+                         {{"day", pass.day}, {"pass", pass.pass}}});
+  } else {
+    for (int64_t epoch = 0; epoch < config.epochs; ++epoch)
+      rounds_.push_back({epoch, fmt::format("pass: {}", epoch), nlohmann::json::object()});
+  }
+}
+
+bool PsRun::finished_before() {
+  if (!dead_self_ || !dead_self_->finished) return false;
+  fmt::print("worker {} restarted in place (restart {}): it had finished before it died; nothing is left to do\n",
+             fleet_.worker_index(), kept_->restarts());
+  return true;
+}
+
+std::optional<WorkerMark> PsRun::rejoin() {
+  if (config_.ps.online.enabled())
+    throw CannotRejoin("an online run's worker is not restarted alone: its passes wait on each other's saves");
+  if (dynamic_cast<const CtrWorkload*>(&workload_) == nullptr)
+    throw CannotRejoin(fmt::format("model {} does not take up a pass in the middle; only wide_deep's workers are "
+                                   "restarted alone", kModelNames.name(config_.model.kind)));
+  ps::ServerControl& servers = fleet_.server_control();
+  try {
+    servers.rejoin();
+  } catch (const ps::SplitBarrier& e) {
+    throw CannotRejoin(e.what());
+  }
+  std::optional<WorkerMark> at = resume_point(dead_self_, servers.barriers_completed(), config_.ps.start_pass);
+  if (at) fleet_.pass_barriers(servers.barriers_completed() - at->barriers);
+  fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet_.worker_index(),
+             kept_->restarts(),
+             at ? fmt::format("taking up pass {} at batch {} (step {}), {} barrier(s) completed{}", at->pass,
+                              at->batch, at->step, servers.barriers_completed(),
+                              fleet_.barriers_to_pass() > 0
+                                  ? fmt::format(", the last {} of them reached before the restart", fleet_.barriers_to_pass())
+                                  : "")
+                : std::string("starting from the beginning, as the job has not begun"));
+  std::fflush(stdout);
+  return at;
+}
+
+nlohmann::json PsRun::saved_figures(size_t passes) const {
   nlohmann::json history = nlohmann::json::array();
   for (size_t i = 0; i < passes; ++i) {
     const std::filesystem::path path = std::filesystem::path(passes_[i].delta_dir) / kPassFigures;
@@ -71,18 +125,7 @@ nlohmann::json OnlineSchedule::saved_figures(size_t passes) const {
   return history;
 }
 
-OnlineSchedule::OnlineSchedule(const TrainConfig& config, Fleet& fleet, CtrWorkload& workload)
-    : config_(config),
-      fleet_(fleet),
-      workload_(workload),
-      passes_(online_passes(config.ps.online, config.ps.save_dir)),
-      saves_(read_online_saves(config.ps.save_dir)) {
-  for (const OnlinePass& pass : passes_)
-    rounds_.push_back({static_cast<int64_t>(pass.index), fmt::format("day: {} pass: {}", pass.day, pass.pass),
-                       {{"day", pass.day}, {"pass", pass.pass}}});
-}
-
-size_t OnlineSchedule::first_pass_to_train() {
+size_t PsRun::first_pass_to_train() {
   const int servers = static_cast<int>(fleet_.topology().server_endpoints.size());
   while (true) {
     const size_t resume_at = first_unsaved_pass(passes_, saves_);
@@ -108,7 +151,24 @@ size_t OnlineSchedule::first_pass_to_train() {
   }
 }
 
-CheckpointPosition OnlineSchedule::start() {
+CheckpointPosition PsRun::start() {
+  fleet_.init_worker(workload_.tables());
+  // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
+  if (fleet_.topology().kind == JobKind::kSingle && !config_.ps.init_dir.empty())
+    fleet_.server_control().load(config_.ps.init_dir);
+  std::optional<WorkerMark> resume;
+  if (kept_ && kept_->restarts() > 0) resume = rejoin();
+  if (kept_) workload_.keep_progress(*kept_);
+  if (resume) {
+    rounds_ended_ = resume->pass;
+    workload_.begin_in_place(*resume);
+    return workload_.start();
+  }
+  if (!online_) {
+    rounds_ended_ = config_.ps.start_pass;
+    workload_.begin();
+    return workload_.start();
+  }
   const size_t resume_at = first_pass_to_train();
   if (fleet_.is_first_worker())
     for (const OnlineSave& s : saves_to_load(passes_, saves_, resume_at)) {
@@ -122,19 +182,32 @@ CheckpointPosition OnlineSchedule::start() {
     fmt::print("online: resuming at day {} pass {} ({} of {} passes saved)\n", passes_[resume_at].day,
                passes_[resume_at].pass, resume_at, passes_.size());
   std::fflush(stdout);
-  workload_.begin(/*initialize_dense=*/resume_at == 0, /*passes_done=*/static_cast<int64_t>(resume_at));
+  rounds_ended_ = static_cast<int64_t>(resume_at);
+  workload_.begin(/*initialize_dense=*/resume_at == 0);
   CheckpointPosition at{static_cast<int64_t>(resume_at), 0};
   at.history = saved_figures(resume_at);
   return at;
 }
 
-void OnlineSchedule::before_round(const Round& round) {
+void PsRun::before_round(const Round& round) {
+  if (!online_) return;
   const OnlinePass& pass = passes_.at(static_cast<size_t>(round.index));
   wait_for_data(config_.ps.online, pass);
-  workload_.use_pass_data(pass.data);
+  online_->use_pass_data(pass.data);
 }
 
-void OnlineSchedule::after_round(const Round& round, const CheckpointPosition& at, bool complete) {
+void PsRun::end_round(const Round&) {
+  const int64_t every = config_.ps.sparse.shrink_every_passes;
+  if (every <= 0 || ++rounds_ended_ % every != 0) return;
+  fleet_.ps_barrier();  // no worker pushes while the tables shrink
+  if (fleet_.is_first_worker())
+    for (const ps::ShrinkReport& report : fleet_.shrink()) fmt::print("shrink (every {} passes): {}\n", every, ps::describe(report));
+  std::fflush(stdout);
+  fleet_.ps_barrier();
+}
+
+void PsRun::after_round(const Round& round, const CheckpointPosition& at, bool complete) {
+  if (!online_) return;
   const OnlinePass& pass = passes_.at(static_cast<size_t>(round.index));
   if (complete && fleet_.is_first_worker()) {
     const std::string& save_dir = config_.ps.save_dir;
@@ -152,6 +225,12 @@ void OnlineSchedule::after_round(const Round& round, const CheckpointPosition& a
     std::fflush(stdout);
   }
   fleet_.ps_barrier();  // the saves are done before anyone pushes the next pass
+}
+
+void PsRun::finish() {
+  if (fleet_.is_first_worker() && !config_.ps.save_dir.empty() && !online_) fleet_.save_persistables(config_.ps.save_dir);
+  fleet_.stop_worker();
+  workload_.note_finished();
 }
 
 }  // namespace paddle::runtime
