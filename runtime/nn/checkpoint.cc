@@ -169,13 +169,13 @@ std::string master_weights_name(const std::string& param) { return std::string(k
 void save_checkpoint(const std::string& output_dir, const CheckpointPosition& at, Sequential& model,
                      Optimizer& optimizer, std::string file_name, bool update_latest) {
   nlohmann::json header;
-  header["epoch"] = at.epoch;
+  header["epoch"] = at.rounds;
   header["step"] = at.step;
   if (!at.history.is_null()) header["history"] = at.history;
   header["tensors"] = nlohmann::json::array();
   auto tensors = tensors_of(model, optimizer);
   for (auto& [name, t] : tensors) header["tensors"].push_back({{"name", name}, {"count", t->numel()}});
-  const std::string name = file_name.empty() ? fmt::format("checkpoint-{}.bin", at.epoch) : file_name;
+  const std::string name = file_name.empty() ? fmt::format("checkpoint-{}.bin", at.rounds) : file_name;
   std::string out = fmt::format("{}\n{}\n", kMagic, header.dump());
   for (auto& [n, t] : tensors) {
     const std::vector<float> values = t->to_vector();
@@ -201,7 +201,7 @@ CheckpointContents parse_checkpoint(std::string_view bytes, const std::string& f
     throw CheckpointError(fmt::format("{}: truncated before its checksum", file));
   const std::string_view data = rest.substr(0, rest.size() - (has_checksum ? kChecksumBytes : 0));
   CheckpointContents contents;
-  contents.at.epoch = non_negative(header.contains("epoch") ? header["epoch"] : nlohmann::json(), file, "epoch");
+  contents.at.rounds = non_negative(header.contains("epoch") ? header["epoch"] : nlohmann::json(), file, "epoch");
   contents.at.step = non_negative(header.contains("step") ? header["step"] : nlohmann::json(), file, "step");
   if (header.contains("history")) {
     if (!header["history"].is_array())

@@ -53,7 +53,7 @@ class CheckpointVersionError : public CheckpointError {
 };
 
 struct CheckpointPosition {
-  int64_t epoch = 0;  // epochs completed
+  int64_t rounds = 0;  // rounds (epochs, or online passes) completed
   int64_t step = 0;   // optimizer steps taken
   // The figures of each round done (metrics.json's "history"), kept in the header so that a run
   // resumed, even at its very end, reports the whole run; null when not recorded.

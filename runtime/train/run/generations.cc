@@ -36,7 +36,7 @@ nlohmann::json generations_to_json(const std::vector<Generation>& history) {
   for (const Generation& g : history)
     list.push_back({{"generation", g.generation},
                     {"world_size", g.world_size},
-                    {"from_epoch", g.from.epoch},
+                    {"from_epoch", g.from.rounds},
                     {"from_step", g.from.step}});
   return list;
 }
@@ -66,7 +66,7 @@ std::vector<Generation> record_generation(const std::string& output_dir, const G
   std::vector<Generation> history;
   if (resuming)
     for (const Generation& g : read_generations(file))
-      if (std::pair(g.from.epoch, g.from.step) <= std::pair(now.from.epoch, now.from.step)) history.push_back(g);
+      if (std::pair(g.from.rounds, g.from.step) <= std::pair(now.from.rounds, now.from.step)) history.push_back(g);
   history.push_back(now);
   const auto json = generations_to_json(history);
   common::write_file_atomically(file, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -78,7 +78,7 @@ std::string describe_generations(const std::vector<Generation>& history) {
   for (size_t i = 0; i < history.size(); ++i) {
     const Generation& g = history[i];
     text += fmt::format("{}{} worker(s) from epoch {} (step {}, generation {})", i == 0 ? "" : ", then ",
-                        g.world_size, g.from.epoch, g.from.step, g.generation);
+                        g.world_size, g.from.rounds, g.from.step, g.generation);
   }
   return text;
 }

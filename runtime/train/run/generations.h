@@ -32,7 +32,7 @@ struct Generation {
   int world_size = 1;
   CheckpointPosition from;
   bool operator==(const Generation& o) const {
-    return generation == o.generation && world_size == o.world_size && from.epoch == o.from.epoch &&
+    return generation == o.generation && world_size == o.world_size && from.rounds == o.from.rounds &&
            from.step == o.from.step;
   }
 };

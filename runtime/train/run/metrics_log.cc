@@ -30,7 +30,7 @@ void MetricsLog::write(const MetricsLine& line) {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const nlohmann::json j = {{"time", now},
                             {"step", line.step},
-                            {"epoch", line.epoch},
+                            {"epoch", line.round},
                             {"loss", line.loss},
                             {"lr", line.lr ? nlohmann::json(*line.lr) : nlohmann::json()},
                             {"samples_per_sec", line.samples_per_sec},

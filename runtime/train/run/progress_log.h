@@ -17,7 +17,7 @@
 namespace paddle::runtime {
 
 struct MetricsLine {
-  int64_t step = 0, epoch = 0;
+  int64_t step = 0, round = 0;  // written as "epoch", Paddle's name
   double loss = 0;
   std::optional<double> lr;
   double samples_per_sec = 0;
@@ -28,7 +28,7 @@ class ProgressLog {
  public:
   virtual ~ProgressLog() = default;
   virtual void step(const MetricsLine& line) = 0;
-  virtual void epoch(int64_t /*epoch*/, const nlohmann::json& /*figures*/) {}
+  virtual void round_done(int64_t /*round*/, const nlohmann::json& /*figures*/) {}
   virtual void tables(int64_t /*step*/, const nlohmann::json& /*tables*/) {}
 };
 
@@ -43,8 +43,8 @@ class ProgressLogs : public ProgressLog {
   void step(const MetricsLine& line) override {
     for (ProgressLog* log : logs_) log->step(line);
   }
-  void epoch(int64_t epoch, const nlohmann::json& figures) override {
-    for (ProgressLog* log : logs_) log->epoch(epoch, figures);
+  void round_done(int64_t round, const nlohmann::json& figures) override {
+    for (ProgressLog* log : logs_) log->round_done(round, figures);
   }
   void tables(int64_t step, const nlohmann::json& tables) override {
     for (ProgressLog* log : logs_) log->tables(step, tables);

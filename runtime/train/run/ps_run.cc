@@ -100,7 +100,7 @@ std::optional<WorkerMark> PsRun::rejoin() {
   if (at) fleet_.pass_barriers(servers.barriers_completed() - at->barriers);
   fmt::print("worker {} restarted in place (restart {}): {}; the servers kept their tables\n", fleet_.worker_index(),
              kept_->restarts(),
-             at ? fmt::format("taking up pass {} at batch {} (step {}), {} barrier(s) completed{}", at->pass,
+             at ? fmt::format("taking up pass {} at batch {} (step {}), {} barrier(s) completed{}", at->round,
                               at->batch, at->step, servers.barriers_completed(),
                               fleet_.barriers_to_pass() > 0
                                   ? fmt::format(", the last {} of them reached before the restart", fleet_.barriers_to_pass())
@@ -160,7 +160,7 @@ CheckpointPosition PsRun::start() {
   if (kept_ && kept_->restarts() > 0) resume = rejoin();
   if (kept_) workload_.keep_progress(*kept_);
   if (resume) {
-    rounds_ended_ = resume->pass;
+    rounds_ended_ = resume->round;
     workload_.begin_in_place(*resume);
     return workload_.start();
   }

@@ -13,7 +13,7 @@
 //                   the servers loaded them; all wait
 //   before_round()  an online pass waits for its data (ps.online.wait_seconds, saying what it
 //                   waits for) and loads it (its test_fraction tail held out)
-//   (the loop trains the round; the workload's end_epoch flushes the mode)
+//   (the loop trains the round; the workload's end_round flushes the mode)
 //   end_round()     every ps.shrink_every_passes rounds, worker 0 has the servers shrink their
 //                   tables, the workers lined up before and after it
 //   (the leader evaluates)

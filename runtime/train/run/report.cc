@@ -40,7 +40,7 @@ nlohmann::json write_report(const std::string& output_dir, const nlohmann::json&
                             const Evaluation& evaluation) {
   nlohmann::json report = identity;
   report["world_size"] = run.world_size;
-  report["epochs"] = run.position.epoch;
+  report["epochs"] = run.position.rounds;
   report["steps"] = run.position.step;
   report["generations"] = generations_to_json(run.generations);
   report["train_loss"] = run.train_loss;

@@ -34,7 +34,7 @@ class Schedule {
  public:
   virtual ~Schedule() = default;
   // The run's rounds, in order: round(0) to round(round_count() - 1); it trains those from
-  // start().epoch on. Made when asked: an epoch schedule may be long.
+  // start().rounds on. Made when asked: an epoch schedule may be long.
   virtual size_t round_count() const = 0;
   virtual Round round(size_t index) const = 0;
   // Where the run starts: a resumed run's completed rounds and steps.

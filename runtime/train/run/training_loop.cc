@@ -80,7 +80,7 @@ class TrainingRun {
 
   nlohmann::json go() {
     begin();
-    for (auto r = static_cast<size_t>(std::max<int64_t>(position_.epoch, 0)); r < schedule_.round_count() && !stop_; ++r)
+    for (auto r = static_cast<size_t>(std::max<int64_t>(position_.rounds, 0)); r < schedule_.round_count() && !stop_; ++r)
       train_round(r);
     return finish();
   }
@@ -90,7 +90,7 @@ class TrainingRun {
   // and the leader records this generation.
   void begin() {
     if (resume_) {
-      position_.epoch = resume_->pass;
+      position_.rounds = resume_->round;
       position_.step = resume_->step;
     }
     fmt::print("{}\n", workload_.describe());
@@ -104,7 +104,7 @@ class TrainingRun {
     position_.history = nlohmann::json();
     if (leader_) {
       const Generation now{origin_.generation, run_.world_size, position_};
-      const bool resuming = origin_.resuming || position_.epoch > 0 || position_.step > 0;
+      const bool resuming = origin_.resuming || position_.rounds > 0 || position_.step > 0;
       run_.generations = record_generation(config_.output_dir, now, resuming);
       fmt::print("generations: {}\n", describe_generations(run_.generations));
     }
@@ -119,35 +119,35 @@ class TrainingRun {
     schedule_.before_round(round);
     const auto round_start = Clock::now();
     const int64_t round_first_step = position_.step;
-    workload_.begin_epoch(round.index);
+    workload_.begin_round(round.index);
     StepPlace at{round, 0, position_.step};
-    if (resume_ && static_cast<int64_t>(r) == resume_->pass) {
+    if (resume_ && static_cast<int64_t>(r) == resume_->round) {
       workload_.skip_batches(resume_->batch);
       at.batch = resume_->batch;
     }
-    const auto pass = static_cast<int64_t>(r);
-    workload_.mark_progress(pass, at.batch, position_.step, false);
+    const auto number = static_cast<int64_t>(r);
+    workload_.mark_progress(number, at.batch, position_.step, false);
     page_.enter(Phase::kCompute);
     page_.begin_steps();
-    train_steps(pass, at);
-    // Before the pass's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
-    workload_.mark_progress(pass, at.batch, position_.step, true);
-    workload_.end_epoch();
+    train_steps(number, at);
+    // Before the round's end (a shrink's barriers, an evaluation's), and after it, with all acknowledged.
+    workload_.mark_progress(number, at.batch, position_.step, true);
+    workload_.end_round();
     schedule_.end_round(round);
-    workload_.mark_progress(pass, at.batch, position_.step, true);
+    workload_.mark_progress(number, at.batch, position_.step, true);
     const double round_seconds = seconds_since(round_start);
     train_seconds_ += round_seconds;
-    if (!stop_) position_.epoch = static_cast<int64_t>(r) + 1;
+    if (!stop_) position_.rounds = static_cast<int64_t>(r) + 1;
     close_round(round, round_seconds, position_.step - round_first_step);
   }
 
   // The round's steps, until it ends or max_steps.
-  void train_steps(int64_t pass, StepPlace& at) {
+  void train_steps(int64_t number, StepPlace& at) {
     while (auto result = workload_.train_step(position_.step)) {
       at.step = ++position_.step;
       if (!first_step_done_) print_kernel_choices();  // the training step's shapes
       first_step_done_ = true;
-      workload_.mark_progress(pass, at.batch + 1, position_.step, false);
+      workload_.mark_progress(number, at.batch + 1, position_.step, false);
       run_.train_loss = workload_.mean_over_workers(result->loss);
       page_.step_done();
       straggler_.step_done(at.step);
@@ -194,7 +194,7 @@ class TrainingRun {
       log_evaluation(style_, round, evaluation_);
       figures.update(evaluation_figures(evaluation_));
     }
-    if (metrics_) metrics_->epoch(round.index, figures);
+    if (metrics_) metrics_->round_done(round.index, figures);
     run_.history.push_back(std::move(figures));
     position_.history = std::move(run_.history);  // lent to the schedule's save, not copied each round
     {

@@ -3,8 +3,8 @@
 namespace paddle::tensorboard {
 namespace {
 
-// At most one file a second (an epoch of a small model takes milliseconds), and within 30 s
-// of a step when an epoch is long.
+// At most one file a second (a round of a small model takes milliseconds), and within 30 s
+// of a step when a round is long.
 constexpr auto kFlushAtBoundaries = std::chrono::seconds(1);
 constexpr auto kFlushWithinEpoch = std::chrono::seconds(30);
 
@@ -23,10 +23,10 @@ void TensorBoardProgress::flush_after(std::chrono::steady_clock::duration since_
   flushed_ = std::chrono::steady_clock::now();
 }
 
-void TensorBoardProgress::epoch(int64_t epoch, const nlohmann::json& figures) {
+void TensorBoardProgress::round_done(int64_t round, const nlohmann::json& figures) {
   for (auto it = figures.begin(); it != figures.end(); ++it)
     if (it.key().starts_with("test_") && it.value().is_number())
-      log_.scalar("test/" + it.key().substr(5), epoch, it.value().get<double>());
+      log_.scalar("test/" + it.key().substr(5), round, it.value().get<double>());
   flush_after(kFlushAtBoundaries);
 }
 

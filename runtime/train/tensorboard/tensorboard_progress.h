@@ -3,11 +3,11 @@
 // directory OUTPUT_DIR/tensorboard/ROLE+RANK (trainer0, worker0, server1). Tags:
 //
 //   train/loss, train/learning_rate, train/samples_per_sec   per logged step
-//   test/loss, test/acc, test/auc, ... (each test_* figure)  per epoch or pass, at step = epoch
+//   test/loss, test/acc, test/auc, ... (each test_* figure)  per round (an epoch or online pass), at step = the round
 //   tables/NAME/rows                                         a server's, per report, at its count
 //
-// It writes a file at the end of an epoch or after a table report (at most one a second), within
-// 30 s of a step in a long epoch, and when it is destroyed.
+// It writes a file at the end of a round or after a table report (at most one a second), within
+// 30 s of a step in a long round, and when it is destroyed.
 
 #include <chrono>
 #include <string>
@@ -22,7 +22,7 @@ class TensorBoardProgress : public runtime::ProgressLog {
   explicit TensorBoardProgress(const std::string& run_dir) : log_(run_dir) {}
 
   void step(const runtime::MetricsLine& line) override;
-  void epoch(int64_t epoch, const nlohmann::json& figures) override;
+  void round_done(int64_t round, const nlohmann::json& figures) override;
   void tables(int64_t step, const nlohmann::json& tables) override;
 
  private:

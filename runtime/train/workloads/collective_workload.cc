@@ -36,18 +36,18 @@ CollectiveWorkload::CollectiveWorkload(const TrainConfig& config, Fleet& fleet, 
       resumed_ = loaded->at;
       for (const std::string& damaged : loaded->refused) fmt::print("refusing a damaged checkpoint: {}\n", damaged);
       fmt::print("resumed from {}/{}: {} epoch(s), {} step(s) done\n", config.output_dir,
-                 loaded->refused.empty() ? "latest" : loaded->file, resumed_.epoch, resumed_.step);
+                 loaded->refused.empty() ? "latest" : loaded->file, resumed_.rounds, resumed_.step);
     }
   }
   if (auto* comm = fleet.context().communicator(); comm && resume) {
     // Ranks on other machines may have no checkpoint of their own: rank 0's position is the job's.
-    float at[2] = {static_cast<float>(resumed_.epoch), static_cast<float>(resumed_.step)};
+    float at[2] = {static_cast<float>(resumed_.rounds), static_cast<float>(resumed_.step)};
     comm->broadcast(at, 2, 0);
-    resumed_.epoch = static_cast<int64_t>(at[0]);
+    resumed_.rounds = static_cast<int64_t>(at[0]);
     resumed_.step = static_cast<int64_t>(at[1]);
   }
   // The checkpoint may come from another world size, whose epochs had another number of steps.
-  schedule_.resumed_epoch = resumed_.epoch;
+  schedule_.resumed_epoch = resumed_.rounds;
   schedule_.resumed_step = resumed_.step;
   parallel_.emplace(fleet.distributed_model(model_.net));
   optimizer_.emplace(fleet.distributed_optimizer(std::move(optimizer), *parallel_));
@@ -79,7 +79,7 @@ nlohmann::json CollectiveWorkload::identity() const {
           {"device", fleet_.execution().device().to_string()}};
 }
 
-void CollectiveWorkload::begin_epoch(int64_t epoch) {
+void CollectiveWorkload::begin_round(int64_t epoch) {
   loader_.reset();  // one loader thread at a time
   loader_ = std::make_unique<BatchLoader>(data_.train, shard_, epoch);
 }

@@ -27,7 +27,7 @@ class CollectiveWorkload : public FleetWorkload {
   std::string describe() const override;
   nlohmann::json identity() const override;
   CheckpointPosition start() override { return resumed_; }
-  void begin_epoch(int64_t epoch) override;
+  void begin_round(int64_t epoch) override;
   std::optional<StepResult> train_step(int64_t step) override;
   double mean_over_workers(double loss) override;
   std::vector<float> gather_over_workers(float value) override;

@@ -145,7 +145,7 @@ nlohmann::json CtrWorkload::identity() const {
   return {{"model", std::string(kModelNames.name(config_.model.kind))}, {"dataset", std::string(kDatasetNames.name(config_.data.kind))}, {"device", "cpu"}};
 }
 
-void CtrWorkload::begin_epoch(int64_t epoch) {
+void CtrWorkload::begin_round(int64_t epoch) {
   batches_ = rank_batches(train_.size(), shard_, epoch);
   next_batch_ = 0;
 }

@@ -36,7 +36,7 @@ class CtrWorkload : public PsWorkload {
   LogStyle log_style() const override { return LogStyle::kClickRate; }
   std::string describe() const override;
   nlohmann::json identity() const override;
-  void begin_epoch(int64_t epoch) override;
+  void begin_round(int64_t epoch) override;
   void skip_batches(int64_t n) override;
   std::optional<StepResult> train_step(int64_t step) override;
   Evaluation evaluate() override;

@@ -39,7 +39,7 @@ nlohmann::json LayerPsWorkload::identity() const {
   return {{"model", std::string(kModelNames.name(config_.model.kind))}, {"dataset", std::string(kDatasetNames.name(config_.data.kind))}, {"device", "cpu"}};
 }
 
-void LayerPsWorkload::begin_epoch(int64_t epoch) {
+void LayerPsWorkload::begin_round(int64_t epoch) {
   loader_.reset();
   loader_ = std::make_unique<BatchLoader>(data_.train, shard_, epoch);
 }

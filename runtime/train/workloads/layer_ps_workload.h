@@ -24,7 +24,7 @@ class LayerPsWorkload : public PsWorkload {
   LogStyle log_style() const override;
   std::string describe() const override;
   nlohmann::json identity() const override;
-  void begin_epoch(int64_t epoch) override;
+  void begin_round(int64_t epoch) override;
   std::optional<StepResult> train_step(int64_t step) override;
   Evaluation evaluate() override;
 

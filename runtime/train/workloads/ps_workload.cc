@@ -25,27 +25,27 @@ void PsWorkload::begin_in_place(const WorkerMark& at) {
   step_ = make_ps_step(fleet_, trained_tables(), config_.lr_schedule.base_lr);
 }
 
-void PsWorkload::mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) {
-  // Kept without a progress file too: the evaluation's flags are the pass's (evaluation_counted()).
+void PsWorkload::mark_progress(int64_t round, int64_t trained, int64_t step, bool round_trained) {
+  // Kept without a progress file too: the evaluation's flags are the round's (evaluation_counted()).
   if (!step_) throw std::logic_error("PsWorkload::mark_progress before begin()");
   const uint64_t acknowledged = step_->acknowledged_steps();
-  if (pass != marked_pass_) {
-    marked_pass_ = pass;
-    pass_first_batch_ = trained;
-    pass_first_step_ = step;
-    pass_first_acknowledged_ = acknowledged;
+  if (round != marked_round_) {
+    marked_round_ = round;
+    round_first_batch_ = trained;
+    round_first_step_ = step;
+    round_first_acknowledged_ = acknowledged;
   }
-  const int64_t done = std::min(trained, pass_first_batch_ + static_cast<int64_t>(acknowledged - pass_first_acknowledged_));
+  const int64_t done = std::min(trained, round_first_batch_ + static_cast<int64_t>(acknowledged - round_first_acknowledged_));
   WorkerMark mark;
-  mark.pass = pass;
+  mark.round = round;
   mark.batch = done;
-  mark.step = pass_first_step_ + (done - pass_first_batch_);
+  mark.step = round_first_step_ + (done - round_first_batch_);
   // The barriers passed over were completed: they count as the job's.
   mark.barriers = fleet_.server_control().barriers_completed() - fleet_.barriers_to_pass();
-  mark.pass_trained = pass_trained;
+  mark.round_trained = round_trained;
   mark.barrier_per_step = fleet_.strategy().ps.mode == PsMode::kSync;
-  if (pass == last_mark_.pass) {  // the pass as far as it went (a dead self's too)
-    mark.pass_trained = pass_trained || last_mark_.pass_trained;
+  if (round == last_mark_.round) {  // the round as far as it went (a dead self's too)
+    mark.round_trained = round_trained || last_mark_.round_trained;
     mark.counted = last_mark_.counted;
     mark.zeroed = last_mark_.zeroed;
   }
@@ -73,7 +73,7 @@ void PsWorkload::save_final(const CheckpointPosition&) {
                                 nlohmann::json(fleet_.parameter_store().pull_dense(0)).dump() + "\n");
 }
 
-void PsWorkload::end_epoch() { step_->flush(); }
+void PsWorkload::end_round() { step_->flush(); }
 
 PsValues PsWorkload::fetch(std::vector<std::vector<uint64_t>> keys) {
   common::ProgressPage::Scope pulling(fleet_.progress(), common::Phase::kPsPull);

@@ -38,10 +38,10 @@ class PsWorkload : public FleetWorkload {
   void keep_progress(WorkerProgress& progress) { progress_ = &progress; }
 
   std::optional<WorkerMark> resume_at() const override { return resume_; }
-  void mark_progress(int64_t pass, int64_t trained, int64_t step, bool pass_trained) override;
+  void mark_progress(int64_t round, int64_t trained, int64_t step, bool round_trained) override;
 
  protected:
-  // The evaluation of the pass marked last: whether this worker's counts are on the servers, and
+  // The evaluation of the round marked last: whether this worker's counts are on the servers, and
   // whether worker 0 has zeroed them again (by this run or, restarted in place, its dead self).
   bool evaluation_counted() const { return last_mark_.counted; }
   bool evaluation_zeroed() const { return last_mark_.zeroed; }
@@ -56,7 +56,7 @@ class PsWorkload : public FleetWorkload {
   double communication_seconds() const override { return communication_seconds_; }
   std::optional<double> learning_rate(int64_t step) const override { return config_.lr_schedule.at(step); }
   // Flushes the mode: what async and GEO hold back reaches the servers.
-  void end_epoch() override;
+  void end_round() override;
   void save_final(const CheckpointPosition& at) override;
 
  protected:
@@ -78,10 +78,10 @@ class PsWorkload : public FleetWorkload {
   double communication_seconds_ = 0;
   WorkerProgress* progress_ = nullptr;
   std::optional<WorkerMark> resume_;
-  // The pass being marked: its number, and the batch, step and acknowledged steps it began at
-  // in this run (a resumed pass begins past its start).
-  int64_t marked_pass_ = -1, pass_first_batch_ = 0, pass_first_step_ = 0;
-  uint64_t pass_first_acknowledged_ = 0;
+  // The round being marked: its number, and the batch, step and acknowledged steps it began at
+  // in this run (a resumed round begins past its start).
+  int64_t marked_round_ = -1, round_first_batch_ = 0, round_first_step_ = 0;
+  uint64_t round_first_acknowledged_ = 0;
   WorkerMark last_mark_;  // recorded last (a resumed run's: its dead self's, until it marks)
 };
 

@@ -22,11 +22,11 @@ constexpr uint32_t kMagic = 0x4d505750;  // "PWPM"
 std::array<unsigned char, kMarkBytes> encode(const WorkerMark& m) {
   std::array<unsigned char, kMarkBytes> b{};
   ps::encode_fixed<uint32_t>(b.data(), kMagic);
-  ps::encode_fixed<uint64_t>(b.data() + 8, static_cast<uint64_t>(m.pass));
+  ps::encode_fixed<uint64_t>(b.data() + 8, static_cast<uint64_t>(m.round));
   ps::encode_fixed<uint64_t>(b.data() + 16, static_cast<uint64_t>(m.batch));
   ps::encode_fixed<uint64_t>(b.data() + 24, static_cast<uint64_t>(m.step));
   ps::encode_fixed<uint64_t>(b.data() + 32, m.barriers);
-  ps::encode_fixed<uint32_t>(b.data() + 40, m.pass_trained ? 1 : 0);
+  ps::encode_fixed<uint32_t>(b.data() + 40, m.round_trained ? 1 : 0);
   ps::encode_fixed<uint32_t>(b.data() + 44, m.barrier_per_step ? 1 : 0);
   ps::encode_fixed<uint32_t>(b.data() + 48, (m.counted ? 1u : 0u) | (m.zeroed ? 2u : 0u) | (m.finished ? 4u : 0u));
   const uint32_t crc = common::crc32(std::string_view(reinterpret_cast<const char*>(b.data() + 8), kMarkBytes - 8));
@@ -68,11 +68,11 @@ std::optional<WorkerMark> WorkerProgress::last() const {
   const uint32_t crc = common::crc32(std::string_view(reinterpret_cast<const char*>(b.data() + 8), kMarkBytes - 8));
   if (ps::decode_fixed<uint32_t>(b.data() + 4) != crc) return std::nullopt;
   WorkerMark m;
-  m.pass = static_cast<int64_t>(ps::decode_fixed<uint64_t>(b.data() + 8));
+  m.round = static_cast<int64_t>(ps::decode_fixed<uint64_t>(b.data() + 8));
   m.batch = static_cast<int64_t>(ps::decode_fixed<uint64_t>(b.data() + 16));
   m.step = static_cast<int64_t>(ps::decode_fixed<uint64_t>(b.data() + 24));
   m.barriers = ps::decode_fixed<uint64_t>(b.data() + 32);
-  m.pass_trained = ps::decode_fixed<uint32_t>(b.data() + 40) != 0;
+  m.round_trained = ps::decode_fixed<uint32_t>(b.data() + 40) != 0;
   m.barrier_per_step = ps::decode_fixed<uint32_t>(b.data() + 44) != 0;
   const uint32_t evaluation = ps::decode_fixed<uint32_t>(b.data() + 48);
   m.counted = (evaluation & 1u) != 0;
@@ -89,12 +89,12 @@ void WorkerProgress::record(const WorkerMark& mark) {
 }
 
 std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed,
-                                       int64_t first_pass) {
+                                       int64_t first_round) {
   if (!last) {
     if (barriers_completed == 0) return std::nullopt;
     if (barriers_completed == 1) {  // its dead self reached the first barrier, and died before its first mark
       WorkerMark start;
-      start.pass = first_pass;
+      start.round = first_round;
       start.barriers = 1;
       return start;
     }
@@ -102,12 +102,12 @@ std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, ui
                                    "without it", barriers_completed));
   }
   if (barriers_completed == last->barriers) return last;
-  if (last->pass_trained && barriers_completed > last->barriers &&
-      barriers_completed - last->barriers <= kMostBarriersAfterPass)
+  if (last->round_trained && barriers_completed > last->barriers &&
+      barriers_completed - last->barriers <= kMostBarriersAfterRound)
     return last;
   // Sync: the barrier of the step after the mark completed (with this worker's pushes) before
   // the mark could say so; the step is done, and the next is where to take up.
-  if (barriers_completed == last->barriers + 1 && last->barrier_per_step && !last->pass_trained) {
+  if (barriers_completed == last->barriers + 1 && last->barrier_per_step && !last->round_trained) {
     WorkerMark next = *last;
     ++next.batch;
     ++next.step;
@@ -117,8 +117,8 @@ std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, ui
   throw CannotRejoin(fmt::format(
       "this worker's last mark is pass {} batch {} after barrier {}, but the job has completed {} barrier(s): it "
       "died {}, where the other workers went on with its part",
-      last->pass, last->batch, last->barriers, barriers_completed,
-      last->pass_trained ? "past its pass's end" : "past a barrier its mark does not know"));
+      last->round, last->batch, last->barriers, barriers_completed,
+      last->round_trained ? "past its pass's end" : "past a barrier its mark does not know"));
 }
 
 }  // namespace paddle::runtime

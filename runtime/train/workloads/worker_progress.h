@@ -3,7 +3,7 @@
 // restart it alone (paddle-launch --ps_worker_restarts) while the servers keep their tables and
 // the other workers train on.
 //
-// The mark says the pass, how many of the pass's batches the servers have acknowledged (sync:
+// The mark says the round (an epoch, or an online pass), how many of the round's batches the servers have acknowledged (sync:
 // after their barrier; async: after the communicator's send; GEO: after the window's deltas),
 // the global step that makes, and the barriers the job had completed then. It is 56 bytes
 // rewritten in place after every step (one pwrite, no sync: a killed process's write is in the
@@ -11,15 +11,15 @@
 // names in PADDLE_PS_WORKER_PROGRESS, a worker's own:
 //
 //   offset 0   u32 magic "PWPM", u32 CRC-32 of bytes 8..56
-//   offset 8   i64 pass, i64 batch (acknowledged, of the pass), i64 step, u64 barriers completed,
-//              u32 pass_trained (the pass's training is over: what follows are the pass's end
+//   offset 8   i64 round, i64 batch (acknowledged, of the round), i64 step, u64 barriers completed,
+//              u32 round_trained (the round's training is over: what follows are the round's end
 //              and evaluation), u32 barrier_per_step (sync), u32 flags (bit 0: this worker's
 //              evaluation counts are on the servers; bit 1: worker 0 has zeroed them again;
 //              bit 2: the worker has finished, its STOP_WORKER answered), u32 reserved
 //
 // A restarted worker (PADDLE_PS_WORKER_RESTART_COUNT > 0) asks every server to REJOIN, which
 // says how many barriers the job has completed, and resume_point() decides where it takes up: at
-// the mark, with the barriers the job completed since then (those of its pass's end, which its
+// the mark, with the barriers the job completed since then (those of its round's end, which its
 // dead self had reached) passed over rather than waited at again.
 
 #include <cstdint>
@@ -32,13 +32,13 @@
 namespace paddle::runtime {
 
 struct WorkerMark {
-  int64_t pass = 0;
-  int64_t batch = 0;   // of the pass, acknowledged by the servers
+  int64_t round = 0;   // the round (an epoch or online pass) it is in
+  int64_t batch = 0;   // of the round, acknowledged by the servers
   int64_t step = 0;    // global, counting the acknowledged batches
   uint64_t barriers = 0;
-  bool pass_trained = false;
+  bool round_trained = false;
   bool barrier_per_step = false;
-  bool counted = false;  // this pass's evaluation counts were added on the servers
+  bool counted = false;  // this round's evaluation counts were added on the servers
   bool zeroed = false;   // worker 0 has set them back to zero after reading them
   bool finished = false;  // the servers have its STOP_WORKER: a restart has nothing left to do
   bool operator==(const WorkerMark&) const = default;
@@ -78,16 +78,16 @@ class WorkerProgress {
   int restarts_ = 0;
 };
 
-// At most this many barriers follow a pass's training: two around a shrink, three in an evaluation.
-inline constexpr uint64_t kMostBarriersAfterPass = 5;
+// At most this many barriers follow a round's training: two around a shrink, three in an evaluation.
+inline constexpr uint64_t kMostBarriersAfterRound = 5;
 
 // Where a restarted worker takes up, from its last mark and the barriers the job had completed
 // when it rejoined: nothing to start from the beginning (it died before the first barrier, the
 // one after the dense values are written, and so did the job); without a mark but past that
-// barrier, at `first_pass`'s first batch. A mark after a pass's training comes back as it is:
-// the barriers completed since (up to kMostBarriersAfterPass) are the pass end's, to pass over.
+// barrier, at `first_round`'s first batch. A mark after a round's training comes back as it is:
+// the barriers completed since (up to kMostBarriersAfterRound) are the round end's, to pass over.
 // Throws CannotRejoin, saying why, when the job has passed barriers the mark cannot account for.
 std::optional<WorkerMark> resume_point(const std::optional<WorkerMark>& last, uint64_t barriers_completed,
-                                       int64_t first_pass);
+                                       int64_t first_round);
 
 }  // namespace paddle::runtime

@@ -2,7 +2,7 @@
 // Workload: what the training loop (training_loop.h) drives for one worker: a model, its data,
 // and the step object of its mode, which decides how a batch's gradients reach the parameters
 // (collective_workload.h averages them over the ranks; ctr_workload.h hands them to a PS step
-// of ps_step.h: sync, async or GEO). The loop owns everything the modes share: epochs, steps,
+// of ps_step.h: sync, async or GEO). The loop owns everything the modes share: rounds, steps,
 // timing, the log lines, the NaN guard, evaluation, checkpoints and the report.
 
 #include <cstdint>
@@ -62,11 +62,11 @@ class Workload {
   // Samples one step trains on over all workers.
   virtual size_t global_batch() const = 0;
 
-  // Where training starts: a resumed run's completed epochs and steps.
+  // Where training starts: a resumed run's completed rounds and steps.
   virtual CheckpointPosition start() = 0;
-  virtual void begin_epoch(int64_t epoch) = 0;
-  // Trains on this worker's next batch of the epoch (`step` counts steps before it, for the
-  // learning rate); nothing when the epoch has no more.
+  virtual void begin_round(int64_t round) = 0;
+  // Trains on this worker's next batch of the round (`step` counts steps before it, for the
+  // learning rate); nothing when the round has no more.
   virtual std::optional<StepResult> train_step(int64_t step) = 0;
   // The mean of a loss over the workers, where the mode has a cheap way to it (collective);
   // otherwise this worker's own.
@@ -75,16 +75,16 @@ class Workload {
   // one allgather); otherwise this worker's alone. Every worker calls it at the same step.
   virtual std::vector<float> gather_over_workers(float value) { return {value}; }
   // Sends what the mode still holds (async queues, GEO deltas) so the parameters are final.
-  virtual void end_epoch() {}
+  virtual void end_round() {}
   // The leader's evaluation on the test set; with evaluates_together(), every worker calls it
   // (each evaluates its share and the shares are summed) and the leader reports the job's.
   virtual Evaluation evaluate() = 0;
   virtual bool evaluates_together() const { return false; }
-  // The leader saves a resumable checkpoint after a completed epoch (when the mode keeps them).
+  // The leader saves a resumable checkpoint after a completed round (when the mode keeps them).
   virtual void save_checkpoint(const CheckpointPosition&) {}
   // The leader writes its final artifacts (final.bin, dense.json) beside the report.
   virtual void save_final(const CheckpointPosition&) {}
-  // Lines the workers up after each epoch, where the mode needs it.
+  // Lines the workers up after each round, where the mode needs it.
   virtual void barrier() {}
   // Seconds spent so far in communication the step could not hide: waiting for averaged
   // gradients, or pulling and pushing on the parameter servers. For the metrics log.
@@ -92,18 +92,18 @@ class Workload {
   // The learning rate of `step`, where the workload knows it.
   virtual std::optional<double> learning_rate(int64_t) const { return std::nullopt; }
 
-  // A worker restarted in place (worker_progress.h): the pass, batch and step its run takes up
+  // A worker restarted in place (worker_progress.h): the round, batch and step its run takes up
   // at, past the schedule's start; nothing for a run from the start. Asked once, before training.
   virtual std::optional<WorkerMark> resume_at() const { return std::nullopt; }
-  // Leaves out the first `n` batches of the pass begun last (begin_epoch): a resumed pass's,
+  // Leaves out the first `n` batches of the round begun last (begin_round): a resumed round's,
   // trained before the restart.
   virtual void skip_batches(int64_t n) {
-    if (n != 0) throw std::logic_error("this workload cannot skip batches of a pass");
+    if (n != 0) throw std::logic_error("this workload cannot skip batches of a round");
   }
-  // Where the run is: `trained` batches of pass `pass` done, the global step after them, and
-  // whether the pass's training is over. After every step and at a pass's end, for a workload
+  // Where the run is: `trained` batches of round `round` done, the global step after them, and
+  // whether the round's training is over. After every step and at a round's end, for a workload
   // that keeps its progress.
-  virtual void mark_progress(int64_t /*pass*/, int64_t /*trained*/, int64_t /*step*/, bool /*pass_trained*/) {}
+  virtual void mark_progress(int64_t /*round*/, int64_t /*trained*/, int64_t /*step*/, bool /*round_trained*/) {}
 
   // Where this worker says what it does, for its launcher (common/progress_page.h): the workload
   // marks its data loading, pulls and pushes (the collectives mark themselves); the loop marks

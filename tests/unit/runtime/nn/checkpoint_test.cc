@@ -34,7 +34,7 @@ TEST_CASE("checkpoints round-trip and reject mismatches") {
   auto opt_b = make_optimizer(OptimizerConfig{OptimizerKind::kMomentum});
   auto at = load_latest_checkpoint(dir.string(), b, *opt_b);
   REQUIRE(at);
-  CHECK(at->at.epoch == 3);
+  CHECK(at->at.rounds == 3);
   CHECK(at->at.step == 42);
   CHECK(at->file == "checkpoint-3.bin");
   CHECK(at->refused.empty());
@@ -93,7 +93,7 @@ void check_refused(const std::string& bytes, const std::string& what) {
 TEST_CASE("a well-formed checkpoint parses; version 1, without a checksum, still does") {
   const std::string header = R"({"epoch": 2, "step": 7, "tensors": [{"name": "a", "count": 2}, {"name": "b", "count": 0}]})";
   const auto contents = parse_checkpoint(checked_file(header, floats({1.5f, -2})), kFile);
-  CHECK(contents.at.epoch == 2);
+  CHECK(contents.at.rounds == 2);
   CHECK(contents.at.step == 7);
   REQUIRE(contents.tensors.size() == 2);
   CHECK(contents.tensors[0].second == std::vector<float>{1.5f, -2});
@@ -203,7 +203,7 @@ TEST_CASE("a damaged newest checkpoint is refused and the one before it loads; w
   auto loaded = load_latest_checkpoint(dir.string(), model, *fresh);
   REQUIRE(loaded);
   CHECK(loaded->file == "checkpoint-2.bin");
-  CHECK(loaded->at.epoch == 2);
+  CHECK(loaded->at.rounds == 2);
   CHECK(loaded->at.step == 20);
   REQUIRE(loaded->refused.size() == 1);
   CHECK(loaded->refused[0].starts_with((dir / "checkpoint-3.bin").string() + ": checksum mismatch"));

@@ -23,7 +23,7 @@ class ScriptedWorkload : public Workload {
   int worker_num() const override { return 2; }
   size_t global_batch() const override { return 8; }
   CheckpointPosition start() override { return start_; }
-  void begin_epoch(int64_t epoch) override {
+  void begin_round(int64_t epoch) override {
     epochs.push_back(epoch);
     left_ = batches_;
   }
@@ -32,7 +32,7 @@ class ScriptedWorkload : public Workload {
     steps.push_back(step);
     return StepResult{nan_at == step ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(step + 1), {}};
   }
-  void end_epoch() override { ++flushes; }
+  void end_round() override { ++flushes; }
   Evaluation evaluate() override {
     Evaluation e;
     e.loss = 0.25;
@@ -40,7 +40,7 @@ class ScriptedWorkload : public Workload {
     ++evaluations;
     return e;
   }
-  void save_checkpoint(const CheckpointPosition& at) override { checkpoints.push_back(at.epoch); }
+  void save_checkpoint(const CheckpointPosition& at) override { checkpoints.push_back(at.rounds); }
   void save_final(const CheckpointPosition& at) override { final_step = at.step; }
   paddle::common::ProgressPage& progress() override { return page; }
   const TestFault& test_fault() const override { return fault_; }
@@ -160,7 +160,7 @@ class ScriptedSchedule : public Schedule {
   CheckpointPosition start() override { return {1, 0}; }
   void before_round(const Round& round) override { before.push_back(round.index); }
   void after_round(const Round& round, const CheckpointPosition& at, bool complete) override {
-    after.push_back({round.index, at.epoch, complete});
+    after.push_back({round.index, at.rounds, complete});
   }
 
   struct After {

@@ -20,14 +20,14 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-WorkerMark mark(int64_t pass, int64_t batch, int64_t step, uint64_t barriers, bool pass_trained = false,
+WorkerMark mark(int64_t pass, int64_t batch, int64_t step, uint64_t barriers, bool round_trained = false,
                 bool barrier_per_step = false) {
   WorkerMark m;
-  m.pass = pass;
+  m.round = pass;
   m.batch = batch;
   m.step = step;
   m.barriers = barriers;
-  m.pass_trained = pass_trained;
+  m.round_trained = round_trained;
   m.barrier_per_step = barrier_per_step;
   return m;
 }
