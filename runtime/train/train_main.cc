@@ -26,6 +26,7 @@
 #include "runtime/train/workloads/collective_workload.h"
 #include "runtime/train/workloads/ctr_workload.h"
 #include "runtime/train/workloads/layer_ps_workload.h"
+#include "runtime/train/workloads/supervised.h"
 #include "runtime/train/run/metrics_log.h"
 #include "runtime/train/run/ps_run.h"
 #include "runtime/train/tensorboard/tensorboard_progress.h"
@@ -76,8 +77,11 @@ nlohmann::json tables_json(const ps::ServerMemory& memory) {
 // done, so the lines must not wait for the end).
 void serve_tables(const TrainConfig& config, Fleet& fleet, ProgressLog* metrics) {
   constexpr auto kTablesEvery = std::chrono::seconds(5);
-  const ps::TableSpecs tables = config.model.kind == ModelKind::kWideDeep ? wide_deep_tables(config)
-                                                                          : LayerPsWorkload(config, fleet).tables();
+  // Told by the settings and the data set's facts: a server builds no model and loads no data.
+  const ps::TableSpecs tables =
+      config.model.kind == ModelKind::kWideDeep
+          ? wide_deep_tables(config)
+          : LayerPsWorkload::tables_for(config, supervised_data_facts(config, fleet.environment()));
   std::mutex mutex;  // the metrics log, written from the server's threads and the reporter
   int64_t reports = 0;
   const auto report = [&](const ps::ServerMemory& memory) {
@@ -122,6 +126,7 @@ void run_parameter_server_role(const TrainConfig& config, const common::Environm
   else workload = std::make_unique<LayerPsWorkload>(config, *fleet);
   PsRun run(config, env, *fleet, *workload);
   if (run.finished_before()) return;
+  run.connect();
   ProgressSinks progress(config, env, fleet->is_first_worker() ? "worker0" : "");
   run_training(config, *workload, run, run_origin(env, config.ps.start_pass > 0), started, progress.get());
   run.finish();

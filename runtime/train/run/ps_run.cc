@@ -151,17 +151,19 @@ size_t PsRun::first_pass_to_train() {
   }
 }
 
-CheckpointPosition PsRun::start() {
+void PsRun::connect() {
   fleet_.init_worker(workload_.tables());
   // In a PS job the servers load ps.init_dir; a lone process loads it into its own tables.
   if (fleet_.topology().kind == JobKind::kSingle && !config_.ps.init_dir.empty())
     fleet_.server_control().load(config_.ps.init_dir);
-  std::optional<WorkerMark> resume;
-  if (kept_ && kept_->restarts() > 0) resume = rejoin();
+  if (kept_ && kept_->restarts() > 0) resume_ = rejoin();
   if (kept_) workload_.keep_progress(*kept_);
-  if (resume) {
-    rounds_ended_ = resume->round;
-    workload_.begin_in_place(*resume);
+}
+
+CheckpointPosition PsRun::start() {
+  if (resume_) {
+    rounds_ended_ = resume_->round;
+    workload_.begin_in_place(*resume_);
     return workload_.start();
   }
   if (!online_) {

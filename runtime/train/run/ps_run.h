@@ -4,13 +4,14 @@
 // (training_loop.h) runs a PsWorkload through, over config.epochs epochs or an online run's
 // days x passes (train_config.h OnlineConfig, online_passes.h, PaddleRec's online trainer):
 //
-//   start()         connect to the servers (a lone process keeps the tables and loads
+//   connect()       connect to the servers (a lone process keeps the tables and loads
 //                   ps.init_dir itself); a worker restarted in place by its launcher rejoins the
-//                   job's barriers where its dead self left them (worker_progress.h); an online
-//                   run verifies its saves by their checksums, refusing a damaged one (it and the
-//                   saves after it count as not made), and worker 0 has the servers load the last
-//                   base and the deltas after it; worker 0 writes the initial dense values unless
-//                   the servers loaded them; all wait
+//                   job's barriers where its dead self left them (worker_progress.h). Before the
+//                   loop, and before anything is written: a worker that cannot join leaves no files
+//   start()         an online run verifies its saves by their checksums, refusing a damaged one
+//                   (it and the saves after it count as not made), and worker 0 has the servers
+//                   load the last base and the deltas after it; worker 0 writes the initial dense
+//                   values unless the servers loaded them; all wait
 //   before_round()  an online pass waits for its data (ps.online.wait_seconds, saying what it
 //                   waits for) and loads it (its test_fraction tail held out)
 //   (the loop trains the round; the workload's end_round flushes the mode)
@@ -51,10 +52,12 @@ class PsRun : public Schedule {
   // run (the servers may be gone already, once every worker has finished).
   bool finished_before();
 
-  size_t round_count() const override { return rounds_.size(); }
-  Round round(size_t index) const override { return rounds_.at(index); }
   // Throws CannotRejoin (worker_progress.h) for a worker restarted in place that cannot take up
   // its dead self's place.
+  void connect();
+
+  size_t round_count() const override { return rounds_.size(); }
+  Round round(size_t index) const override { return rounds_.at(index); }
   CheckpointPosition start() override;
   // Throws common::DataError naming the path when an online pass's data is not there in time.
   void before_round(const Round& round) override;
@@ -77,6 +80,7 @@ class PsRun : public Schedule {
   CtrWorkload* online_ = nullptr;  // the workload of an online run
   std::optional<WorkerProgress> kept_;
   std::optional<WorkerMark> dead_self_;  // a restarted worker's dead self's last mark, read once
+  std::optional<WorkerMark> resume_;     // where connect() found it takes up
   int64_t rounds_ended_ = 0;            // counting those of the run this one resumes
   std::vector<Round> rounds_;
   std::vector<OnlinePass> passes_;  // online: one per round

@@ -4,9 +4,10 @@
 // of runtime/train/run/ps_run.h:
 //
 //   SomePsWorkload w(config, fleet);   // loads the data, builds the model
-//   PsRun run(config, env, fleet, w);  // its start() connects, then w.begin(): worker 0 writes
-//   run_training(config, w, run, ...); //   the initial dense values; all wait
-//   run.finish();
+//   PsRun run(config, env, fleet, w);
+//   run.connect();                     // fleet.init_worker(w.tables())
+//   run_training(config, w, run, ...); // its start() calls w.begin(): worker 0 writes the
+//   run.finish();                      //   initial dense values; all wait
 //
 // A resumed run (servers that loaded ps.init_dir) carries on from ps.start_pass, so the
 // shuffles, and with them the losses, are those of an uninterrupted run. Worker 0 writes
