@@ -13,10 +13,9 @@
 
 namespace paddle::runtime {
 
-constexpr int kFashionMnistClasses = 10;
 namespace {
 
-constexpr int kHousingColumns = 14;
+constexpr int kHousingColumns = kUciHousingFeatures + 1;  // the features, then MEDV
 
 std::vector<unsigned char> read_gzip(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
@@ -109,7 +108,7 @@ TrainTestSplit load_uci_housing(const std::string& data_dir) {
     }
   const size_t train_count = static_cast<size_t>(static_cast<double>(rows.size()) * 0.8);
   TrainTestSplit split;
-  for (Dataset* d : {&split.train, &split.test}) d->sample_shape = {kHousingColumns - 1};
+  for (Dataset* d : {&split.train, &split.test}) d->sample_shape = {kUciHousingFeatures};
   for (size_t i = 0; i < rows.size(); ++i) {
     Dataset& d = i < train_count ? split.train : split.test;
     for (int c = 0; c < kHousingColumns - 1; ++c) {
@@ -119,6 +118,18 @@ TrainTestSplit load_uci_housing(const std::string& data_dir) {
     d.targets.push_back(static_cast<float>(rows[i][kHousingColumns - 1]));
   }
   return split;
+}
+
+std::vector<int64_t> fashion_mnist_image_shape(const std::string& data_dir) {
+  const std::string path = data_dir + "/train-images-idx3-ubyte.gz";
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw common::DataError(fmt::format("{}: cannot open (is the data_dir right?)", path));
+  std::vector<unsigned char> header(16);
+  const int n = gzread(f, header.data(), static_cast<unsigned>(header.size()));
+  gzclose(f);
+  if (n != 16 || big_endian(header, 0) != 0x00000803)
+    throw common::DataError(fmt::format("{}: not an IDX image file (magic 0x00000803 expected)", path));
+  return {1, static_cast<int64_t>(big_endian(header, 8)), static_cast<int64_t>(big_endian(header, 12))};
 }
 
 TrainTestSplit load_fashion_mnist(const std::string& data_dir) {

@@ -228,21 +228,36 @@ std::vector<std::string> movielens_title_words(const std::string& title) {
   return words;
 }
 
-MovieLensData load_movielens(const std::string& data_dir, uint32_t seed) {
+namespace {
+
+// DATA_DIR's users and movies, and its ratings when `with_ratings` (they do not change the
+// vocabulary: a rating of a user or movie not in those files is an error).
+Tables read_tables(const std::string& data_dir, bool with_ratings) {
   Tables t;
   namespace fs = std::filesystem;
   if (fs::exists(data_dir + "/u.data")) {
     read_100k_users(data_dir, t);
     read_100k_movies(data_dir, t);
-    read_ratings(data_dir + "/u.data", "\t", t);
+    if (with_ratings) read_ratings(data_dir + "/u.data", "\t", t);
   } else if (fs::exists(data_dir + "/ratings.dat")) {
     read_1m_users(data_dir, t);
     read_1m_movies(data_dir, t);
-    read_ratings(data_dir + "/ratings.dat", "::", t);
+    if (with_ratings) read_ratings(data_dir + "/ratings.dat", "::", t);
   } else {
     throw common::DataError(fmt::format("{}: has neither u.data (MovieLens 100K) nor ratings.dat (MovieLens 1M)",
                                         data_dir));
   }
+  return t;
+}
+
+}  // namespace
+
+MovieLensVocabulary movielens_vocabulary(const std::string& data_dir) {
+  return vocabulary_of(read_tables(data_dir, /*with_ratings=*/false));
+}
+
+MovieLensData load_movielens(const std::string& data_dir, uint32_t seed) {
+  const Tables t = read_tables(data_dir, /*with_ratings=*/true);
   MovieLensData out;
   out.vocabulary = vocabulary_of(t);
   std::vector<size_t> order(t.ratings.size());

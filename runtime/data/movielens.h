@@ -56,6 +56,9 @@ struct MovieLensData {
 // naming file:line.
 MovieLensData load_movielens(const std::string& data_dir, uint32_t seed);
 
+// load_movielens' vocabulary, from DATA_DIR's users and movies alone (not its ratings).
+MovieLensVocabulary movielens_vocabulary(const std::string& data_dir);
+
 // The title words of `title` as described above (exposed for tests).
 std::vector<std::string> movielens_title_words(const std::string& title);
 

@@ -29,13 +29,21 @@ LayerTables::LayerTables(Layer& layer, std::vector<EmbeddingInput> embeddings) :
     }
 }
 
-ps::TableSpecs LayerTables::specs(uint64_t seed, common::OptimizerKind update_rule, float learning_rate) const {
+ps::TableSpecs layer_table_specs(const ModelTableShapes& shapes, uint64_t seed, common::OptimizerKind update_rule,
+                                 float learning_rate) {
   ps::TableSpecs specs;
-  specs.dense.push_back({"dense", dense_size_});
-  for (size_t t = 0; t < tables_.size(); ++t) specs.sparse.push_back({embeddings_[t].table, row_width(*tables_[t]), seed + t});
+  specs.dense.push_back({"dense", shapes.dense});
+  for (size_t t = 0; t < shapes.sparse.size(); ++t) specs.sparse.push_back({shapes.sparse[t].table, shapes.sparse[t].dim, seed + t});
   specs.update_rule = update_rule;
   specs.learning_rate = learning_rate;
   return specs;
+}
+
+ModelTableShapes LayerTables::shapes() const {
+  ModelTableShapes shapes;
+  shapes.dense = dense_size_;
+  for (size_t t = 0; t < tables_.size(); ++t) shapes.sparse.push_back({embeddings_[t].table, row_width(*tables_[t])});
+  return shapes;
 }
 
 std::vector<float> LayerTables::dense_values() const {

@@ -12,19 +12,24 @@
 #include <vector>
 
 #include "ps/table_spec.h"
+#include "runtime/models/models.h"
 #include "runtime/distributed/ps_step.h"
 #include "runtime/nn/embedding.h"
 
 namespace paddle::runtime {
+
+// The tables of a model of `shapes`: dense table "dense" and one sparse table per embedding
+// (sparse table id = its index), whose rows the servers initialize from seed + id.
+ps::TableSpecs layer_table_specs(const ModelTableShapes& shapes, uint64_t seed, common::OptimizerKind update_rule,
+                                 float learning_rate);
 
 class LayerTables {
  public:
   // Throws std::invalid_argument naming an embedding the layer does not have.
   LayerTables(Layer& layer, std::vector<EmbeddingInput> embeddings);
 
-  // Dense table "dense" and one sparse table per embedding (sparse table id = its index in
-  // `embeddings`); the servers initialize rows from seed + id.
-  ps::TableSpecs specs(uint64_t seed, common::OptimizerKind update_rule, float learning_rate) const;
+  // What the layer's tables hold, as model_table_shapes (models.h) counts them unbuilt.
+  ModelTableShapes shapes() const;
 
   std::vector<float> dense_values() const;
   void set_dense_values(const std::vector<float>& values);

@@ -39,9 +39,27 @@ std::unique_ptr<Layer> bottleneck(int64_t in, int64_t mid, int stride, std::mt19
   return std::make_unique<Residual>(std::move(branch), std::move(shortcut));
 }
 
+// What the model needs of its data; throws common::ConfigError naming what is missing.
+void check_model_data(const ModelConfig& config, const DataFacts& data) {
+  switch (config.kind) {
+    case ModelKind::kFitALine:
+      if (data.sample_shape.size() != 1) throw common::ConfigError("model fit_a_line needs flat feature vectors");
+      break;
+    case ModelKind::kCnn:
+    case ModelKind::kResnet:
+      if (data.sample_shape.size() != 3)
+        throw common::ConfigError(fmt::format("model {} needs [C,H,W] images", kModelNames.name(config.kind)));
+      break;
+    case ModelKind::kRecommender:
+      if (!data.movielens)
+        throw common::ConfigError("model recommender needs dataset movielens, which gives it its vocabulary sizes");
+      break;
+    case ModelKind::kWideDeep:
+      throw common::ConfigError("model wide_deep trains on parameter servers, not as a collective model");
+  }
+}
+
 Model recommender(const RecommenderShape& shape, const DataFacts& data, std::mt19937& rng) {
-  if (!data.movielens)
-    throw common::ConfigError("model recommender needs dataset movielens, which gives it its vocabulary sizes");
   RecommenderConfig rc;
   rc.vocabulary = *data.movielens;
   rc.id_dim = shape.id_dim;
@@ -60,15 +78,14 @@ Model recommender(const RecommenderShape& shape, const DataFacts& data, std::mt1
 Model layers_for(const ModelConfig& config, const DataFacts& data, std::mt19937& rng) {
   const std::vector<int64_t>& sample_shape = data.sample_shape;
   const int classes = data.classes;
+  check_model_data(config, data);
   Model m;
   if (config.kind == ModelKind::kFitALine) {
-    if (sample_shape.size() != 1) throw common::ConfigError("model fit_a_line needs flat feature vectors");
     m.task = Task::kRegression;
     m.net.add(std::make_unique<Linear>(sample_shape[0], 1, rng, "fc"));
     return m;
   }
   if (config.kind == ModelKind::kCnn) {
-    if (sample_shape.size() != 3) throw common::ConfigError("model cnn needs [C,H,W] images");
     const auto [c1, c2] = config.cnn.channels;
     const int64_t hidden = config.cnn.hidden;
     int64_t h = sample_shape[1], w = sample_shape[2];
@@ -85,7 +102,6 @@ Model layers_for(const ModelConfig& config, const DataFacts& data, std::mt19937&
     return m;
   }
   if (config.kind == ModelKind::kResnet) {
-    if (sample_shape.size() != 3) throw common::ConfigError("model resnet needs [C,H,W] images");
     const std::vector<int> blocks = blocks_for_depth(config.resnet.depth);
     const int64_t width = config.resnet.width;
     m.net.add(std::make_unique<Conv2D>(sample_shape[0], width, 7, 2, 3, rng, "conv1", false))
@@ -106,8 +122,21 @@ Model layers_for(const ModelConfig& config, const DataFacts& data, std::mt19937&
         .add(std::make_unique<Linear>(in, classes, rng, "fc"));
     return m;
   }
-  if (config.kind == ModelKind::kRecommender) return recommender(config.recommender, data, rng);
-  throw common::ConfigError("model wide_deep trains on parameter servers, not as a collective model");
+  return recommender(config.recommender, data, rng);
+}
+
+// Parameter counts of the layers the models are built of (runtime/nn).
+size_t linear_size(int64_t in, int64_t out) { return static_cast<size_t>(in * out + out); }
+size_t conv_size(int64_t in, int64_t out, int64_t kernel, bool bias) {
+  return static_cast<size_t>(in * out * kernel * kernel + (bias ? out : 0));
+}
+size_t batch_norm_size(int64_t channels) { return static_cast<size_t>(2 * channels); }  // scale and shift
+
+size_t bottleneck_size(int64_t in, int64_t mid, int stride) {
+  size_t n = conv_size(in, mid, 1, false) + batch_norm_size(mid) + conv_size(mid, mid, 3, false) + batch_norm_size(mid) +
+             conv_size(mid, mid * 4, 1, false) + batch_norm_size(mid * 4);
+  if (stride != 1 || in != mid * 4) n += conv_size(in, mid * 4, 1, false) + batch_norm_size(mid * 4);
+  return n;
 }
 
 }  // namespace
@@ -116,6 +145,39 @@ Model build_model(const ModelConfig& config, const DataFacts& data, std::mt19937
   Model m = layers_for(config, data, rng);
   m.net.skip_input_gradient(true);  // its input is the data
   return m;
+}
+
+ModelTableShapes model_table_shapes(const ModelConfig& config, const DataFacts& data) {
+  check_model_data(config, data);
+  const std::vector<int64_t>& shape = data.sample_shape;
+  ModelTableShapes tables;
+  switch (config.kind) {
+    case ModelKind::kFitALine: tables.dense = linear_size(shape[0], 1); break;
+    case ModelKind::kCnn: {
+      const auto [c1, c2] = config.cnn.channels;
+      tables.dense = conv_size(shape[0], c1, 3, true) + conv_size(c1, c2, 3, true) +
+                     linear_size(c2 * (shape[1] / 4) * (shape[2] / 4), config.cnn.hidden) +
+                     linear_size(config.cnn.hidden, data.classes);
+      break;
+    }
+    case ModelKind::kResnet: {
+      const std::vector<int> blocks = blocks_for_depth(config.resnet.depth);
+      const int64_t width = config.resnet.width;
+      tables.dense = conv_size(shape[0], width, 7, false) + batch_norm_size(width);
+      int64_t in = width;
+      for (size_t stage = 0; stage < blocks.size(); ++stage)
+        for (int b = 0; b < blocks[stage]; ++b) {
+          const int64_t mid = width << stage;
+          tables.dense += bottleneck_size(in, mid, (b == 0 && stage > 0) ? 2 : 1);
+          in = mid * 4;
+        }
+      tables.dense += linear_size(in, data.classes);
+      break;
+    }
+    case ModelKind::kRecommender: return Recommender::table_shapes(config.recommender);
+    case ModelKind::kWideDeep: break;  // check_model_data refused it
+  }
+  return tables;
 }
 
 }  // namespace paddle::runtime

@@ -11,6 +11,12 @@
 namespace paddle::runtime {
 namespace {
 
+// The embedding tables' parameters, in embedding_inputs()' order: the user fields, the movie id,
+// the genre and title bags.
+constexpr const char* kEmbeddingTables[] = {"user_id.emb.table",    "gender.emb.table", "age.emb.table",
+                                            "occupation.emb.table", "movie_id.emb.table", "genres.emb.table",
+                                            "title.emb.table"};
+
 constexpr int kUserFields = 4;  // user id, gender, age bucket, occupation: columns 0..3
 constexpr int64_t kMovieColumn = 4;
 constexpr int64_t kGenreColumn = 5;
@@ -151,13 +157,26 @@ void Recommender::place(Execution& execution) {
 
 std::vector<EmbeddingInput> Recommender::embedding_inputs() const {
   const int64_t genre_slots = config_.vocabulary.genre_slots, title_slots = config_.vocabulary.title_slots;
-  return {{"user_id.emb.table", 0, 1, false},
-          {"gender.emb.table", 1, 1, false},
-          {"age.emb.table", 2, 1, false},
-          {"occupation.emb.table", 3, 1, false},
-          {"movie_id.emb.table", kMovieColumn, 1, false},
-          {"genres.emb.table", kGenreColumn, genre_slots, true},
-          {"title.emb.table", kGenreColumn + genre_slots, title_slots, true}};
+  return {{kEmbeddingTables[0], 0, 1, false},
+          {kEmbeddingTables[1], 1, 1, false},
+          {kEmbeddingTables[2], 2, 1, false},
+          {kEmbeddingTables[3], 3, 1, false},
+          {kEmbeddingTables[4], kMovieColumn, 1, false},
+          {kEmbeddingTables[5], kGenreColumn, genre_slots, true},
+          {kEmbeddingTables[6], kGenreColumn + genre_slots, title_slots, true}};
+}
+
+ModelTableShapes Recommender::table_shapes(const RecommenderShape& shape) {
+  const int64_t id = shape.id_dim, category = shape.category_dim, bag = shape.bag_dim, hidden = shape.hidden;
+  const auto linear = [](int64_t in, int64_t out) { return static_cast<size_t>(in * out + out); };
+  ModelTableShapes tables;
+  // Each embedded field's Linear(dim, dim), then the user and movie heads.
+  tables.dense = linear(id, id) + 3 * linear(category, category) + linear(id + 3 * category, hidden) + linear(id, id) +
+                 linear(id + 2 * bag, hidden);
+  const int64_t dims[] = {id, category, category, category, id, bag, bag};
+  for (size_t t = 0; t < std::size(kEmbeddingTables); ++t)
+    tables.sparse.push_back({kEmbeddingTables[t], static_cast<size_t>(dims[t])});
+  return tables;
 }
 
 std::string Recommender::describe() const {

@@ -16,6 +16,8 @@
 #include <random>
 
 #include "runtime/data/movielens.h"
+#include "runtime/models/model_config.h"
+#include "runtime/models/models.h"
 #include "runtime/nn/cosine.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/sequential.h"
@@ -61,6 +63,9 @@ class Recommender : public Layer {
   // Its seven embedding tables and the input columns of their ids, for training them as
   // sparse tables on parameter servers; the genre and title bags are padded with id 0.
   std::vector<EmbeddingInput> embedding_inputs() const;
+  // Its parameter-server tables without building it: the seven embedding tables, and the dense
+  // rest (each field's Linear and the towers' heads), whose sizes the vocabulary does not change.
+  static ModelTableShapes table_shapes(const RecommenderShape& shape);
 
  private:
   RecommenderConfig config_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "common/error.h"
 #include "runtime/train/workloads/supervised.h"
 
@@ -15,9 +17,21 @@ LayerPsWorkload::LayerPsWorkload(const TrainConfig& config, Fleet& fleet)
   model_ = build_model(config.model, facts, rng);
   steps_per_epoch(data_.train.size());
   layer_tables_.emplace(model_.net, model_.embeddings);
-  specs_ = layer_tables_->specs(config.seed, config.ps.server_optimizer, config.lr_schedule.base_lr);
-  specs_.momentum = config.optimizer.momentum;
-  specs_.weight_decay = config.optimizer.weight_decay;
+  specs_ = tables_for(config, facts);
+  // The servers counted the tables without the model: a count that differs from what was built
+  // is a bug of model_table_shapes.
+  if (layer_tables_->shapes() != model_table_shapes(config.model, facts))
+    throw std::logic_error(fmt::format("model {}: its tables hold {} dense values, but the servers were told {}",
+                                       kModelNames.name(config.model.kind), layer_tables_->shapes().dense,
+                                       specs_.dense[0].size));
+}
+
+ps::TableSpecs LayerPsWorkload::tables_for(const TrainConfig& config, const DataFacts& facts) {
+  ps::TableSpecs specs = layer_table_specs(model_table_shapes(config.model, facts), config.seed,
+                                           config.ps.server_optimizer, config.lr_schedule.base_lr);
+  specs.momentum = config.optimizer.momentum;
+  specs.weight_decay = config.optimizer.weight_decay;
+  return specs;
 }
 
 LayerPsWorkload::~LayerPsWorkload() = default;

@@ -3,7 +3,8 @@
 // tables as sparse tables keyed by id, its other parameters as one dense table
 // (distributed/layer_tables.h), in the strategy's PS mode (ps_workload.h). The recommender's
 // ids become keys on the servers; a model without embeddings trains its dense vector alone.
-// Worker 0 evaluates against the servers' values after each pass.
+// Worker 0 evaluates against the servers' values after each round. A server is told its tables
+// by tables_for(), which builds no model and loads no data.
 
 #include <memory>
 #include <optional>
@@ -19,6 +20,10 @@ class LayerPsWorkload : public PsWorkload {
  public:
   LayerPsWorkload(const TrainConfig& config, Fleet& fleet);
   ~LayerPsWorkload() override;
+
+  // The tables of config's model on a data set of `facts` (supervised.h
+  // supervised_data_facts): the servers' and the workers' alike.
+  static ps::TableSpecs tables_for(const TrainConfig& config, const DataFacts& facts);
 
   const ps::TableSpecs& tables() const override { return specs_; }
   LogStyle log_style() const override;

@@ -27,7 +27,38 @@ double baseline_rmse(const Dataset& train, const Dataset& test) {
   return std::sqrt(sum / static_cast<double>(test.targets.size()));
 }
 
+common::ConfigError click_data(const TrainConfig& config) {
+  return common::ConfigError(fmt::format("dataset {} is click data for model wide_deep, not for model {}",
+                                         kDatasetNames.name(config.data.kind), kModelNames.name(config.model.kind)));
+}
+
+// The shape the model sees of samples of `shape`: config's image_shape where it resizes images.
+std::vector<int64_t> model_sample_shape(const TrainConfig& config, const std::vector<int64_t>& shape) {
+  if (config.data.image_shape.empty()) return shape;
+  if (shape.size() != 3) throw common::ConfigError("image_shape: the data set has no images");
+  return config.data.image_shape;
+}
+
 }  // namespace
+
+DataFacts supervised_data_facts(const TrainConfig& config, const common::Environment& env) {
+  const std::string dir = expand_home(config.data.dir, env);
+  DataFacts facts;
+  switch (config.data.kind) {
+    case DatasetKind::kUciHousing: facts.sample_shape = {kUciHousingFeatures}; break;
+    case DatasetKind::kFashionMnist:
+      facts.sample_shape = fashion_mnist_image_shape(dir);
+      facts.classes = kFashionMnistClasses;
+      break;
+    case DatasetKind::kMovieLens:
+      facts.movielens = movielens_vocabulary(dir);
+      facts.sample_shape = {facts.movielens->features()};
+      break;
+    default: throw click_data(config);
+  }
+  facts.sample_shape = model_sample_shape(config, facts.sample_shape);
+  return facts;
+}
 
 TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts, const common::Environment& env) {
   const std::string dir = expand_home(config.data.dir, env);
@@ -41,16 +72,12 @@ TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts,
       split = std::move(movielens.split);
       break;
     }
-    default:
-      throw common::ConfigError(fmt::format("dataset {} is click data for model wide_deep, not for model {}",
-                                            kDatasetNames.name(config.data.kind), kModelNames.name(config.model.kind)));
+    default: throw click_data(config);
   }
   split.train.truncate(config.data.train_samples);
   split.test.truncate(config.data.test_samples);
-  if (!config.data.image_shape.empty()) {
-    if (split.train.sample_shape.size() != 3) throw common::ConfigError("image_shape: the data set has no images");
-    split.train.output_shape = split.test.output_shape = config.data.image_shape;
-  }
+  if (!config.data.image_shape.empty())
+    split.train.output_shape = split.test.output_shape = model_sample_shape(config, split.train.sample_shape);
   facts.sample_shape = split.train.batch_sample_shape();
   facts.classes = split.classes;
   return split;

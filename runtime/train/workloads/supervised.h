@@ -19,6 +19,12 @@ namespace paddle::runtime {
 // data or images the set lacks.
 TrainTestSplit load_supervised_data(const TrainConfig& config, DataFacts& facts, const common::Environment& env);
 
+// The facts load_supervised_data learns, without loading the samples: from the format (UCI
+// housing's 13 features), a file's header (Fashion-MNIST's image size) or the small tables
+// (MovieLens' users and movies). What a parameter server is told its tables by. Throws as
+// load_supervised_data does.
+DataFacts supervised_data_facts(const TrainConfig& config, const common::Environment& env);
+
 // The task's loss of `out` on `batch`: square error for regression, softmax cross entropy for
 // classification; the gradient is that of grad_scale times the loss (AMP's loss scale).
 LossResult task_loss(Task task, const Tensor& out, const Batch& batch, float grad_scale = 1.0f);

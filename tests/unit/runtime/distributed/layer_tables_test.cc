@@ -2,7 +2,9 @@
 
 #include <random>
 
+#include "common/error.h"
 #include "runtime/distributed/layer_tables.h"
+#include "runtime/models/models.h"
 #include "runtime/nn/embedding.h"
 #include "runtime/nn/linear.h"
 #include "runtime/nn/sequential.h"
@@ -24,7 +26,8 @@ Sequential bag_model() {
 TEST_CASE("a layer's embeddings become sparse tables and the rest one dense vector") {
   Sequential net = bag_model();
   LayerTables tables(net, {{"emb.table", 0, 2, true}});
-  const paddle::ps::TableSpecs specs = tables.specs(100, paddle::common::OptimizerKind::kAdam, 0.5f);
+  CHECK(tables.shapes() == ModelTableShapes{7, {{"emb.table", 3}}});
+  const paddle::ps::TableSpecs specs = layer_table_specs(tables.shapes(), 100, paddle::common::OptimizerKind::kAdam, 0.5f);
   REQUIRE(specs.dense.size() == 1);
   CHECK(specs.dense[0].size == 7);  // fc.w 6x1 and fc.b 1
   REQUIRE(specs.sparse.size() == 1);
@@ -32,6 +35,7 @@ TEST_CASE("a layer's embeddings become sparse tables and the rest one dense vect
   CHECK(specs.sparse[0].dim == 3);
   CHECK(specs.sparse[0].seed == 100);
   CHECK(specs.update_rule == paddle::common::OptimizerKind::kAdam);
+  CHECK(specs.learning_rate == 0.5f);
   CHECK_THROWS_WITH_AS(LayerTables(net, {{"nope.table", 0, 1, false}}), doctest::Contains("no parameter nope.table"),
                        std::invalid_argument);
 }
@@ -63,4 +67,59 @@ TEST_CASE("a batch's rows go into the tables in place and its row gradients come
   values.keys = {{11}};
   values.sparse = {{0, 0, 0}};
   CHECK_THROWS_WITH_AS(tables.set_values(values), doctest::Contains("id 11 outside the vocabulary of 10"), std::out_of_range);
+}
+
+TEST_CASE("every model's tables, counted without building it, are those its built layers hold") {
+  const auto built = [](const ModelConfig& config, const DataFacts& facts) {
+    std::mt19937 rng(1);
+    Model m = build_model(config, facts, rng);
+    return LayerTables(m.net, m.embeddings).shapes();
+  };
+  ModelConfig config;
+  DataFacts housing;
+  housing.sample_shape = {13};
+  config.kind = ModelKind::kFitALine;
+  CHECK(model_table_shapes(config, housing) == ModelTableShapes{14, {}});
+  CHECK(model_table_shapes(config, housing) == built(config, housing));
+
+  DataFacts images;
+  images.sample_shape = {1, 28, 28};
+  images.classes = 10;
+  config.kind = ModelKind::kCnn;
+  CHECK(model_table_shapes(config, images) == built(config, images));
+  config.cnn.channels = {4, 8};
+  config.cnn.hidden = 32;
+  images.sample_shape = {3, 20, 12};  // image_shape's resizing, odd sizes
+  CHECK(model_table_shapes(config, images) == built(config, images));
+
+  config.kind = ModelKind::kResnet;
+  config.resnet.depth = 14;
+  config.resnet.width = 4;
+  CHECK(model_table_shapes(config, images) == built(config, images));
+  config.resnet.depth = 26;
+  CHECK(model_table_shapes(config, images) == built(config, images));
+
+  DataFacts ratings;
+  ratings.movielens = MovieLensVocabulary{};
+  ratings.movielens->users = 944;
+  ratings.movielens->occupations = 21;
+  ratings.movielens->movies = 1683;
+  ratings.movielens->genres = 19;
+  ratings.movielens->words = 2000;
+  ratings.movielens->genre_slots = 6;
+  ratings.movielens->title_slots = 9;
+  ratings.sample_shape = {ratings.movielens->features()};
+  config.kind = ModelKind::kRecommender;
+  const ModelTableShapes recommender = model_table_shapes(config, ratings);
+  CHECK(recommender == built(config, ratings));
+  REQUIRE(recommender.sparse.size() == 7);
+  CHECK(recommender.sparse[0] == ModelTableShapes::Sparse{"user_id.emb.table", 32});
+  ratings.movielens->words = 9000;  // the vocabulary sizes the sparse tables' rows, not their shapes
+  CHECK(model_table_shapes(config, ratings) == recommender);
+
+  config.kind = ModelKind::kCnn;
+  CHECK_THROWS_WITH_AS(model_table_shapes(config, housing), "model cnn needs [C,H,W] images", paddle::common::ConfigError);
+  config.kind = ModelKind::kRecommender;
+  CHECK_THROWS_WITH_AS(model_table_shapes(config, housing), doctest::Contains("needs dataset movielens"),
+                       paddle::common::ConfigError);
 }
