@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "collective/communicator.h"
 #include "store/store_wire.h"
@@ -16,11 +15,13 @@ std::string Rendezvous::who_left() {
   // The peer's connection may close a moment before the store hears of it.
   std::optional<std::vector<std::string>> lost;
   const std::string self = std::to_string(config_.rank);
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    lost = liveness_->lost();
-    if (!lost || std::any_of(lost->begin(), lost->end(), [&](const std::string& name) { return name != self; })) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  common::wait_until(
+      std::chrono::seconds(1),
+      [&] {
+        lost = liveness_->lost();
+        return !lost || std::any_of(lost->begin(), lost->end(), [&](const std::string& name) { return name != self; });
+      },
+      std::chrono::milliseconds(100));
   if (!lost)
     return fmt::format("rank 0 ({}), which hosts the rendezvous store, left the job", config_.endpoints.at(0));
   std::vector<std::string> names;

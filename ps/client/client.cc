@@ -12,7 +12,6 @@
 #include <array>
 #include <bit>
 #include <deque>
-#include <thread>
 
 #include "common/parse.h"
 #include "common/wait.h"
@@ -307,17 +306,18 @@ void PsClient::rejoin() {
   if (decision.action == RejoinDecision::Action::kAwait) {
     // The others complete the barrier its dead self reached; it goes on only after every server
     // has applied it, as they do.
-    const auto deadline = std::chrono::steady_clock::now() + options_.request_timeout;
-    for (;;) {
-      const auto states = ask(false);
-      if (std::all_of(states.begin(), states.end(), [&](const BarrierState& s) { return s.completed >= decision.completed; }))
-        break;
-      if (std::chrono::steady_clock::now() > deadline)
-        throw PsError(fmt::format("REJOIN: barrier {} was not completed on every server within {} s "
-                                  "(PADDLE_PS_REQUEST_TIMEOUT)", decision.completed,
-                                  std::chrono::duration_cast<std::chrono::seconds>(options_.request_timeout).count()));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    const bool completed = common::wait_until(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.request_timeout),
+        [&] {
+          const auto states = ask(false);
+          return std::all_of(states.begin(), states.end(),
+                             [&](const BarrierState& s) { return s.completed >= decision.completed; });
+        },
+        std::chrono::milliseconds(20));
+    if (!completed)
+      throw PsError(fmt::format("REJOIN: barrier {} was not completed on every server within {} s "
+                                "(PADDLE_PS_REQUEST_TIMEOUT)", decision.completed,
+                                std::chrono::duration_cast<std::chrono::seconds>(options_.request_timeout).count()));
   }
   barriers_completed_ = decision.completed;
 }
