@@ -117,8 +117,8 @@ struct TrainConfig {
   int64_t epochs = 2;
   int64_t max_steps = 0;  // 0: no limit
   uint32_t seed = 2024;
-  bool shuffle = true;
-  size_t prefetch = 2;
+  bool shuffle = ShardSpec{}.shuffle;    // the loader's defaults (batch_loader.h)
+  size_t prefetch = ShardSpec{}.prefetch;
   OptimizerConfig optimizer{.kind = OptimizerKind::kMomentum};
   LrSchedule lr_schedule;  // base_lr is optimizer.lr; steps_per_epoch is set once the data is loaded
   PsConfig ps;
@@ -127,9 +127,9 @@ struct TrainConfig {
   bool checkpoint = true;
   bool tensorboard = true;  // event files under output_dir/tensorboard/ (the leader's, and each server's)
   int64_t log_every = 100;
-  double bucket_mb = 25;
+  double bucket_mb = DistributedStrategy{}.fuse_grad_size_in_MB;
   DevicePreference device = DevicePreference::kAuto;
-  bool tf32 = false;
+  bool tf32 = DistributedStrategy{}.tf32;
   AmpConfig amp;
 
   Parallelism parallelism = Parallelism::kAuto;
