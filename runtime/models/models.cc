@@ -125,17 +125,12 @@ Model layers_for(const ModelConfig& config, const DataFacts& data, std::mt19937&
   return recommender(config.recommender, data, rng);
 }
 
-// Parameter counts of the layers the models are built of (runtime/nn).
-size_t linear_size(int64_t in, int64_t out) { return static_cast<size_t>(in * out + out); }
-size_t conv_size(int64_t in, int64_t out, int64_t kernel, bool bias) {
-  return static_cast<size_t>(in * out * kernel * kernel + (bias ? out : 0));
-}
-size_t batch_norm_size(int64_t channels) { return static_cast<size_t>(2 * channels); }  // scale and shift
-
 size_t bottleneck_size(int64_t in, int64_t mid, int stride) {
-  size_t n = conv_size(in, mid, 1, false) + batch_norm_size(mid) + conv_size(mid, mid, 3, false) + batch_norm_size(mid) +
-             conv_size(mid, mid * 4, 1, false) + batch_norm_size(mid * 4);
-  if (stride != 1 || in != mid * 4) n += conv_size(in, mid * 4, 1, false) + batch_norm_size(mid * 4);
+  size_t n = Conv2D::parameter_count(in, mid, 1, false) + BatchNorm2D::parameter_count(mid) +
+             Conv2D::parameter_count(mid, mid, 3, false) + BatchNorm2D::parameter_count(mid) +
+             Conv2D::parameter_count(mid, mid * 4, 1, false) + BatchNorm2D::parameter_count(mid * 4);
+  if (stride != 1 || in != mid * 4)
+    n += Conv2D::parameter_count(in, mid * 4, 1, false) + BatchNorm2D::parameter_count(mid * 4);
   return n;
 }
 
@@ -152,18 +147,18 @@ ModelTableShapes model_table_shapes(const ModelConfig& config, const DataFacts& 
   const std::vector<int64_t>& shape = data.sample_shape;
   ModelTableShapes tables;
   switch (config.kind) {
-    case ModelKind::kFitALine: tables.dense = linear_size(shape[0], 1); break;
+    case ModelKind::kFitALine: tables.dense = Linear::parameter_count(shape[0], 1); break;
     case ModelKind::kCnn: {
       const auto [c1, c2] = config.cnn.channels;
-      tables.dense = conv_size(shape[0], c1, 3, true) + conv_size(c1, c2, 3, true) +
-                     linear_size(c2 * (shape[1] / 4) * (shape[2] / 4), config.cnn.hidden) +
-                     linear_size(config.cnn.hidden, data.classes);
+      tables.dense = Conv2D::parameter_count(shape[0], c1, 3) + Conv2D::parameter_count(c1, c2, 3) +
+                     Linear::parameter_count(c2 * (shape[1] / 4) * (shape[2] / 4), config.cnn.hidden) +
+                     Linear::parameter_count(config.cnn.hidden, data.classes);
       break;
     }
     case ModelKind::kResnet: {
       const std::vector<int> blocks = blocks_for_depth(config.resnet.depth);
       const int64_t width = config.resnet.width;
-      tables.dense = conv_size(shape[0], width, 7, false) + batch_norm_size(width);
+      tables.dense = Conv2D::parameter_count(shape[0], width, 7, false) + BatchNorm2D::parameter_count(width);
       int64_t in = width;
       for (size_t stage = 0; stage < blocks.size(); ++stage)
         for (int b = 0; b < blocks[stage]; ++b) {
@@ -171,7 +166,7 @@ ModelTableShapes model_table_shapes(const ModelConfig& config, const DataFacts& 
           tables.dense += bottleneck_size(in, mid, (b == 0 && stage > 0) ? 2 : 1);
           in = mid * 4;
         }
-      tables.dense += linear_size(in, data.classes);
+      tables.dense += Linear::parameter_count(in, data.classes);
       break;
     }
     case ModelKind::kRecommender: return Recommender::table_shapes(config.recommender);

@@ -168,7 +168,7 @@ std::vector<EmbeddingInput> Recommender::embedding_inputs() const {
 
 ModelTableShapes Recommender::table_shapes(const RecommenderShape& shape) {
   const int64_t id = shape.id_dim, category = shape.category_dim, bag = shape.bag_dim, hidden = shape.hidden;
-  const auto linear = [](int64_t in, int64_t out) { return static_cast<size_t>(in * out + out); };
+  const auto linear = &Linear::parameter_count;
   ModelTableShapes tables;
   // Each embedded field's Linear(dim, dim), then the user and movie heads.
   tables.dense = linear(id, id) + 3 * linear(category, category) + linear(id + 3 * category, hidden) + linear(id, id) +

@@ -14,6 +14,8 @@ namespace paddle::runtime {
 class BatchNorm2D : public Layer {
  public:
   BatchNorm2D(int64_t channels, const std::string& name, float momentum = 0.9f, float epsilon = 1e-5f);
+  // The floats its parameters hold (scale and shift; the running statistics are buffers).
+  static size_t parameter_count(int64_t channels) { return static_cast<size_t>(2 * channels); }
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override { return {&scale_, &shift_}; }

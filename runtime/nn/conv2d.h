@@ -24,6 +24,10 @@ class Conv2D : public Layer {
  public:
   Conv2D(int64_t in_channels, int64_t out_channels, int kernel, int stride, int padding, std::mt19937& rng,
          const std::string& name, bool with_bias = true);
+  // The floats its parameters hold (filters and the bias), without building it.
+  static size_t parameter_count(int64_t in_channels, int64_t out_channels, int kernel, bool with_bias = true) {
+    return static_cast<size_t>(in_channels * out_channels * kernel * kernel + (with_bias ? out_channels : 0));
+  }
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override;

@@ -14,6 +14,8 @@ namespace paddle::runtime {
 class Linear : public Layer {
  public:
   Linear(int64_t in, int64_t out, std::mt19937& rng, const std::string& name);
+  // The floats its parameters hold (weight and bias), without building it.
+  static size_t parameter_count(int64_t in, int64_t out) { return static_cast<size_t>(in * out + out); }
   Tensor forward(const Tensor& x, bool training) override;
   Tensor backward(const Tensor& dy) override;
   std::vector<Parameter*> parameters() override { return {&weight_, &bias_}; }

@@ -17,18 +17,22 @@ LayerPsWorkload::LayerPsWorkload(const TrainConfig& config, Fleet& fleet)
   model_ = build_model(config.model, facts, rng);
   steps_per_epoch(data_.train.size());
   layer_tables_.emplace(model_.net, model_.embeddings);
-  specs_ = tables_for(config, facts);
   // The servers counted the tables without the model: a count that differs from what was built
   // is a bug of model_table_shapes.
-  if (layer_tables_->shapes() != model_table_shapes(config.model, facts))
+  const ModelTableShapes told = model_table_shapes(config.model, facts);
+  if (const ModelTableShapes built = layer_tables_->shapes(); built != told)
     throw std::logic_error(fmt::format("model {}: its tables hold {} dense values, but the servers were told {}",
-                                       kModelNames.name(config.model.kind), layer_tables_->shapes().dense,
-                                       specs_.dense[0].size));
+                                       kModelNames.name(config.model.kind), built.dense, told.dense));
+  specs_ = specs_of(config, told);
 }
 
 ps::TableSpecs LayerPsWorkload::tables_for(const TrainConfig& config, const DataFacts& facts) {
-  ps::TableSpecs specs = layer_table_specs(model_table_shapes(config.model, facts), config.seed,
-                                           config.ps.server_optimizer, config.lr_schedule.base_lr);
+  return specs_of(config, model_table_shapes(config.model, facts));
+}
+
+ps::TableSpecs LayerPsWorkload::specs_of(const TrainConfig& config, const ModelTableShapes& shapes) {
+  ps::TableSpecs specs =
+      layer_table_specs(shapes, config.seed, config.ps.server_optimizer, config.lr_schedule.base_lr);
   specs.momentum = config.optimizer.momentum;
   specs.weight_decay = config.optimizer.weight_decay;
   return specs;

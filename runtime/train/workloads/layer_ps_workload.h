@@ -34,6 +34,8 @@ class LayerPsWorkload : public PsWorkload {
   Evaluation evaluate() override;
 
  private:
+  // The tables of a model of `shapes`, with config's seed and the servers' rule.
+  static ps::TableSpecs specs_of(const TrainConfig& config, const ModelTableShapes& shapes);
   std::vector<float> initial_dense() override { return layer_tables_->dense_values(); }
 
   TrainTestSplit data_;
