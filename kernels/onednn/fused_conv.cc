@@ -1,6 +1,12 @@
 #include <fmt/format.h>
 
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "kernels/blocked.h"
+#include "kernels/onednn/kernel_choice.h"
 #include "kernels/onednn/onednn.h"
 
 namespace paddle::kernels::onednn {
@@ -9,91 +15,261 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 using Use = LayoutBridge::Use;
+using ForwardDesc = dnnl::convolution_forward::primitive_desc;
 
-// Every primitive of one fused convolution for one input layout, with the bridges between the
-// callers' layouts and oneDNN's. The gradient g = dy (times ReLU's mask) is formed once in the
-// forward output's chosen layout and read by both backward convolutions from there.
+// An algorithm oneDNN may run a convolution with.
+struct Algorithm {
+  dnnl::algorithm id;
+  const char* name;
+};
+constexpr Algorithm kDirect{dnnl::algorithm::convolution_direct, "direct"};
+constexpr Algorithm kWinograd{dnnl::algorithm::convolution_winograd, "Winograd's"};
+
+// The descriptors a fused convolution is built from: the callers' layouts, and "any" where oneDNN
+// chooses.
+struct ConvDescs {
+  memory::desc x_caller, w_plain, b_plain;  // b_plain: empty without a bias
+  memory::desc x_any, w_any, b_any, y_any;
+  memory::dims strides, padding;
+  dnnl::primitive_attr attr;  // the ReLU post-op, where fused
+
+  ConvDescs(const FusedConv& c, const Layout* x_layout) {
+    const ConvShape& s = c.shape;
+    const auto f32 = memory::data_type::f32;
+    const memory::dims x_dims{c.batch, s.channels, s.height, s.width};
+    const memory::dims w_dims{c.out_channels, s.channels, s.kernel, s.kernel};
+    const memory::dims y_dims{c.batch, c.out_channels, s.out_height(), s.out_width()};
+    x_caller = desc_of(x_dims, x_layout);
+    w_plain = memory::desc(w_dims, f32, Tag::oihw);
+    if (c.bias) b_plain = memory::desc({c.out_channels}, f32, Tag::x);
+    x_any = memory::desc(x_dims, f32, Tag::any);
+    w_any = memory::desc(w_dims, f32, Tag::any);
+    y_any = memory::desc(y_dims, f32, Tag::any);
+    if (c.bias) b_any = memory::desc({c.out_channels}, f32, Tag::any);
+    strides = {s.stride, s.stride};
+    padding = {s.padding, s.padding};
+    if (c.relu) {
+      dnnl::post_ops relu;
+      relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(relu);
+    }
+  }
+};
+
+// `make()`, or nothing where oneDNN has no such primitive for the shape on this CPU (Winograd's
+// outside 3x3 windows of stride 1, or without AVX-512); direct always has one.
+template <class Desc>
+std::optional<Desc> if_implemented(const std::function<Desc()>& make) {
+  try {
+    return make();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return std::nullopt;
+    throw;
+  }
+}
+
+// A caller's buffer for timing: a fixed pattern in [-1, 1), so no denormals slow either side.
+std::vector<float> sample_of(const memory::desc& desc) {
+  std::vector<float> values(desc.get_size() / sizeof(float));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>(i * 7919 % 2000) - 1000) / 1000.0f;
+  return values;
+}
+
+// Each direction of the convolution on one algorithm, with the bridges between the callers'
+// layouts and the algorithm's.
+struct ForwardRun {
+  dnnl::convolution_forward op;
+  LayoutBridge x, w, b, y;
+  bool bias = false;
+
+  void run(OneDnn& dnn, const float* x_data, const float* w_data, const float* b_data, float* y_data) {
+    if (bias)
+      execute(dnn, op, {{DNNL_ARG_SRC, x, x_data}, {DNNL_ARG_WEIGHTS, w, w_data}, {DNNL_ARG_BIAS, b, b_data}},
+              {DNNL_ARG_DST, y, y_data});
+    else
+      execute(dnn, op, {{DNNL_ARG_SRC, x, x_data}, {DNNL_ARG_WEIGHTS, w, w_data}}, {DNNL_ARG_DST, y, y_data});
+  }
+};
+
+struct DataRun {  // dx = the data gradient, from g in the forward's output layout
+  dnnl::convolution_backward_data op;
+  LayoutBridge w, g, dx;
+
+  void run(OneDnn& dnn, const float* w_data, const void* g_data, float* dx_data) {
+    execute(dnn, op, {{DNNL_ARG_WEIGHTS, w, w_data}, {DNNL_ARG_DIFF_DST, g, g_data}}, {DNNL_ARG_DIFF_SRC, dx, dx_data});
+  }
+};
+
+struct FilterRun {  // dw += the filter gradient, db += the bias gradient
+  dnnl::convolution_backward_weights op;
+  LayoutBridge x, g, dw, db;
+  bool bias = false;
+
+  void run(OneDnn& dnn, const float* x_data, const void* g_data, float* dw_data, float* db_data) {
+    dnnl::stream& stream = dnn.stream();
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, x.bind(x_data)}, {DNNL_ARG_DIFF_DST, g.bind(g_data)}, {DNNL_ARG_DIFF_WEIGHTS, dw.bind(dw_data)}};
+    if (bias) args.emplace(DNNL_ARG_DIFF_BIAS, db.bind(db_data));
+    x.before(stream);
+    g.before(stream);
+    op.execute(stream, args);
+    dw.after(stream);
+    if (bias) db.after(stream);
+    stream.wait();
+  }
+};
+
+// Of the ways `build(algorithm)` gave (one per algorithm that has a primitive), the one to run:
+// the faster by `time` where the choice is timed, noted in the OneDnn's kernel choices as
+// "<what>: Winograd's, 836 us, against direct 898 us, timed here"; else the first.
+template <class Run>
+Run choose(OneDnn& dnn, const std::string& what, std::vector<std::pair<Algorithm, Run>> ways,
+           const std::function<double(Run&)>& time) {
+  const bool timed = dnn.convolution() == ConvAlgorithm::kTimed && dnn.pick() == Pick::kFaster;
+  if (!timed || ways.size() == 1) return std::move(ways.front().second);
+  std::vector<TimedWay> timings;
+  for (auto& [algorithm, run] : ways) timings.push_back({algorithm.name, time(run)});
+  const FastestWay fastest = fastest_way(timings);
+  dnn.note_choice(fmt::format("{}: {}, timed here", what, fastest.words));
+  return std::move(ways[fastest.index].second);
+}
+
+// The algorithms to try, in order of preference where untimed.
+std::vector<Algorithm> algorithms_for(const OneDnn& dnn) {
+  switch (dnn.convolution()) {
+    case ConvAlgorithm::kDirect: return {kDirect};
+    case ConvAlgorithm::kWinograd: return {kWinograd, kDirect};
+    case ConvAlgorithm::kTimed: break;
+  }
+  return {kDirect, kWinograd};
+}
+
+// Every primitive of one fused convolution for one input layout. The forward's algorithm is
+// chosen when it is built; each gradient's at its first use, so a shape that only ever runs
+// forward (evaluation's) times no backward. The gradient g = dy (times ReLU's mask) is formed once
+// in the forward output's layout and read by both backward convolutions from there.
 struct FusedConvPrimitives {
+  FusedConvPrimitives(const FusedConv& c, const Layout* x_layout) : conv(c), descs(c, x_layout) {}
+
+  FusedConv conv;
+  ConvDescs descs;
+  std::string what;                                      // "convolution 64x16x14x14 nChw16c, 3x3 to 32 channels"
+  std::vector<std::pair<Algorithm, ForwardDesc>> hints;  // each algorithm's forward, for its backward
   std::optional<Layout> y_layout;
-  dnnl::convolution_forward forward;
-  LayoutBridge forward_x, forward_w, forward_b, forward_y;
+  memory::desc y_chosen, y_caller;
+  ForwardRun forward;
   LayoutBridge g_from_dy;  // dy brought into the chosen output layout
   std::optional<dnnl::eltwise_backward> relu_backward;
   LayoutBridge relu_y;
   memory relu_g;  // dy times ReLU's mask, in the chosen output layout
-  dnnl::convolution_backward_weights filter;
-  LayoutBridge filter_x, filter_g, filter_dw, filter_db;
-  dnnl::convolution_backward_data data;
-  LayoutBridge data_w, data_g, data_dx;
+  std::optional<DataRun> data;
+  std::optional<FilterRun> filter;
 };
 
-FusedConvPrimitives build(const dnnl::engine& engine, const FusedConv& c, const Layout* x_layout) {
-  const ConvShape& s = c.shape;
-  const auto f32 = memory::data_type::f32;
-  const memory::dims x_dims{c.batch, s.channels, s.height, s.width};
-  const memory::dims w_dims{c.out_channels, s.channels, s.kernel, s.kernel};
-  const memory::dims y_dims{c.batch, c.out_channels, s.out_height(), s.out_width()};
-  const memory::dims b_dims{c.out_channels};
-  const memory::dims strides{s.stride, s.stride}, padding{s.padding, s.padding};
-  const memory::desc x_caller = desc_of(x_dims, x_layout), w_plain(w_dims, f32, Tag::oihw),
-                     b_plain(b_dims, f32, Tag::x);
-  const memory::desc x_any(x_dims, f32, Tag::any), w_any(w_dims, f32, Tag::any), y_any(y_dims, f32, Tag::any),
-      b_any = c.bias ? memory::desc(b_dims, f32, Tag::any) : memory::desc();
-  const auto direct = dnnl::algorithm::convolution_direct;
-
-  dnnl::primitive_attr attr;
-  if (c.relu) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(relu);
+FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layout) {
+  const dnnl::engine& engine = dnn.engine();
+  FusedConvPrimitives p(c, x_layout);
+  const ConvDescs& d = p.descs;
+  p.what = fmt::format("convolution {}, {}x{}{} to {} channels",
+                       x_layout ? x_layout->name() : fmt::format("{}x{}x{}x{} nchw", c.batch, c.shape.channels,
+                                                                 c.shape.height, c.shape.width),
+                       c.shape.kernel, c.shape.kernel, c.shape.stride == 1 ? "" : fmt::format(" stride {}", c.shape.stride),
+                       c.out_channels);
+  for (const Algorithm& algorithm : algorithms_for(dnn)) {
+    const auto desc = if_implemented<ForwardDesc>([&] {
+      return ForwardDesc(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm.id, d.x_any,
+                                                         d.w_any, d.b_any, d.y_any, d.strides, d.padding, d.padding),
+                         d.attr, engine);
+    });
+    if (desc) p.hints.emplace_back(algorithm, *desc);
   }
-  const dnnl::convolution_forward::primitive_desc forward(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, x_any, w_any, b_any, y_any, strides,
-                                      padding, padding),
-      attr, engine);
-  const memory::desc y_chosen = forward.dst_desc();
-  std::optional<Layout> y_layout;
-  if (c.blocked_output) y_layout = layout_of(y_chosen);
-  const memory::desc y_caller = y_layout ? y_chosen : desc_of(y_dims, nullptr);
-
-  const dnnl::convolution_backward_weights::primitive_desc filter(
-      dnnl::convolution_backward_weights::desc(direct, x_any, w_any, b_any, y_any, strides, padding, padding), engine,
-      forward);
-  const dnnl::convolution_backward_data::primitive_desc data(
-      dnnl::convolution_backward_data::desc(direct, x_any, w_any, y_any, strides, padding, padding), engine, forward);
-
-  FusedConvPrimitives p{
-      y_layout,
-      dnnl::convolution_forward(forward),
-      LayoutBridge(x_caller, forward.src_desc(), engine, Use::kRead),
-      LayoutBridge(w_plain, forward.weights_desc(), engine, Use::kRead),
-      c.bias ? LayoutBridge(b_plain, forward.bias_desc(), engine, Use::kRead) : LayoutBridge(),
-      LayoutBridge(y_caller, y_chosen, engine, Use::kWrite),
-      LayoutBridge(y_caller, y_chosen, engine, Use::kRead),
-      std::nullopt,
-      LayoutBridge(),
-      memory(),
-      dnnl::convolution_backward_weights(filter),
-      LayoutBridge(x_caller, filter.src_desc(), engine, Use::kRead),
-      LayoutBridge(y_chosen, filter.diff_dst_desc(), engine, Use::kRead),
-      LayoutBridge(w_plain, filter.diff_weights_desc(), engine, Use::kAccumulate),
-      c.bias ? LayoutBridge(b_plain, filter.diff_bias_desc(), engine, Use::kAccumulate) : LayoutBridge(),
-      dnnl::convolution_backward_data(data),
-      LayoutBridge(w_plain, data.weights_desc(), engine, Use::kRead),
-      LayoutBridge(y_chosen, data.diff_dst_desc(), engine, Use::kRead),
-      LayoutBridge(x_caller, data.diff_src_desc(), engine, Use::kWrite),
+  const auto output_caller = [&](const ForwardDesc& desc) {
+    return c.blocked_output ? desc.dst_desc() : desc_of(d.y_any.dims(), nullptr);
   };
+  std::vector<std::pair<Algorithm, std::pair<ForwardDesc, ForwardRun>>> ways;
+  for (const auto& [algorithm, desc] : p.hints)
+    ways.push_back({algorithm,
+                    {desc, ForwardRun{dnnl::convolution_forward(desc), LayoutBridge(d.x_caller, desc.src_desc(), engine, Use::kRead),
+                                      LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
+                                      c.bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
+                                      LayoutBridge(output_caller(desc), desc.dst_desc(), engine, Use::kWrite), c.bias}}});
+  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain), y;
+  auto [chosen, forward] = choose<std::pair<ForwardDesc, ForwardRun>>(
+      dnn, p.what + ", forward", std::move(ways), [&](std::pair<ForwardDesc, ForwardRun>& way) {
+        y.assign(output_caller(way.first).get_size() / sizeof(float), 0.0f);
+        return fastest_us([&] { way.second.run(dnn, x.data(), w.data(), b.data(), y.data()); });
+      });
+  p.forward = std::move(forward);
+  p.y_chosen = chosen.dst_desc();
+  if (c.blocked_output) p.y_layout = layout_of(p.y_chosen);
+  p.y_caller = output_caller(chosen);
+  p.g_from_dy = LayoutBridge(p.y_caller, p.y_chosen, engine, Use::kRead);
   if (c.relu && !c.dy_masked) {
     const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     const dnnl::eltwise_forward::primitive_desc relu_forward(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, relu, y_chosen, 0.0f, 0.0f), engine);
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, relu, p.y_chosen, 0.0f, 0.0f), engine);
     const dnnl::eltwise_backward::primitive_desc relu_backward(
-        dnnl::eltwise_backward::desc(relu, y_chosen, y_chosen, 0.0f, 0.0f), engine, relu_forward);
+        dnnl::eltwise_backward::desc(relu, p.y_chosen, p.y_chosen, 0.0f, 0.0f), engine, relu_forward);
     p.relu_backward = dnnl::eltwise_backward(relu_backward);
-    p.relu_y = LayoutBridge(y_caller, y_chosen, engine, Use::kRead);
-    p.relu_g = memory(y_chosen, engine);
+    p.relu_y = LayoutBridge(p.y_caller, p.y_chosen, engine, Use::kRead);
+    p.relu_g = memory(p.y_chosen, engine);
   }
   return p;
+}
+
+DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
+  if (p.data) return *p.data;
+  const ConvDescs& d = p.descs;
+  const dnnl::engine& engine = dnn.engine();
+  std::vector<std::pair<Algorithm, DataRun>> ways;
+  for (const auto& [algorithm, hint] : p.hints) {
+    using Desc = dnnl::convolution_backward_data::primitive_desc;
+    const auto desc = if_implemented<Desc>([&] {
+      return Desc(dnnl::convolution_backward_data::desc(algorithm.id, d.x_any, d.w_any, d.y_any, d.strides, d.padding,
+                                                        d.padding),
+                  engine, hint);
+    });
+    if (desc)
+      ways.push_back({algorithm, DataRun{dnnl::convolution_backward_data(*desc),
+                                         LayoutBridge(d.w_plain, desc->weights_desc(), engine, Use::kRead),
+                                         LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                                         LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)}});
+  }
+  std::vector<float> w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller);
+  p.data = choose<DataRun>(dnn, p.what + ", data gradient", std::move(ways), [&](DataRun& run) {
+    return fastest_us([&] { run.run(dnn, w.data(), g.data(), dx.data()); });
+  });
+  return *p.data;
+}
+
+FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
+  if (p.filter) return *p.filter;
+  const ConvDescs& d = p.descs;
+  const dnnl::engine& engine = dnn.engine();
+  const bool bias = p.conv.bias;
+  std::vector<std::pair<Algorithm, FilterRun>> ways;
+  for (const auto& [algorithm, hint] : p.hints) {
+    using Desc = dnnl::convolution_backward_weights::primitive_desc;
+    const auto desc = if_implemented<Desc>([&] {
+      return Desc(dnnl::convolution_backward_weights::desc(algorithm.id, d.x_any, d.w_any, d.b_any, d.y_any, d.strides,
+                                                           d.padding, d.padding),
+                  engine, hint);
+    });
+    if (desc)
+      ways.push_back({algorithm, FilterRun{dnnl::convolution_backward_weights(*desc),
+                                           LayoutBridge(d.x_caller, desc->src_desc(), engine, Use::kRead),
+                                           LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                                           LayoutBridge(d.w_plain, desc->diff_weights_desc(), engine, Use::kAccumulate),
+                                           bias ? LayoutBridge(d.b_plain, desc->diff_bias_desc(), engine, Use::kAccumulate)
+                                                : LayoutBridge(),
+                                           bias}});
+  }
+  std::vector<float> x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
+                     db = sample_of(d.b_plain);
+  p.filter = choose<FilterRun>(dnn, p.what + ", filter gradient", std::move(ways), [&](FilterRun& run) {
+    return fastest_us([&] { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
+  });
+  return *p.filter;
 }
 
 FusedConvPrimitives& primitives_for(OneDnn& dnn, const FusedConv& c, const Layout* x_layout) {
@@ -102,7 +278,7 @@ FusedConvPrimitives& primitives_for(OneDnn& dnn, const FusedConv& c, const Layou
                                       c.batch, s.channels, s.height, s.width, c.out_channels, s.kernel, s.stride,
                                       s.padding, c.bias, c.relu, c.dy_masked, c.blocked_output,
                                       x_layout ? x_layout->name() : "plain");
-  return dnn.cached<FusedConvPrimitives>(key, [&] { return build(dnn.engine(), c, x_layout); });
+  return dnn.cached<FusedConvPrimitives>(key, [&] { return build(dnn, c, x_layout); });
 }
 
 }  // namespace
@@ -115,14 +291,7 @@ std::optional<Layout> fused_conv_output_layout(OneDnn& dnn, const FusedConv& c, 
 void fused_conv_forward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* w,
                         const float* bias, float* y) {
   auto held = dnn.lock();
-  FusedConvPrimitives& p = primitives_for(dnn, c, x_layout);
-  if (c.bias)
-    execute(dnn, p.forward,
-            {{DNNL_ARG_SRC, p.forward_x, x}, {DNNL_ARG_WEIGHTS, p.forward_w, w}, {DNNL_ARG_BIAS, p.forward_b, bias}},
-            {DNNL_ARG_DST, p.forward_y, y});
-  else
-    execute(dnn, p.forward, {{DNNL_ARG_SRC, p.forward_x, x}, {DNNL_ARG_WEIGHTS, p.forward_w, w}},
-            {DNNL_ARG_DST, p.forward_y, y});
+  primitives_for(dnn, c, x_layout).forward.run(dnn, x, w, bias, y);
 }
 
 void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* y,
@@ -130,38 +299,18 @@ void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout
   auto held = dnn.lock();
   FusedConvPrimitives& p = primitives_for(dnn, c, x_layout);
   dnnl::stream& stream = dnn.stream();
-  dnnl::memory g = p.g_from_dy.bind(dy);
+  memory g = p.g_from_dy.bind(dy);
   p.g_from_dy.before(stream);
   if (p.relu_backward) {
-    dnnl::memory y_chosen = p.relu_y.bind(y);
+    memory y_chosen = p.relu_y.bind(y);
     p.relu_y.before(stream);
     p.relu_backward->execute(stream, {{DNNL_ARG_DST, y_chosen}, {DNNL_ARG_DIFF_DST, g}, {DNNL_ARG_DIFF_SRC, p.relu_g}});
     g = p.relu_g;
   }
-  const void* g_data = g.get_data_handle();
-
-  if (dw != nullptr) {
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, p.filter_x.bind(x)},
-                                               {DNNL_ARG_DIFF_DST, p.filter_g.bind(g_data)},
-                                               {DNNL_ARG_DIFF_WEIGHTS, p.filter_dw.bind(dw)}};
-    if (c.bias) args.emplace(DNNL_ARG_DIFF_BIAS, p.filter_db.bind(db));
-    p.filter_x.before(stream);
-    p.filter_g.before(stream);
-    p.filter.execute(stream, args);
-    p.filter_dw.after(stream);
-    if (c.bias) p.filter_db.after(stream);
-  }
-
-  if (dx != nullptr) {
-    std::unordered_map<int, dnnl::memory> data_args{{DNNL_ARG_WEIGHTS, p.data_w.bind(w)},
-                                                    {DNNL_ARG_DIFF_DST, p.data_g.bind(g_data)},
-                                                    {DNNL_ARG_DIFF_SRC, p.data_dx.bind(dx)}};
-    p.data_w.before(stream);
-    p.data_g.before(stream);
-    p.data.execute(stream, data_args);
-    p.data_dx.after(stream);
-  }
   stream.wait();
+  const void* g_data = g.get_data_handle();
+  if (dw != nullptr) filter_run(dnn, p).run(dnn, x, g_data, dw, db);
+  if (dx != nullptr) data_run(dnn, p).run(dnn, w, g_data, dx);
 }
 
 }  // namespace paddle::kernels::onednn

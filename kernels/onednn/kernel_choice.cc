@@ -7,8 +7,6 @@
 #include <limits>
 
 namespace paddle::kernels::onednn {
-namespace {
-
 double fastest_us(const std::function<void()>& call, int runs) {
   call();
   double best = std::numeric_limits<double>::infinity();
@@ -19,8 +17,6 @@ double fastest_us(const std::function<void()>& call, int runs) {
   }
   return best;
 }
-
-}  // namespace
 
 OpTiming time_op(const std::function<void()>& forward, const std::function<void()>& backward, int runs) {
   OpTiming t;
@@ -38,6 +34,18 @@ KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const 
                             what, choice.ours ? "ours" : "oneDNN's", chosen.forward_us, chosen.backward_us,
                             choice.ours ? "oneDNN's" : "ours", other.forward_us, other.backward_us);
   return choice;
+}
+
+FastestWay fastest_way(const std::vector<TimedWay>& ways) {
+  FastestWay fastest;
+  for (size_t i = 1; i < ways.size(); ++i)
+    if (ways[i].us < ways[fastest.index].us) fastest.index = i;
+  fastest.words = fmt::format("{}, {:.0f} us", ways[fastest.index].name, ways[fastest.index].us);
+  std::string against;
+  for (size_t i = 0; i < ways.size(); ++i)
+    if (i != fastest.index) against += fmt::format("{}{} {:.0f} us", against.empty() ? "" : ", ", ways[i].name, ways[i].us);
+  if (!against.empty()) fastest.words += ", against " + against;
+  return fastest;
 }
 
 }  // namespace paddle::kernels::onednn

@@ -7,8 +7,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace paddle::kernels::onednn {
+
+// Microseconds per call of `call`: the fastest of `runs` calls, after one call to warm the caches.
+double fastest_us(const std::function<void()>& call, int runs = 5);
 
 // Microseconds per call of an op's forward and backward halves: the fastest of `runs` calls
 // each, after one call to warm the caches.
@@ -25,5 +29,18 @@ struct KernelChoice {
   std::string line;
 };
 KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const OpTiming& library);
+
+// One of several ways to run the same op (algorithms of one library), each timed by fastest_us.
+struct TimedWay {
+  std::string name;
+  double us = 0;
+};
+// The fastest of `ways` (the first among equals) and the words that say so: "Winograd's, 836 us,
+// against direct 898 us".
+struct FastestWay {
+  size_t index = 0;
+  std::string words;
+};
+FastestWay fastest_way(const std::vector<TimedWay>& ways);
 
 }  // namespace paddle::kernels::onednn

@@ -40,11 +40,18 @@ dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout)
 // Where we keep a kernel of our own beside one of oneDNN's: which runs (context.h's CpuKernels).
 enum class Pick { kFaster, kLibrary, kOurs };
 
+// Where oneDNN has two algorithms for a convolution (Winograd's F(4x4, 3x3) beside direct, for
+// 3x3 windows of stride 1): which runs, for each of forward, data gradient and filter gradient.
+// kTimed: the faster, timed per direction at the shape's first use under Pick::kFaster, and
+// direct under a forced pick (so a forced run times nothing).
+enum class ConvAlgorithm { kTimed, kDirect, kWinograd };
+
 class OneDnn {
  public:
-  explicit OneDnn(Pick pick = Pick::kFaster);
+  explicit OneDnn(Pick pick = Pick::kFaster, ConvAlgorithm convolution = ConvAlgorithm::kTimed);
 
   Pick pick() const { return pick_; }
+  ConvAlgorithm convolution() const { return convolution_; }
   // A choice between two kernels, with why (Context::kernel_choices); under lock().
   void note_choice(std::string line) { choices_.push_back(std::move(line)); }
   std::vector<std::string> choices() {
@@ -71,6 +78,7 @@ class OneDnn {
   std::mutex mutex_;
   std::map<std::string, std::any> cache_;
   Pick pick_;
+  ConvAlgorithm convolution_;
   std::vector<std::string> choices_;
 };
 

@@ -2,7 +2,7 @@
 // Fashion-MNIST CNN's conv -> ReLU -> pool -> conv -> ReLU -> pool, forward and backward, with
 // every activation between the first convolution and the last pooling left in oneDNN's layouts.
 // Results equal the plain chain to within float rounding (relative 1e-5 of the largest
-// magnitude).
+// magnitude), with the convolutions direct or Winograd's (whose transforms stay within that here).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -48,12 +48,11 @@ struct Stage {
 
 // The chain both ways; with pool_applies_relu the pooling's backward pass applies ReLU's gradient
 // and the convolution takes dy as it comes.
-void check_chain(bool pool_applies_relu, kernels::CpuKernels kernels) {
+void check_chain(bool pool_applies_relu, onednn::Pick pick, onednn::ConvAlgorithm convolution) {
   CAPTURE(pool_applies_relu);
-  CAPTURE(static_cast<int>(kernels));
-  const kernels::Context context(kernels);
-  REQUIRE(context.uses_onednn());
-  onednn::OneDnn& dnn = context.onednn();
+  CAPTURE(static_cast<int>(pick));
+  CAPTURE(static_cast<int>(convolution));
+  onednn::OneDnn dnn(pick, convolution);
   const int batch = 8;
   const Stage stages[] = {{{1, 28, 28, 3, 1, 1}, 16}, {{16, 14, 14, 3, 1, 1}, 32}};
   unsigned seed = 100;
@@ -153,12 +152,14 @@ void check_chain(bool pool_applies_relu, kernels::CpuKernels kernels) {
 }  // namespace
 
 TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the plain kernels, forward and backward") {
-  // The pooling on oneDNN's primitive, on our kernels, and on the faster of the two here.
-  for (const auto kernels : {kernels::CpuKernels::kOneDnnLibrary, kernels::CpuKernels::kOneDnnOurs,
-                             kernels::CpuKernels::kOneDnn}) {
-    check_chain(false, kernels);
-    check_chain(true, kernels);  // the pooling applies ReLU's gradient
-  }
+  // The pooling on oneDNN's primitive, on our kernels, and on the faster of the two here; the
+  // convolutions direct, Winograd's where oneDNN has it, and the faster here.
+  for (const auto pick : {onednn::Pick::kLibrary, onednn::Pick::kOurs, onednn::Pick::kFaster})
+    for (const auto convolution : {onednn::ConvAlgorithm::kDirect, onednn::ConvAlgorithm::kWinograd,
+                                   onednn::ConvAlgorithm::kTimed}) {
+      check_chain(false, pick, convolution);
+      check_chain(true, pick, convolution);  // the pooling applies ReLU's gradient
+    }
 }
 
 TEST_CASE("max pooling on a channel-blocked layout runs the faster of ours and oneDNN's, timed at the shape's first use, "
@@ -173,7 +174,10 @@ TEST_CASE("max pooling on a channel-blocked layout runs the faster of ours and o
     const onednn::BlockedMaxPool pool{8, 16, 28, 28, 2, 2, 0, true, true};
     onednn::max_pool_output_layout(dnn, pool, *layout);
     onednn::max_pool_output_layout(dnn, pool, *layout);  // built once: one choice
-    return context.kernel_choices();
+    std::vector<std::string> pooling;
+    for (const std::string& line : context.kernel_choices())
+      if (line.starts_with("max pooling")) pooling.push_back(line);
+    return pooling;
   };
   const std::vector<std::string> measured = choices_after_pooling(kernels::CpuKernels::kOneDnn);
   REQUIRE(measured.size() == 1);
@@ -184,6 +188,99 @@ TEST_CASE("max pooling on a channel-blocked layout runs the faster of ours and o
   CHECK(choices_after_pooling(kernels::CpuKernels::kOneDnnLibrary).empty());
   CHECK(kernels::cpu_kernels_from("onednn:ours") == kernels::CpuKernels::kOneDnnOurs);
   CHECK(kernels::cpu_kernels_from("onednn:library") == kernels::CpuKernels::kOneDnnLibrary);
+}
+
+namespace {
+
+// Whether oneDNN has Winograd's algorithm for a forward convolution of `c` on this CPU.
+bool winograd_implemented(const onednn::FusedConv& c) {
+  using dnnl::memory;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const auto f32 = memory::data_type::f32;
+  const kernels::ConvShape& s = c.shape;
+  const memory::desc x({c.batch, s.channels, s.height, s.width}, f32, memory::format_tag::any),
+      w({c.out_channels, s.channels, s.kernel, s.kernel}, f32, memory::format_tag::any),
+      y({c.batch, c.out_channels, s.out_height(), s.out_width()}, f32, memory::format_tag::any);
+  try {
+    dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd, x,
+                                        w, y, {s.stride, s.stride}, {s.padding, s.padding}, {s.padding, s.padding}),
+        engine);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a convolution that oneDNN can run two ways runs the faster here for each direction, timed at its first use, "
+          "and says so; a forced pick times nothing") {
+  const int batch = 8, in = 16, out = 32, side = 14;
+  const onednn::FusedConv conv{{in, side, side, 3, 1, 1}, batch, out, true, true, true, false};
+  const auto x = random_vector(static_cast<size_t>(batch) * in * side * side, 51);
+  const auto w = random_vector(static_cast<size_t>(out) * in * 9, 52), b = random_vector(out, 53);
+  const auto run = [&](onednn::OneDnn& dnn, bool backward) {
+    const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
+    REQUIRE(layout.has_value());
+    std::vector<float> y(layout->bytes() / sizeof(float)), dw(w.size()), db(b.size()), dx(x.size());
+    onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), b.data(), y.data());
+    onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), b.data(), y.data());  // built once
+    if (backward) {
+      const std::vector<float> dy = y;
+      onednn::fused_conv_backward(dnn, conv, nullptr, x.data(), y.data(), dy.data(), w.data(), dw.data(), db.data(),
+                                  dx.data());
+      onednn::fused_conv_backward(dnn, conv, nullptr, x.data(), y.data(), dy.data(), w.data(), dw.data(), db.data(),
+                                  dx.data());
+    }
+    return dnn.choices();
+  };
+  const std::string what = "convolution 8x16x14x14 nchw, 3x3 to 32 channels, ";
+  const auto check_line = [&](const std::string& line, const char* direction) {
+    CAPTURE(line);
+    CHECK(line.starts_with(what + direction + ": "));
+    const bool direct = line.find(": direct, ") != std::string::npos;
+    CHECK(direct != (line.find(": Winograd's, ") != std::string::npos));
+    CHECK(line.find(direct ? " us, against Winograd's " : " us, against direct ") != std::string::npos);
+    CHECK(line.ends_with(" us, timed here"));
+  };
+
+  onednn::OneDnn forward_only;  // evaluation's shapes: no gradient is timed
+  const std::vector<std::string> forward_choices = run(forward_only, false);
+  onednn::OneDnn trained;
+  const std::vector<std::string> choices = run(trained, true);
+  if (!winograd_implemented(conv)) {
+    MESSAGE("oneDNN has no Winograd convolution on this CPU: one algorithm, nothing timed");
+    CHECK(choices.empty());
+  } else {
+    REQUIRE(forward_choices.size() == 1);
+    check_line(forward_choices[0], "forward");
+    REQUIRE(choices.size() == 3);
+    check_line(choices[0], "forward");
+    check_line(choices[1], "filter gradient");
+    check_line(choices[2], "data gradient");
+  }
+  onednn::OneDnn forced(onednn::Pick::kLibrary);
+  CHECK(run(forced, true).empty());
+  onednn::OneDnn named(onednn::Pick::kFaster, onednn::ConvAlgorithm::kWinograd);
+  CHECK(run(named, true).empty());
+
+  // One algorithm only (a 1x1 window): nothing to time.
+  const onednn::FusedConv pointwise{{in, side, side, 1, 1, 0}, batch, out, false, false, true, false};
+  onednn::OneDnn one_way;
+  onednn::fused_conv_output_layout(one_way, pointwise, nullptr);
+  CHECK(one_way.choices().empty());
+}
+
+TEST_CASE("the fastest of several ways is chosen, the first among equals, and the words give every timing") {
+  const onednn::FastestWay winograd = onednn::fastest_way({{"direct", 900.4}, {"Winograd's", 836}});
+  CHECK(winograd.index == 1);
+  CHECK(winograd.words == "Winograd's, 836 us, against direct 900 us");
+  const onednn::FastestWay tie = onednn::fastest_way({{"direct", 5}, {"Winograd's", 5}, {"other", 4}});
+  CHECK(tie.index == 2);
+  CHECK(tie.words == "other, 4 us, against direct 5 us, Winograd's 5 us");
+  CHECK(onednn::fastest_way({{"a", 3}, {"b", 3}}).index == 0);
+  CHECK(onednn::fastest_way({{"alone", 7}}).words == "alone, 7 us");
 }
 
 TEST_CASE("the faster of two timings is chosen, and the line gives both") {
