@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -119,16 +120,19 @@ struct FilterRun {  // dw += the filter gradient, db += the bias gradient
   }
 };
 
-// Of the ways `build(algorithm)` gave (one per algorithm that has a primitive), the one to run:
-// the faster by `time` where the choice is timed, noted in the OneDnn's kernel choices as
-// "<what>: Winograd's, 836 us, against direct 898 us, timed here"; else the first.
+// Of the ways a direction has (one per algorithm with a primitive for the shape), the one to run:
+// the fastest of `call`s on each (race()) where the choice is timed, noted in the OneDnn's kernel
+// choices as "<what>: Winograd's, 836 us, against direct 898 us, timed here"; else the first.
 template <class Run>
 Run choose(OneDnn& dnn, const std::string& what, std::vector<std::pair<Algorithm, Run>> ways,
-           const std::function<double(Run&)>& time) {
+           const std::function<void(Run&)>& call) {
   const bool timed = dnn.convolution() == ConvAlgorithm::kTimed && dnn.pick() == Pick::kFaster;
   if (!timed || ways.size() == 1) return std::move(ways.front().second);
+  std::vector<std::function<void()>> calls;
+  for (auto& way : ways) calls.push_back([&call, &way] { call(way.second); });
+  const std::vector<double> us = race(calls);
   std::vector<TimedWay> timings;
-  for (auto& [algorithm, run] : ways) timings.push_back({algorithm.name, time(run)});
+  for (size_t i = 0; i < ways.size(); ++i) timings.push_back({ways[i].first.name, us[i]});
   const FastestWay fastest = fastest_way(timings);
   dnn.note_choice(fmt::format("{}: {}, timed here", what, fastest.words));
   return std::move(ways[fastest.index].second);
@@ -193,11 +197,12 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
                                       LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
                                       c.bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
                                       LayoutBridge(output_caller(desc), desc.dst_desc(), engine, Use::kWrite), c.bias}}});
-  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain), y;
+  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain),
+                     y(d.y_any.get_size() / sizeof(float));
+  for (const auto& [algorithm, way] : ways) y.resize(std::max(y.size(), output_caller(way.first).get_size() / sizeof(float)));
   auto [chosen, forward] = choose<std::pair<ForwardDesc, ForwardRun>>(
       dnn, p.what + ", forward", std::move(ways), [&](std::pair<ForwardDesc, ForwardRun>& way) {
-        y.assign(output_caller(way.first).get_size() / sizeof(float), 0.0f);
-        return fastest_us([&] { way.second.run(dnn, x.data(), w.data(), b.data(), y.data()); });
+        way.second.run(dnn, x.data(), w.data(), b.data(), y.data());
       });
   p.forward = std::move(forward);
   p.y_chosen = chosen.dst_desc();
@@ -236,9 +241,8 @@ DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
                                          LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)}});
   }
   std::vector<float> w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller);
-  p.data = choose<DataRun>(dnn, p.what + ", data gradient", std::move(ways), [&](DataRun& run) {
-    return fastest_us([&] { run.run(dnn, w.data(), g.data(), dx.data()); });
-  });
+  p.data = choose<DataRun>(dnn, p.what + ", data gradient", std::move(ways),
+                           [&](DataRun& run) { run.run(dnn, w.data(), g.data(), dx.data()); });
   return *p.data;
 }
 
@@ -266,9 +270,8 @@ FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
   }
   std::vector<float> x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
                      db = sample_of(d.b_plain);
-  p.filter = choose<FilterRun>(dnn, p.what + ", filter gradient", std::move(ways), [&](FilterRun& run) {
-    return fastest_us([&] { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
-  });
+  p.filter = choose<FilterRun>(dnn, p.what + ", filter gradient", std::move(ways),
+                               [&](FilterRun& run) { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
   return *p.filter;
 }
 

@@ -7,13 +7,35 @@
 #include <limits>
 
 namespace paddle::kernels::onednn {
+namespace {
+
+double elapsed_us(const std::function<void()>& call) {
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
 double fastest_us(const std::function<void()>& call, int runs) {
   call();
   double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  for (int i = 0; i < runs; ++i) best = std::min(best, elapsed_us(call));
+  return best;
+}
+
+}  // namespace
+
+std::vector<double> race(const std::vector<std::function<void()>>& ways, int rounds, const CallTimer& timer) {
+  constexpr double kClearLoser = 1.25;
+  const CallTimer time = timer ? timer : CallTimer(elapsed_us);
+  for (const auto& way : ways) way();
+  std::vector<double> best(ways.size(), std::numeric_limits<double>::infinity());
+  std::vector<bool> running(ways.size(), true);
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < ways.size(); ++i)
+      if (running[i]) best[i] = std::min(best[i], time(ways[i]));
+    const double leader = *std::min_element(best.begin(), best.end());
+    for (size_t i = 0; i < ways.size(); ++i) running[i] = running[i] && best[i] <= kClearLoser * leader;
+    if (std::count(running.begin(), running.end(), true) < 2) break;  // the leader alone: decided
   }
   return best;
 }

@@ -11,9 +11,6 @@
 
 namespace paddle::kernels::onednn {
 
-// Microseconds per call of `call`: the fastest of `runs` calls, after one call to warm the caches.
-double fastest_us(const std::function<void()>& call, int runs = 5);
-
 // Microseconds per call of an op's forward and backward halves: the fastest of `runs` calls
 // each, after one call to warm the caches.
 struct OpTiming {
@@ -30,7 +27,16 @@ struct KernelChoice {
 };
 KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const OpTiming& library);
 
-// One of several ways to run the same op (algorithms of one library), each timed by fastest_us.
+// Microseconds per call of each of several ways to run the same op (algorithms of one library):
+// one call each to warm the caches, then `rounds` rounds of one call each, the fastest counting.
+// A way already 25% slower than the fastest after a round is a clear loser and is timed no further
+// (its figure is its best so far), and a lone leader is not timed further either: a clear choice
+// costs two calls of each way.
+// `timer` times one call in microseconds (the steady clock; tests give a scripted one).
+using CallTimer = std::function<double(const std::function<void()>&)>;
+std::vector<double> race(const std::vector<std::function<void()>>& ways, int rounds = 3, const CallTimer& timer = {});
+
+// One way, named, and its time per call.
 struct TimedWay {
   std::string name;
   double us = 0;

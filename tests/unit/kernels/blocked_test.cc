@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "kernels/activation.h"
@@ -281,6 +282,32 @@ TEST_CASE("the fastest of several ways is chosen, the first among equals, and th
   CHECK(tie.words == "other, 4 us, against direct 5 us, Winograd's 5 us");
   CHECK(onednn::fastest_way({{"a", 3}, {"b", 3}}).index == 0);
   CHECK(onednn::fastest_way({{"alone", 7}}).words == "alone, 7 us");
+}
+
+TEST_CASE("a race times each way after a warm-up call, and stops timing a clear loser and a lone leader") {
+  // Each way's calls take the scripted times in turn (the warm-up call is not timed).
+  std::vector<std::vector<double>> script;
+  std::vector<size_t> calls;
+  size_t last = 0;
+  std::vector<std::function<void()>> ways;
+  const auto race = [&](std::vector<std::vector<double>> times) {
+    script = std::move(times);
+    calls.assign(script.size(), 0);
+    ways.clear();
+    for (size_t i = 0; i < script.size(); ++i) ways.push_back([&, i] { ++calls[i], last = i; });
+    return onednn::race(ways, 3, [&](const std::function<void()>& call) {
+      call();
+      return script[last][calls[last] - 2];
+    });
+  };
+  // Two close ways run every round; one 25% slower than the best so far stops after its round.
+  CHECK(race({{10, 9, 11}, {12, 8, 10}, {30}}) == std::vector<double>{9, 8, 30});
+  CHECK(calls == std::vector<size_t>{4, 4, 2});
+  CHECK(race({{10, 8, 8}, {12, 12}}) == std::vector<double>{8, 12});  // 12 > 1.25 x 8: out after round 2
+  CHECK(calls == std::vector<size_t>{3, 3});  // and the leader, alone, stops too
+  CHECK(race({{5}, {50}}) == std::vector<double>{5, 50});  // the leader alone after one round: decided
+  CHECK(calls == std::vector<size_t>{2, 2});
+  CHECK(onednn::race({[] {}}, 3).size() == 1);  // the steady clock
 }
 
 TEST_CASE("the faster of two timings is chosen, and the line gives both") {
