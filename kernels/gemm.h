@@ -1,7 +1,8 @@
 #pragma once
 // Dense matrix products and row biases over row-major float buffers: Linear's math, and
-// convolution's on the CPU. CPU half on Eigen (kernels/cpu/gemm.cc), oneDNN half on its sgemm
-// (kernels/onednn/gemm.cc, the product only), CUDA half on cuBLAS (kernels/cuda/gemm.cu).
+// convolution's on the CPU. CPU half on Eigen (kernels/cpu/gemm.cc), oneDNN half on its sgemm or
+// matmul primitive (kernels/onednn/gemm.cc, the product only), CUDA half on cuBLAS
+// (kernels/cuda/gemm.cu).
 
 #include "kernels/context.h"
 
@@ -18,8 +19,9 @@ void bias_grad_rows(const float* dy, float* db, int m, int n);
 
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
 namespace onednn {
-void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, const float* b, float* c,
-          bool accumulate);
+// On sgemm or the matmul primitive, whichever is faster for the shape (kernels/onednn/gemm.cc).
+void gemm(OneDnn& dnn, bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, const float* b,
+          float* c, bool accumulate);
 }  // namespace onednn
 #endif
 
@@ -38,7 +40,7 @@ inline void gemm([[maybe_unused]] const Context& ctx, bool transpose_a, bool tra
   if (ctx.is_cuda()) return cuda::gemm(ctx.cuda(), transpose_a, transpose_b, m, n, k, a, b, c, accumulate);
 #endif
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
-  if (ctx.uses_onednn()) return onednn::gemm(transpose_a, transpose_b, m, n, k, a, b, c, accumulate);
+  if (ctx.uses_onednn()) return onednn::gemm(ctx.onednn(), transpose_a, transpose_b, m, n, k, a, b, c, accumulate);
 #endif
   cpu::gemm(transpose_a, transpose_b, m, n, k, a, b, c, accumulate);
 }

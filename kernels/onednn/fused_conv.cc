@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -57,25 +57,6 @@ struct ConvDescs {
   }
 };
 
-// `make()`, or nothing where oneDNN has no such primitive for the shape on this CPU (Winograd's
-// outside 3x3 windows of stride 1, or without AVX-512); direct always has one.
-template <class Desc>
-std::optional<Desc> if_implemented(const std::function<Desc()>& make) {
-  try {
-    return make();
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return std::nullopt;
-    throw;
-  }
-}
-
-// A caller's buffer for timing: a fixed pattern in [-1, 1), so no denormals slow either side.
-std::vector<float> sample_of(const memory::desc& desc) {
-  std::vector<float> values(desc.get_size() / sizeof(float));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(static_cast<int>(i * 7919 % 2000) - 1000) / 1000.0f;
-  return values;
-}
-
 // Each direction of the convolution on one algorithm, with the bridges between the callers'
 // layouts and the algorithm's.
 struct ForwardRun {
@@ -120,38 +101,43 @@ struct FilterRun {  // dw += the filter gradient, db += the bias gradient
   }
 };
 
-// Of the ways a direction has (one per algorithm with a primitive for the shape), the one to run:
-// the fastest of `call`s on each (race()) where the choice is timed, noted in the OneDnn's kernel
-// choices as "<what>: Winograd's, 836 us, against direct 898 us, timed here"; else the first.
+// The ways a direction has, one per algorithm with a primitive for the shape (made by `make`,
+// which gives nothing for an algorithm without one), raced on the direction's calls where the
+// choice is timed; else the first alone.
 template <class Run>
-Run choose(OneDnn& dnn, const std::string& what, std::vector<std::pair<Algorithm, Run>> ways,
-           const std::function<void(Run&)>& call) {
-  const bool timed = dnn.convolution() == ConvAlgorithm::kTimed && dnn.pick() == Pick::kFaster;
-  if (!timed || ways.size() == 1) return std::move(ways.front().second);
-  std::vector<std::function<void()>> calls;
-  for (auto& way : ways) calls.push_back([&call, &way] { call(way.second); });
-  const std::vector<double> us = race(calls);
-  std::vector<TimedWay> timings;
-  for (size_t i = 0; i < ways.size(); ++i) timings.push_back({ways[i].first.name, us[i]});
-  const FastestWay fastest = fastest_way(timings);
-  dnn.note_choice(fmt::format("{}: {}, timed here", what, fastest.words));
-  return std::move(ways[fastest.index].second);
+RacedWays<Run> ways_of(const OneDnn& dnn, const std::vector<Algorithm>& algorithms,
+                       const std::function<std::optional<Run>(const Algorithm&)>& make) {
+  std::vector<std::pair<std::string, Run>> ways;
+  for (const Algorithm& algorithm : algorithms) {
+    if (!ways.empty() && !dnn.times_alternatives()) break;
+    if (auto run = make(algorithm)) ways.emplace_back(algorithm.name, std::move(*run));
+  }
+  return RacedWays<Run>(std::move(ways));
+}
+
+// Runs `call` on the direction's way for this call, and notes a race's decision in `dnn`'s kernel
+// choices: "<what>: Winograd's, 836 us, against direct 898 us, timed here".
+template <class Run, class Call>
+void run_raced(OneDnn& dnn, RacedWays<Run>& ways, const std::string& what, Call&& call) {
+  if (const auto decided = ways.run(std::forward<Call>(call)))
+    dnn.note_choice(fmt::format("{}: {}, timed here", what, *decided));
 }
 
 // The algorithms to try, in order of preference where untimed.
 std::vector<Algorithm> algorithms_for(const OneDnn& dnn) {
-  switch (dnn.convolution()) {
-    case ConvAlgorithm::kDirect: return {kDirect};
-    case ConvAlgorithm::kWinograd: return {kWinograd, kDirect};
-    case ConvAlgorithm::kTimed: break;
+  switch (dnn.alternative()) {
+    case Alternative::kNever: return {kDirect};
+    case Alternative::kAlways: return {kWinograd, kDirect};
+    case Alternative::kTimed: break;
   }
   return {kDirect, kWinograd};
 }
 
-// Every primitive of one fused convolution for one input layout. The forward's algorithm is
-// chosen when it is built; each gradient's at its first use, so a shape that only ever runs
-// forward (evaluation's) times no backward. The gradient g = dy (times ReLU's mask) is formed once
-// in the forward output's layout and read by both backward convolutions from there.
+// Every primitive of one fused convolution for one input layout. Each direction's ways are built
+// at its first use, so a shape that only ever runs forward (evaluation's) builds no backward. The
+// forward's ways all write y in the layout the first chose, which the next layer was told. The
+// gradient g = dy (times ReLU's mask) is formed once in that layout and read by both backward
+// convolutions from there.
 struct FusedConvPrimitives {
   FusedConvPrimitives(const FusedConv& c, const Layout* x_layout) : conv(c), descs(c, x_layout) {}
 
@@ -161,13 +147,13 @@ struct FusedConvPrimitives {
   std::vector<std::pair<Algorithm, ForwardDesc>> hints;  // each algorithm's forward, for its backward
   std::optional<Layout> y_layout;
   memory::desc y_chosen, y_caller;
-  ForwardRun forward;
+  std::optional<RacedWays<ForwardRun>> forward;
   LayoutBridge g_from_dy;  // dy brought into the chosen output layout
   std::optional<dnnl::eltwise_backward> relu_backward;
   LayoutBridge relu_y;
   memory relu_g;  // dy times ReLU's mask, in the chosen output layout
-  std::optional<DataRun> data;
-  std::optional<FilterRun> filter;
+  std::optional<RacedWays<DataRun>> data;
+  std::optional<RacedWays<FilterRun>> filter;
 };
 
 FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layout) {
@@ -185,29 +171,12 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
                                                          d.w_any, d.b_any, d.y_any, d.strides, d.padding, d.padding),
                          d.attr, engine);
     });
-    if (desc) p.hints.emplace_back(algorithm, *desc);
+    if (desc && (p.hints.empty() || desc->dst_desc() == p.hints.front().second.dst_desc()))
+      p.hints.emplace_back(algorithm, *desc);
   }
-  const auto output_caller = [&](const ForwardDesc& desc) {
-    return c.blocked_output ? desc.dst_desc() : desc_of(d.y_any.dims(), nullptr);
-  };
-  std::vector<std::pair<Algorithm, std::pair<ForwardDesc, ForwardRun>>> ways;
-  for (const auto& [algorithm, desc] : p.hints)
-    ways.push_back({algorithm,
-                    {desc, ForwardRun{dnnl::convolution_forward(desc), LayoutBridge(d.x_caller, desc.src_desc(), engine, Use::kRead),
-                                      LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
-                                      c.bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
-                                      LayoutBridge(output_caller(desc), desc.dst_desc(), engine, Use::kWrite), c.bias}}});
-  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain),
-                     y(d.y_any.get_size() / sizeof(float));
-  for (const auto& [algorithm, way] : ways) y.resize(std::max(y.size(), output_caller(way.first).get_size() / sizeof(float)));
-  auto [chosen, forward] = choose<std::pair<ForwardDesc, ForwardRun>>(
-      dnn, p.what + ", forward", std::move(ways), [&](std::pair<ForwardDesc, ForwardRun>& way) {
-        way.second.run(dnn, x.data(), w.data(), b.data(), y.data());
-      });
-  p.forward = std::move(forward);
-  p.y_chosen = chosen.dst_desc();
+  p.y_chosen = p.hints.front().second.dst_desc();
   if (c.blocked_output) p.y_layout = layout_of(p.y_chosen);
-  p.y_caller = output_caller(chosen);
+  p.y_caller = p.y_layout ? p.y_chosen : desc_of(d.y_any.dims(), nullptr);
   p.g_from_dy = LayoutBridge(p.y_caller, p.y_chosen, engine, Use::kRead);
   if (c.relu && !c.dy_masked) {
     const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
@@ -222,56 +191,74 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
   return p;
 }
 
-DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
+// The hint (forward) of each algorithm `p` has one for.
+std::vector<Algorithm> algorithms_of(const FusedConvPrimitives& p) {
+  std::vector<Algorithm> algorithms;
+  for (const auto& [algorithm, hint] : p.hints) algorithms.push_back(algorithm);
+  return algorithms;
+}
+const ForwardDesc& hint_of(const FusedConvPrimitives& p, const Algorithm& algorithm) {
+  for (const auto& [a, hint] : p.hints)
+    if (a.id == algorithm.id) return hint;
+  throw std::logic_error("a convolution's backward asked for an algorithm its forward has none of");
+}
+
+RacedWays<ForwardRun>& forward_ways(OneDnn& dnn, FusedConvPrimitives& p) {
+  if (p.forward) return *p.forward;
+  const ConvDescs& d = p.descs;
+  const dnnl::engine& engine = dnn.engine();
+  const bool bias = p.conv.bias;
+  p.forward = ways_of<ForwardRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) {
+    const ForwardDesc& desc = hint_of(p, algorithm);
+    return std::optional<ForwardRun>(ForwardRun{
+        dnnl::convolution_forward(desc), LayoutBridge(d.x_caller, desc.src_desc(), engine, Use::kRead),
+        LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
+        bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
+        LayoutBridge(p.y_caller, desc.dst_desc(), engine, Use::kWrite), bias});
+  });
+  return *p.forward;
+}
+
+RacedWays<DataRun>& data_ways(OneDnn& dnn, FusedConvPrimitives& p) {
   if (p.data) return *p.data;
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
-  std::vector<std::pair<Algorithm, DataRun>> ways;
-  for (const auto& [algorithm, hint] : p.hints) {
+  p.data = ways_of<DataRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) -> std::optional<DataRun> {
     using Desc = dnnl::convolution_backward_data::primitive_desc;
     const auto desc = if_implemented<Desc>([&] {
       return Desc(dnnl::convolution_backward_data::desc(algorithm.id, d.x_any, d.w_any, d.y_any, d.strides, d.padding,
                                                         d.padding),
-                  engine, hint);
+                  engine, hint_of(p, algorithm));
     });
-    if (desc)
-      ways.push_back({algorithm, DataRun{dnnl::convolution_backward_data(*desc),
-                                         LayoutBridge(d.w_plain, desc->weights_desc(), engine, Use::kRead),
-                                         LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
-                                         LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)}});
-  }
-  std::vector<float> w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller);
-  p.data = choose<DataRun>(dnn, p.what + ", data gradient", std::move(ways),
-                           [&](DataRun& run) { run.run(dnn, w.data(), g.data(), dx.data()); });
+    if (!desc) return std::nullopt;
+    return DataRun{dnnl::convolution_backward_data(*desc),
+                   LayoutBridge(d.w_plain, desc->weights_desc(), engine, Use::kRead),
+                   LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                   LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)};
+  });
   return *p.data;
 }
 
-FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
+RacedWays<FilterRun>& filter_ways(OneDnn& dnn, FusedConvPrimitives& p) {
   if (p.filter) return *p.filter;
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
   const bool bias = p.conv.bias;
-  std::vector<std::pair<Algorithm, FilterRun>> ways;
-  for (const auto& [algorithm, hint] : p.hints) {
+  p.filter = ways_of<FilterRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) -> std::optional<FilterRun> {
     using Desc = dnnl::convolution_backward_weights::primitive_desc;
     const auto desc = if_implemented<Desc>([&] {
       return Desc(dnnl::convolution_backward_weights::desc(algorithm.id, d.x_any, d.w_any, d.b_any, d.y_any, d.strides,
                                                            d.padding, d.padding),
-                  engine, hint);
+                  engine, hint_of(p, algorithm));
     });
-    if (desc)
-      ways.push_back({algorithm, FilterRun{dnnl::convolution_backward_weights(*desc),
-                                           LayoutBridge(d.x_caller, desc->src_desc(), engine, Use::kRead),
-                                           LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
-                                           LayoutBridge(d.w_plain, desc->diff_weights_desc(), engine, Use::kAccumulate),
-                                           bias ? LayoutBridge(d.b_plain, desc->diff_bias_desc(), engine, Use::kAccumulate)
-                                                : LayoutBridge(),
-                                           bias}});
-  }
-  std::vector<float> x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
-                     db = sample_of(d.b_plain);
-  p.filter = choose<FilterRun>(dnn, p.what + ", filter gradient", std::move(ways),
-                               [&](FilterRun& run) { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
+    if (!desc) return std::nullopt;
+    return FilterRun{dnnl::convolution_backward_weights(*desc),
+                     LayoutBridge(d.x_caller, desc->src_desc(), engine, Use::kRead),
+                     LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                     LayoutBridge(d.w_plain, desc->diff_weights_desc(), engine, Use::kAccumulate),
+                     bias ? LayoutBridge(d.b_plain, desc->diff_bias_desc(), engine, Use::kAccumulate) : LayoutBridge(),
+                     bias};
+  });
   return *p.filter;
 }
 
@@ -294,7 +281,8 @@ std::optional<Layout> fused_conv_output_layout(OneDnn& dnn, const FusedConv& c, 
 void fused_conv_forward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* w,
                         const float* bias, float* y) {
   auto held = dnn.lock();
-  primitives_for(dnn, c, x_layout).forward.run(dnn, x, w, bias, y);
+  FusedConvPrimitives& p = primitives_for(dnn, c, x_layout);
+  run_raced(dnn, forward_ways(dnn, p), p.what + ", forward", [&](ForwardRun& run) { run.run(dnn, x, w, bias, y); });
 }
 
 void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* y,
@@ -312,8 +300,11 @@ void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout
   }
   stream.wait();
   const void* g_data = g.get_data_handle();
-  if (dw != nullptr) filter_run(dnn, p).run(dnn, x, g_data, dw, db);
-  if (dx != nullptr) data_run(dnn, p).run(dnn, w, g_data, dx);
+  if (dw != nullptr)
+    run_raced(dnn, filter_ways(dnn, p), p.what + ", filter gradient",
+              [&](FilterRun& run) { run.run(dnn, x, g_data, dw, db); });
+  if (dx != nullptr)
+    run_raced(dnn, data_ways(dnn, p), p.what + ", data gradient", [&](DataRun& run) { run.run(dnn, w, g_data, dx); });
 }
 
 }  // namespace paddle::kernels::onednn

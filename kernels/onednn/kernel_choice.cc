@@ -9,35 +9,42 @@
 namespace paddle::kernels::onednn {
 namespace {
 
-double elapsed_us(const std::function<void()>& call) {
-  const auto start = std::chrono::steady_clock::now();
-  call();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-}
-
 double fastest_us(const std::function<void()>& call, int runs) {
   call();
   double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < runs; ++i) best = std::min(best, elapsed_us(call));
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
   return best;
 }
 
 }  // namespace
 
-std::vector<double> race(const std::vector<std::function<void()>>& ways, int rounds, const CallTimer& timer) {
-  constexpr double kClearLoser = 1.25;
-  const CallTimer time = timer ? timer : CallTimer(elapsed_us);
-  for (const auto& way : ways) way();
-  std::vector<double> best(ways.size(), std::numeric_limits<double>::infinity());
-  std::vector<bool> running(ways.size(), true);
-  for (int round = 0; round < rounds; ++round) {
-    for (size_t i = 0; i < ways.size(); ++i)
-      if (running[i]) best[i] = std::min(best[i], time(ways[i]));
-    const double leader = *std::min_element(best.begin(), best.end());
-    for (size_t i = 0; i < ways.size(); ++i) running[i] = running[i] && best[i] <= kClearLoser * leader;
-    if (std::count(running.begin(), running.end(), true) < 2) break;  // the leader alone: decided
+Race::Race(size_t ways, int rounds)
+    : best_(ways, std::numeric_limits<double>::infinity()), running_(ways, true), rounds_(rounds), decided_(ways < 2) {}
+
+void Race::record(double us) {
+  if (decided_) return;
+  if (pass_ > 0) best_[next_] = std::min(best_[next_], us);
+  size_t following = next_ + 1;
+  while (following < running_.size() && !running_[following]) ++following;
+  if (following < running_.size()) {
+    next_ = following;
+    return;
   }
-  return best;
+  constexpr double kClearLoser = 1.25;
+  const double leader = *std::min_element(best_.begin(), best_.end());
+  if (pass_ > 0)
+    for (size_t i = 0; i < best_.size(); ++i) running_[i] = running_[i] && best_[i] <= kClearLoser * leader;
+  ++pass_;
+  if (pass_ > rounds_ || std::count(running_.begin(), running_.end(), true) < 2) {
+    decided_ = true;
+    next_ = static_cast<size_t>(std::min_element(best_.begin(), best_.end()) - best_.begin());
+    return;
+  }
+  next_ = static_cast<size_t>(std::find(running_.begin(), running_.end(), true) - running_.begin());
 }
 
 OpTiming time_op(const std::function<void()>& forward, const std::function<void()>& backward, int runs) {

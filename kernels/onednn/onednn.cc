@@ -48,8 +48,8 @@ dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout)
   return layout->desc().desc;
 }
 
-OneDnn::OneDnn(Pick pick, ConvAlgorithm convolution)
-    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), pick_(pick), convolution_(convolution) {}
+OneDnn::OneDnn(Pick pick, Alternative alternative)
+    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), pick_(pick), alternative_(alternative) {}
 
 LayoutBridge::LayoutBridge(const dnnl::memory::desc& caller, const dnnl::memory::desc& chosen,
                            const dnnl::engine& engine, Use use)

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,18 +41,21 @@ dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout)
 // Where we keep a kernel of our own beside one of oneDNN's: which runs (context.h's CpuKernels).
 enum class Pick { kFaster, kLibrary, kOurs };
 
-// Where oneDNN has two algorithms for a convolution (Winograd's F(4x4, 3x3) beside direct, for
-// 3x3 windows of stride 1): which runs, for each of forward, data gradient and filter gradient.
-// kTimed: the faster, timed per direction at the shape's first use under Pick::kFaster, and
-// direct under a forced pick (so a forced run times nothing).
-enum class ConvAlgorithm { kTimed, kDirect, kWinograd };
+// Where oneDNN has an alternative beside its default way to run an op (Winograd's F(4x4, 3x3)
+// beside direct convolution, for 3x3 windows of stride 1; its matmul primitive beside sgemm for a
+// matrix product), whether the alternative runs. kTimed: the faster of the two, timed per shape
+// (per direction for a convolution) at first use under Pick::kFaster, and the default under a
+// forced pick, so a forced run times nothing. kNever and kAlways are for tests.
+enum class Alternative { kTimed, kNever, kAlways };
 
 class OneDnn {
  public:
-  explicit OneDnn(Pick pick = Pick::kFaster, ConvAlgorithm convolution = ConvAlgorithm::kTimed);
+  explicit OneDnn(Pick pick = Pick::kFaster, Alternative alternative = Alternative::kTimed);
 
   Pick pick() const { return pick_; }
-  ConvAlgorithm convolution() const { return convolution_; }
+  Alternative alternative() const { return alternative_; }
+  // Whether a choice between oneDNN's default and its alternative is timed (else: as told).
+  bool times_alternatives() const { return alternative_ == Alternative::kTimed && pick_ == Pick::kFaster; }
   // A choice between two kernels, with why (Context::kernel_choices); under lock().
   void note_choice(std::string line) { choices_.push_back(std::move(line)); }
   std::vector<std::string> choices() {
@@ -78,7 +82,7 @@ class OneDnn {
   std::mutex mutex_;
   std::map<std::string, std::any> cache_;
   Pick pick_;
-  ConvAlgorithm convolution_;
+  Alternative alternative_;
   std::vector<std::string> choices_;
 };
 
@@ -107,6 +111,18 @@ class LayoutBridge {
   dnnl::memory caller_, scratch_;
   dnnl::reorder reorder_;
 };
+
+// `make()`, or nothing where oneDNN has no such primitive for the shape on this CPU (Winograd's
+// convolution outside 3x3 windows of stride 1, or without AVX-512, say).
+template <class Desc>
+std::optional<Desc> if_implemented(const std::function<Desc()>& make) {
+  try {
+    return make();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return std::nullopt;
+    throw;
+  }
+}
 
 // One operand of a primitive: its oneDNN argument (DNNL_ARG_SRC, ...), bridge and caller's buffer.
 struct Operand {

@@ -49,7 +49,7 @@ struct Stage {
 
 // The chain both ways; with pool_applies_relu the pooling's backward pass applies ReLU's gradient
 // and the convolution takes dy as it comes.
-void check_chain(bool pool_applies_relu, onednn::Pick pick, onednn::ConvAlgorithm convolution) {
+void check_chain(bool pool_applies_relu, onednn::Pick pick, onednn::Alternative convolution) {
   CAPTURE(pool_applies_relu);
   CAPTURE(static_cast<int>(pick));
   CAPTURE(static_cast<int>(convolution));
@@ -156,8 +156,8 @@ TEST_CASE("a conv-ReLU-pool chain kept in oneDNN's blocked layouts equals the pl
   // The pooling on oneDNN's primitive, on our kernels, and on the faster of the two here; the
   // convolutions direct, Winograd's where oneDNN has it, and the faster here.
   for (const auto pick : {onednn::Pick::kLibrary, onednn::Pick::kOurs, onednn::Pick::kFaster})
-    for (const auto convolution : {onednn::ConvAlgorithm::kDirect, onednn::ConvAlgorithm::kWinograd,
-                                   onednn::ConvAlgorithm::kTimed}) {
+    for (const auto convolution : {onednn::Alternative::kNever, onednn::Alternative::kAlways,
+                                   onednn::Alternative::kTimed}) {
       check_chain(false, pick, convolution);
       check_chain(true, pick, convolution);  // the pooling applies ReLU's gradient
     }
@@ -215,8 +215,8 @@ bool winograd_implemented(const onednn::FusedConv& c) {
 
 }  // namespace
 
-TEST_CASE("a convolution that oneDNN can run two ways runs the faster here for each direction, timed at its first use, "
-          "and says so; a forced pick times nothing") {
+TEST_CASE("a convolution that oneDNN can run two ways runs the faster here for each direction, raced on its first "
+          "calls, and says so; a forced pick times nothing") {
   const int batch = 8, in = 16, out = 32, side = 14;
   const onednn::FusedConv conv{{in, side, side, 3, 1, 1}, batch, out, true, true, true, false};
   const auto x = random_vector(static_cast<size_t>(batch) * in * side * side, 51);
@@ -225,14 +225,13 @@ TEST_CASE("a convolution that oneDNN can run two ways runs the faster here for e
     const auto layout = onednn::fused_conv_output_layout(dnn, conv, nullptr);
     REQUIRE(layout.has_value());
     std::vector<float> y(layout->bytes() / sizeof(float)), dw(w.size()), db(b.size()), dx(x.size());
-    onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), b.data(), y.data());
-    onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), b.data(), y.data());  // built once
-    if (backward) {
-      const std::vector<float> dy = y;
-      onednn::fused_conv_backward(dnn, conv, nullptr, x.data(), y.data(), dy.data(), w.data(), dw.data(), db.data(),
-                                  dx.data());
-      onednn::fused_conv_backward(dnn, conv, nullptr, x.data(), y.data(), dy.data(), w.data(), dw.data(), db.data(),
-                                  dx.data());
+    for (int call = 0; call < 10; ++call) {  // a race is decided in 8 calls at most
+      onednn::fused_conv_forward(dnn, conv, nullptr, x.data(), w.data(), b.data(), y.data());
+      if (backward) {
+        const std::vector<float> dy = y;
+        onednn::fused_conv_backward(dnn, conv, nullptr, x.data(), y.data(), dy.data(), w.data(), dw.data(), db.data(),
+                                    dx.data());
+      }
     }
     return dnn.choices();
   };
@@ -256,14 +255,18 @@ TEST_CASE("a convolution that oneDNN can run two ways runs the faster here for e
   } else {
     REQUIRE(forward_choices.size() == 1);
     check_line(forward_choices[0], "forward");
-    REQUIRE(choices.size() == 3);
-    check_line(choices[0], "forward");
-    check_line(choices[1], "filter gradient");
-    check_line(choices[2], "data gradient");
+    REQUIRE(choices.size() == 3);  // in the order the races were decided
+    for (const char* direction : {"forward", "filter gradient", "data gradient"}) {
+      const auto line = std::find_if(choices.begin(), choices.end(), [&](const std::string& l) {
+        return l.starts_with(what + direction + ": ");
+      });
+      REQUIRE(line != choices.end());
+      check_line(*line, direction);
+    }
   }
   onednn::OneDnn forced(onednn::Pick::kLibrary);
   CHECK(run(forced, true).empty());
-  onednn::OneDnn named(onednn::Pick::kFaster, onednn::ConvAlgorithm::kWinograd);
+  onednn::OneDnn named(onednn::Pick::kFaster, onednn::Alternative::kAlways);
   CHECK(run(named, true).empty());
 
   // One algorithm only (a 1x1 window): nothing to time.
@@ -284,30 +287,50 @@ TEST_CASE("the fastest of several ways is chosen, the first among equals, and th
   CHECK(onednn::fastest_way({{"alone", 7}}).words == "alone, 7 us");
 }
 
-TEST_CASE("a race times each way after a warm-up call, and stops timing a clear loser and a lone leader") {
-  // Each way's calls take the scripted times in turn (the warm-up call is not timed).
-  std::vector<std::vector<double>> script;
-  std::vector<size_t> calls;
-  size_t last = 0;
-  std::vector<std::function<void()>> ways;
-  const auto race = [&](std::vector<std::vector<double>> times) {
-    script = std::move(times);
-    calls.assign(script.size(), 0);
-    ways.clear();
-    for (size_t i = 0; i < script.size(); ++i) ways.push_back([&, i] { ++calls[i], last = i; });
-    return onednn::race(ways, 3, [&](const std::function<void()>& call) {
-      call();
-      return script[last][calls[last] - 2];
-    });
+TEST_CASE("a race warms each way, times it on the op's calls, and stops timing a clear loser and a lone leader") {
+  // Each way's calls take the scripted times in turn; returns the ways in the order they ran.
+  const auto run = [](onednn::Race& race, std::vector<std::vector<double>> script) {
+    std::vector<size_t> ran, calls(script.size(), 0);
+    while (!race.decided()) {
+      const size_t way = race.next();
+      ran.push_back(way);
+      race.record(script[way][calls[way]++]);
+    }
+    return ran;
   };
-  // Two close ways run every round; one 25% slower than the best so far stops after its round.
-  CHECK(race({{10, 9, 11}, {12, 8, 10}, {30}}) == std::vector<double>{9, 8, 30});
-  CHECK(calls == std::vector<size_t>{4, 4, 2});
-  CHECK(race({{10, 8, 8}, {12, 12}}) == std::vector<double>{8, 12});  // 12 > 1.25 x 8: out after round 2
-  CHECK(calls == std::vector<size_t>{3, 3});  // and the leader, alone, stops too
-  CHECK(race({{5}, {50}}) == std::vector<double>{5, 50});  // the leader alone after one round: decided
-  CHECK(calls == std::vector<size_t>{2, 2});
-  CHECK(onednn::race({[] {}}, 3).size() == 1);  // the steady clock
+  const double untimed = 1e9;  // a warm-up call's time counts for nothing
+  onednn::Race close(3, 3);
+  // Two close ways run every pass; one 25% slower than the best so far stops after its pass.
+  CHECK(run(close, {{untimed, 10, 9, 11}, {untimed, 12, 8, 10}, {untimed, 30}}) ==
+        std::vector<size_t>{0, 1, 2, 0, 1, 2, 0, 1, 0, 1});
+  CHECK(close.best_us() == std::vector<double>{9, 8, 30});
+  CHECK(close.next() == 1);  // the winner runs from now on
+  close.record(1);
+  CHECK(close.next() == 1);
+
+  onednn::Race loser(2, 3);  // 12 > 1.25 x 8 after the second pass: out, and the leader alone wins
+  CHECK(run(loser, {{untimed, 10, 8}, {untimed, 12, 12}}) == std::vector<size_t>{0, 1, 0, 1, 0, 1});
+  CHECK(loser.next() == 0);
+  onednn::Race clear(2, 3);  // a clear choice: two calls of each way
+  CHECK(run(clear, {{untimed, 50}, {untimed, 5}}) == std::vector<size_t>{0, 1, 0, 1});
+  CHECK(clear.next() == 1);
+  onednn::Race alone(1, 3);
+  CHECK(alone.decided());
+  CHECK(alone.next() == 0);
+}
+
+TEST_CASE("raced ways say the decision once, on the call that makes it") {
+  std::vector<int> calls(2, 0);
+  onednn::RacedWays<int> ways({{"zero", 0}, {"one", 1}}, 1);
+  std::vector<std::string> said;
+  for (int i = 0; i < 10; ++i)
+    if (const auto words = ways.run([&](int& way) { ++calls[static_cast<size_t>(way)]; })) said.push_back(*words);
+  REQUIRE(said.size() == 1);
+  CHECK(calls[0] + calls[1] == 10);
+  CHECK((said[0].starts_with("zero, ") || said[0].starts_with("one, ")));
+  CHECK(said[0].find(" us, against ") != std::string::npos);
+  onednn::RacedWays<int> one({{"alone", 0}});
+  CHECK_FALSE(one.run([](int&) {}).has_value());  // nothing to decide
 }
 
 TEST_CASE("the faster of two timings is chosen, and the line gives both") {

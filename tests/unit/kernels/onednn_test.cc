@@ -11,6 +11,9 @@
 #include "kernels/context.h"
 #include "kernels/conv.h"
 #include "kernels/gemm.h"
+#ifdef PADDLE_LAUNCH_WITH_ONEDNN
+#include "kernels/onednn/onednn.h"
+#endif
 #include "check_close.h"
 #include "random_vector.h"
 
@@ -69,21 +72,42 @@ TEST_CASE("oneDNN convolution equals the im2col reference, forward and both grad
   }
 }
 
-TEST_CASE("oneDNN sgemm equals Eigen for every transpose, overwriting and accumulating, and empty sums") {
+TEST_CASE("oneDNN's sgemm and matmul equal Eigen for every transpose, overwriting and accumulating, and empty sums") {
   const kernels::Context dnn;
   const int m = 13, n = 70, k = 33;
   const auto a = random_vector(m * k, 11), b = random_vector(k * n, 12), c0 = random_vector(m * n, 13);
+  kernels::onednn::OneDnn sgemm(kernels::onednn::Pick::kFaster, kernels::onednn::Alternative::kNever),
+      matmul(kernels::onednn::Pick::kFaster, kernels::onednn::Alternative::kAlways);
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (bool accumulate : {false, true}) {
         CAPTURE(ta);
         CAPTURE(tb);
         CAPTURE(accumulate);
-        std::vector<float> want = c0, got = c0;
+        std::vector<float> want = c0, by_sgemm = c0, by_matmul = c0;
         kernels::cpu::gemm(ta, tb, m, n, k, a.data(), b.data(), want.data(), accumulate);
-        kernels::gemm(dnn, ta, tb, m, n, k, a.data(), b.data(), got.data(), accumulate);
-        check_close(got, want, "gemm");
+        for (int call = 0; call < 8; ++call) {  // raced on these calls: each way's result is right
+          std::vector<float> got = c0;
+          kernels::gemm(dnn, ta, tb, m, n, k, a.data(), b.data(), got.data(), accumulate);
+          check_close(got, want, "gemm");
+        }
+        kernels::onednn::gemm(sgemm, ta, tb, m, n, k, a.data(), b.data(), by_sgemm.data(), accumulate);
+        check_close(by_sgemm, want, "sgemm");
+        kernels::onednn::gemm(matmul, ta, tb, m, n, k, a.data(), b.data(), by_matmul.data(), accumulate);
+        check_close(by_matmul, want, "matmul");
       }
+  CHECK(sgemm.choices().empty());  // told: nothing timed
+  CHECK(matmul.choices().empty());
+  const std::vector<std::string> timed = dnn.kernel_choices();
+  REQUIRE(timed.size() == 8);
+  CHECK(timed[0].starts_with("matrix product [13x33] by [33x70]: "));
+  CHECK(timed[1].starts_with("matrix product [13x33] by [33x70], added in: "));
+  CHECK(timed[7].starts_with("matrix product [33x13] transposed by [70x33] transposed, added in: "));
+  for (const std::string& line : timed) {
+    CAPTURE(line);
+    CHECK((line.find(": sgemm, ") != std::string::npos) != (line.find(": matmul, ") != std::string::npos));
+    CHECK(line.ends_with(" us, timed here"));
+  }
   std::vector<float> c = c0;
   kernels::gemm(dnn, false, false, m, n, 0, a.data(), b.data(), c.data(), true);
   CHECK(c == c0);
