@@ -27,10 +27,23 @@ Storage::Storage(size_t bytes, const Device& device) : bytes_(bytes), device_(de
   pointer_ = device.is_cuda() ? kernels::cuda_allocate(bytes, device.index) : ::operator new(bytes, kHostAlignment);
 }
 
+Storage Storage::borrowed(void* pointer, size_t bytes, const Device& device) {
+  Storage block;
+  block.pointer_ = pointer;
+  block.bytes_ = bytes;
+  block.device_ = device;
+  block.owned_ = false;
+  return block;
+}
+
 Storage::~Storage() { release(); }
 
 void Storage::release() noexcept {
   if (pointer_ == nullptr) return;
+  if (!owned_) {
+    pointer_ = nullptr;
+    return;
+  }
   if (device_.is_cuda()) kernels::cuda_release(pointer_);
   else ::operator delete(pointer_, kHostAlignment);
   pointer_ = nullptr;
@@ -46,7 +59,8 @@ Storage& Storage::operator=(const Storage& other) {
 }
 
 Storage::Storage(Storage&& other) noexcept
-    : pointer_(std::exchange(other.pointer_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), device_(other.device_) {}
+    : pointer_(std::exchange(other.pointer_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), device_(other.device_),
+      owned_(std::exchange(other.owned_, true)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
   if (this == &other) return *this;
@@ -54,6 +68,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
   pointer_ = std::exchange(other.pointer_, nullptr);
   bytes_ = std::exchange(other.bytes_, 0);
   device_ = other.device_;
+  owned_ = std::exchange(other.owned_, true);
   return *this;
 }
 

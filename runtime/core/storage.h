@@ -13,6 +13,9 @@ class Storage {
  public:
   Storage() = default;
   Storage(size_t bytes, const Device& device);  // uninitialised
+  // The `bytes` at `pointer`, which the caller keeps alive for this block's life: written in place,
+  // never freed. A copy of it owns its own bytes.
+  static Storage borrowed(void* pointer, size_t bytes, const Device& device);
   ~Storage();
   Storage(const Storage& other);
   Storage& operator=(const Storage& other);
@@ -36,6 +39,7 @@ class Storage {
   void* pointer_ = nullptr;
   size_t bytes_ = 0;
   Device device_;
+  bool owned_ = true;
 };
 
 }  // namespace paddle::runtime

@@ -1,6 +1,7 @@
 #include "runtime/core/tensor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -59,6 +60,13 @@ Storage& Tensor::writable() {
 Tensor Tensor::uninitialized(std::vector<int64_t> dims, const Device& device) {
   Tensor t;
   t.storage_ = std::make_shared<Storage>(static_cast<size_t>(count(dims)) * sizeof(float), device);
+  t.shape = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::over(std::vector<int64_t> dims, float* data, const Device& device) {
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(Storage::borrowed(data, static_cast<size_t>(count(dims)) * sizeof(float), device));
   t.shape = std::move(dims);
   return t;
 }
@@ -182,11 +190,7 @@ Tensor Tensor::to(const Device& device) const {
   return t;
 }
 
-std::string Tensor::shape_string() const {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string Tensor::shape_string() const { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
 std::string Tensor::describe() const {
   return fmt::format("{}{} on {}{}", dtype_name(dtype_), shape_string(), device().to_string(),

@@ -49,6 +49,10 @@ class Tensor {
     return from_values(std::move(dims), std::span<const float>(values), device);
   }
   static Tensor from_ids(std::vector<int64_t> dims, std::span<const int64_t> ids, const Device& device = Device::cpu());
+  // float32 elements at `data`, which the caller keeps alive for the tensor's life: written in
+  // place, never freed (a gradient kept in its allreduce bucket). A copy of the tensor, or a write
+  // after share(), moves it to a block of its own, which ptr() then shows.
+  static Tensor over(std::vector<int64_t> dims, float* data, const Device& device = Device::cpu());
   // float32 [N,C,H,W] on the host in a oneDNN blocked layout, uninitialised (the kernel that
   // writes it fills the padding too).
   static Tensor blocked(std::vector<int64_t> dims, kernels::Layout layout);

@@ -46,6 +46,7 @@ DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, si
     if (device.is_cuda()) b.packed = std::make_unique<kernels::Event>(context_);
     b.waiting = b.params.size();
   }
+  if (!device.is_cuda()) place_gradients_in_buckets();
   model_.on_gradients_ready([this](const std::vector<Parameter*>& ready) { on_ready(ready); });
   // Named for top -H and scripts/bench_train.sh.
   thread_.start("grad-allreduce", [this](std::stop_token stop) { communicate(stop); }, [this] {
@@ -57,7 +58,28 @@ DataParallel::DataParallel(Sequential& model, collective::Communicator& comm, si
 DataParallel::~DataParallel() {
   model_.on_gradients_ready({});
   thread_.stop();
+  for (const auto& b : buckets_)  // the buckets go: gradients still in them move to blocks of their own
+    for (Parameter* p : b.params)
+      if (in_bucket(p)) p->grad = Tensor(p->grad);
 }
+
+void DataParallel::place_gradients_in_buckets() {
+  for (auto& b : buckets_)
+    for (Parameter* p : b.params) {
+      if (p->grad.dtype() != DType::kFloat32 || !p->grad.is_plain()) continue;
+      float* at = b.data() + bucket_of_.at(p).second;
+      const Tensor& grad = std::as_const(p->grad);
+      std::copy(grad.ptr(), grad.ptr() + grad.numel(), at);
+      p->grad = Tensor::over(grad.shape, at);
+    }
+}
+
+const float* DataParallel::place_of(const Parameter* p) {
+  const auto [index, offset] = bucket_of_.at(p);
+  return buckets_[index].data() + offset;
+}
+
+bool DataParallel::in_bucket(const Parameter* p) { return std::as_const(p->grad).ptr() == place_of(p); }
 
 size_t DataParallel::shared_bucket_count() const {
   return static_cast<size_t>(std::count_if(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.shared != nullptr; }));
@@ -70,17 +92,18 @@ void DataParallel::broadcast_parameters() {
 }
 
 void DataParallel::pack(Parameter* p) {
+  if (in_bucket(p)) return;
   auto [index, offset] = bucket_of_.at(p);
   float* to = buckets_[index].data() + offset;
   const size_t n = static_cast<size_t>(p->grad.numel());
-  kernels::copy(context_, to, p->grad.ptr(), n);
+  kernels::copy(context_, to, std::as_const(p->grad).ptr(), n);
 }
 
 void DataParallel::unpack(Bucket& b) {
   const float* from = b.data();
   for (Parameter* p : b.params) {
     const size_t n = static_cast<size_t>(p->grad.numel());
-    kernels::copy(context_, p->grad.ptr(), from, n);
+    if (!in_bucket(p)) kernels::copy(context_, p->grad.ptr(), from, n);
     from += n;
   }
 }

@@ -8,9 +8,13 @@
 // for the buckets still in flight.
 //
 // Buckets live on the model's device. On the CPU, where the communicator offers it, a bucket is a
-// ReduceBuffer (collective/communicator.h; shared memory on one node), reduced where it was
-// packed rather than copied into the communicator's memory and back; where it cannot make one
-// (a small /dev/shm), every rank says why on stderr and keeps its buckets private. On a CUDA device the packing copies are queued on the
+// ReduceBuffer (collective/communicator.h; shared memory on one node), reduced where it lies
+// rather than copied into the communicator's memory and back; where it cannot make one (a small
+// /dev/shm), every rank says why on stderr and keeps its buckets private. On the CPU each
+// parameter's gradient lives in its bucket (Tensor::over) for the DataParallel's life, so backward
+// writes it where the allreduce reads it and the optimizer reads the average where the allreduce
+// left it: nothing is packed or unpacked. A gradient tensor replaced since then is copied in and
+// out instead. On a CUDA device the packing copies are queued on the
 // model's stream and the communication thread waits for a bucket's event before reducing it in
 // device memory (NCCL), so backward kernels and allreduces overlap on the GPU too.
 
@@ -60,8 +64,11 @@ class DataParallel {
     bool queued = false;
   };
 
-  void pack(Parameter* p);
-  void unpack(Bucket& b);
+  void place_gradients_in_buckets();
+  const float* place_of(const Parameter* p);  // where p's gradient lies in its bucket
+  bool in_bucket(const Parameter* p);         // p's gradient tensor is still over that place
+  void pack(Parameter* p);                    // copies a gradient not in its bucket there
+  void unpack(Bucket& b);                     // and the average back
   void on_ready(const std::vector<Parameter*>& params);
   void enqueue(size_t bucket);
   void communicate(const std::stop_token& stop);

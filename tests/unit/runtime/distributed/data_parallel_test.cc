@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <future>
 #include <random>
 
@@ -69,7 +70,8 @@ class NoBuckets : public Communicator {
 // The gradients of 2 ranks of 2 samples each, after 3 steps, on communicators `make` gives;
 // `shared`: whether every bucket is to be a shared one.
 template <class Make>
-std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
+std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared,
+                                                   const std::function<void(Sequential&)>& after_start = {}) {
   // Communicators outlive both ranks' work: a rank closing its connections while the other still
   // reads its last allreduce would fail that one.
   struct Rank {
@@ -92,6 +94,7 @@ std::vector<std::vector<float>> two_rank_gradients(Make make, bool shared) {
       CHECK(parallel.bucket_count() > 1);
       CHECK(parallel.shared_bucket_count() == (shared ? parallel.bucket_count() : 0));
       parallel.broadcast_parameters();
+      if (after_start) after_start(net);
       for (int step = 0; step < 3; ++step) rank.gradients = gradients(net, &parallel, inputs(2 * r, 2));
       return rank;
     }));
@@ -127,4 +130,39 @@ TEST_CASE("data parallelism: 2 ranks of 2 samples average to the gradients of 1 
   }
   CHECK(shared[0] == shared[1]);  // bit-identical on every rank
   CHECK(shared[0] == fallback[0]);  // the same sums either way
+}
+
+TEST_CASE("on the CPU each gradient lives in its bucket, and one replaced since still gets the average") {
+  Sequential net;
+  build(net);
+  ShmOptions shm;
+  shm.timeout = 10s;
+  {
+    paddle::store::KvStoreServer server("127.0.0.1", 0);
+    paddle::store::RendezvousStore client("127.0.0.1", server.port(), 10s);
+    GlooStore store(client);
+    ShmCommunicator comm(0, 1, store, shm);
+    net.parameters()[0]->grad.values()[0] = 3.5f;
+    DataParallel parallel(net, comm);  // one bucket: the gradients back to back, last layer first
+    REQUIRE(parallel.bucket_count() == 1);
+    auto params = net.parameters();
+    for (size_t i = params.size() - 1; i > 0; --i)
+      CHECK(std::as_const(params[i])->grad.ptr() + params[i]->grad.numel() == std::as_const(params[i - 1]->grad).ptr());
+    CHECK(params[0]->grad.to_vector()[0] == 3.5f);  // moved there with its value
+  }
+  CHECK(net.parameters()[0]->grad.to_vector()[0] == 3.5f);  // and moved out again when the buckets went
+
+  Sequential local;
+  build(local);
+  const auto expected = gradients(local, nullptr, inputs(0, 4));
+  const auto replaced = two_rank_gradients([&](int r, GlooStore& store) -> std::unique_ptr<Communicator> {
+    return std::make_unique<ShmCommunicator>(r, 2, store, shm);
+  }, true, [](Sequential& model) {
+    Parameter* p = model.parameters()[1];
+    p->grad = Tensor(p->grad.shape);  // a tensor of its own, outside the bucket
+  });
+  for (const auto& got : replaced) {
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-5));
+  }
 }
