@@ -32,4 +32,12 @@ CpuKernels cpu_kernels_from(const char* value) {
       fmt::format("PADDLE_CPU_KERNELS={} is not onednn, onednn:library, onednn:ours or plain", v));
 }
 
+std::string choice_cache_from(const char* setting, const char* xdg_cache_home, const char* home) {
+  if (setting != nullptr) return std::string(setting) == "off" ? "" : setting;
+  if (xdg_cache_home != nullptr && *xdg_cache_home != '\0')
+    return std::string(xdg_cache_home) + "/paddle-launch/kernel-choices.json";
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/paddle-launch/kernel-choices.json";
+  return "";
+}
+
 }  // namespace paddle::kernels

@@ -25,16 +25,19 @@ class OneDnn;
 
 // Which kernels a CPU context runs: oneDNN's where the build has it and the family has a oneDNN
 // half, or the plain CPU halves everywhere. Where we keep a kernel of our own beside one of
-// oneDNN's (max pooling on a channel-blocked layout), kOneDnn runs the faster of the two for each
+// oneDNN's (max pooling on a channel-blocked layout), and where oneDNN has two algorithms for
+// one op (Winograd's convolution and direct, matmul and sgemm), kOneDnn runs the faster for each
 // shape, timed on this machine at the shape's first use (a choice tuned on one CPU kind was wrong
-// on another: kernels/onednn/kernel_choice.h); kOneDnnLibrary and kOneDnnOurs force one.
+// on another: kernels/onednn/kernel_choice.h); kOneDnnLibrary and kOneDnnOurs force our kernel or
+// oneDNN's and run oneDNN's default algorithms, timing nothing.
 enum class CpuKernels { kOneDnn, kOneDnnLibrary, kOneDnnOurs, kPlain };
 
 class Context {
  public:
   // The host CPU, with its own oneDNN primitive cache when `kernels` is kOneDnn and the build
-  // has oneDNN (kPlain otherwise).
-  explicit Context(CpuKernels kernels = CpuKernels::kOneDnn);
+  // has oneDNN (kPlain otherwise). `choice_cache`: the file that keeps the kernel choices timed
+  // on this machine for later processes (kernels/onednn/choice_cache.h); "" keeps none.
+  explicit Context(CpuKernels kernels = CpuKernels::kOneDnn, const std::string& choice_cache = "");
   // CUDA device `device`; with tf32, GEMMs and convolutions may use TF32 tensor cores. Throws
   // common::ConfigError when the build has no CUDA, std::runtime_error when the device cannot
   // be used.
@@ -69,6 +72,12 @@ class Context {
 // The CPU kernels named by PADDLE_CPU_KERNELS: onednn (the default), onednn:library, onednn:ours
 // or plain; throws common::ConfigError naming the variable for anything else.
 CpuKernels cpu_kernels_from(const char* value);
+
+// The file that keeps the kernel choices timed on this machine (kernels/onednn/choice_cache.h):
+// PADDLE_KERNEL_CACHE's value `setting` (null where unset), "off" for none; unset,
+// $XDG_CACHE_HOME/paddle-launch/kernel-choices.json, or under $HOME/.cache where XDG_CACHE_HOME
+// is unset or empty ("" without either).
+std::string choice_cache_from(const char* setting, const char* xdg_cache_home, const char* home);
 
 // The CUDA devices this process sees (0 without CUDA support, a driver or a device).
 int cuda_device_count();

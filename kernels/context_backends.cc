@@ -25,9 +25,10 @@ class OneDnn {
 
 namespace paddle::kernels {
 
-Context::Context([[maybe_unused]] CpuKernels kernels) {
+Context::Context([[maybe_unused]] CpuKernels kernels, [[maybe_unused]] const std::string& choice_cache) {
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
-  if (kernels == CpuKernels::kOneDnn) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kFaster);
+  if (kernels == CpuKernels::kOneDnn)
+    onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kFaster, onednn::Alternative::kTimed, choice_cache);
   if (kernels == CpuKernels::kOneDnnLibrary) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kLibrary);
   if (kernels == CpuKernels::kOneDnnOurs) onednn_ = std::make_unique<onednn::OneDnn>(onednn::Pick::kOurs);
 #endif

@@ -200,14 +200,12 @@ MaxPoolPrimitives build(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_la
   if (dnn.pick() == Pick::kOurs) return build_ours(dnn.engine(), p, block);
   MaxPoolPrimitives ours = build_ours(dnn.engine(), p, block);
   MaxPoolPrimitives library = build_library(dnn.engine(), p, x_desc);
-  const OpTiming ours_time = time_primitives(dnn, ours, p, x_layout);
-  const OpTiming library_time = time_primitives(dnn, library, p, x_layout);
-  const KernelChoice choice =
-      choose_faster(fmt::format("max pooling {}, {}x{} windows{}", x_layout.name(), p.kernel, p.kernel,
-                                p.relu_gradient ? " with ReLU's gradient" : ""),
-                    ours_time, library_time);
-  dnn.note_choice(choice.line);
-  return choice.ours ? std::move(ours) : std::move(library);
+  const std::string what = fmt::format("max pooling {}, {}x{} windows{}", x_layout.name(), p.kernel, p.kernel,
+                                       p.relu_gradient ? " with ReLU's gradient" : "");
+  const size_t way = dnn.decide(what, 2, [&] {
+    return choose_faster(time_primitives(dnn, ours, p, x_layout), time_primitives(dnn, library, p, x_layout));
+  });
+  return way == 0 ? std::move(ours) : std::move(library);
 }
 
 MaxPoolPrimitives& primitives_for(OneDnn& dnn, const BlockedMaxPool& p, const Layout& x_layout) {

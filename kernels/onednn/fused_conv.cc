@@ -101,26 +101,37 @@ struct FilterRun {  // dw += the filter gradient, db += the bias gradient
   }
 };
 
-// The ways a direction has, one per algorithm with a primitive for the shape (made by `make`,
-// which gives nothing for an algorithm without one), raced on the direction's calls where the
-// choice is timed; else the first alone.
-template <class Run>
-RacedWays<Run> ways_of(const OneDnn& dnn, const std::vector<Algorithm>& algorithms,
-                       const std::function<std::optional<Run>(const Algorithm&)>& make) {
-  std::vector<std::pair<std::string, Run>> ways;
-  for (const Algorithm& algorithm : algorithms) {
-    if (!ways.empty() && !dnn.times_alternatives()) break;
-    if (auto run = make(algorithm)) ways.emplace_back(algorithm.name, std::move(*run));
-  }
-  return RacedWays<Run>(std::move(ways));
+// A caller's buffer for timing: a fixed pattern in [-1, 1), so no denormals slow either way.
+std::vector<float> sample_of(const memory::desc& desc) {
+  std::vector<float> values(desc.get_size() / sizeof(float));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(static_cast<int>(i * 7919 % 2000) - 1000) / 1000.0f;
+  return values;
 }
 
-// Runs `call` on the direction's way for this call, and notes a race's decision in `dnn`'s kernel
-// choices: "<what>: Winograd's, 836 us, against direct 898 us, timed here".
-template <class Run, class Call>
-void run_raced(OneDnn& dnn, RacedWays<Run>& ways, const std::string& what, Call&& call) {
-  if (const auto decided = ways.run(std::forward<Call>(call)))
-    dnn.note_choice(fmt::format("{}: {}, timed here", what, *decided));
+// The way a direction runs: of one per algorithm with a primitive for the shape (`make` gives
+// nothing for one without), the one OneDnn::decide() takes, raced on scratch data by `call`
+// where the choice is timed; else the first.
+template <class Run>
+Run choose_way(OneDnn& dnn, const std::vector<Algorithm>& algorithms, const std::string& what,
+               const std::function<std::optional<Run>(const Algorithm&)>& make,
+               const std::function<void(Run&)>& call) {
+  std::vector<std::pair<Algorithm, Run>> ways;
+  for (const Algorithm& algorithm : algorithms) {
+    if (!ways.empty() && !dnn.times_alternatives()) break;
+    if (auto run = make(algorithm)) ways.emplace_back(algorithm, std::move(*run));
+  }
+  if (ways.empty()) throw std::logic_error(fmt::format("{}: oneDNN has no algorithm for it", what));
+  if (ways.size() == 1) return std::move(ways.front().second);
+  const size_t way = dnn.decide(what, ways.size(), [&] {
+    std::vector<std::function<void()>> calls;
+    for (auto& [algorithm, run] : ways) calls.push_back([&call, &run = run] { call(run); });
+    const std::vector<double> us = race(calls);
+    std::vector<TimedWay> timings;
+    for (size_t i = 0; i < ways.size(); ++i) timings.push_back({ways[i].first.name, us[i]});
+    return fastest_way(timings);
+  });
+  return std::move(ways[way].second);
 }
 
 // The algorithms to try, in order of preference where untimed.
@@ -133,38 +144,50 @@ std::vector<Algorithm> algorithms_for(const OneDnn& dnn) {
   return {kDirect, kWinograd};
 }
 
-// Every primitive of one fused convolution for one input layout. Each direction's ways are built
-// at its first use, so a shape that only ever runs forward (evaluation's) builds no backward. The
-// forward's ways all write y in the layout the first chose, which the next layer was told. The
-// gradient g = dy (times ReLU's mask) is formed once in that layout and read by both backward
-// convolutions from there.
+// Every primitive of one fused convolution for one input layout. The forward's algorithm is
+// chosen when it is built; each gradient's at its first use, so a shape that only ever runs
+// forward (evaluation's) times no backward. The forward's ways all write y in the layout the
+// first chose, which the next layer is told. The gradient g = dy (times ReLU's mask) is formed
+// once in that layout and read by both backward convolutions from there.
 struct FusedConvPrimitives {
   FusedConvPrimitives(const FusedConv& c, const Layout* x_layout) : conv(c), descs(c, x_layout) {}
 
   FusedConv conv;
   ConvDescs descs;
-  std::string what;                                      // "convolution 64x16x14x14 nChw16c, 3x3 to 32 channels"
+  std::string what;                                      // "convolution 64x16x14x14 nChw16c, 3x3 pad 1 to 32 channels"
   std::vector<std::pair<Algorithm, ForwardDesc>> hints;  // each algorithm's forward, for its backward
   std::optional<Layout> y_layout;
   memory::desc y_chosen, y_caller;
-  std::optional<RacedWays<ForwardRun>> forward;
+  ForwardRun forward;
   LayoutBridge g_from_dy;  // dy brought into the chosen output layout
   std::optional<dnnl::eltwise_backward> relu_backward;
   LayoutBridge relu_y;
   memory relu_g;  // dy times ReLU's mask, in the chosen output layout
-  std::optional<RacedWays<DataRun>> data;
-  std::optional<RacedWays<FilterRun>> filter;
+  std::optional<DataRun> data;
+  std::optional<FilterRun> filter;
 };
+
+// The hint (forward) of each algorithm `p` has one for.
+std::vector<Algorithm> algorithms_of(const FusedConvPrimitives& p) {
+  std::vector<Algorithm> algorithms;
+  for (const auto& [algorithm, hint] : p.hints) algorithms.push_back(algorithm);
+  return algorithms;
+}
+const ForwardDesc& hint_of(const FusedConvPrimitives& p, const Algorithm& algorithm) {
+  for (const auto& [a, hint] : p.hints)
+    if (a.id == algorithm.id) return hint;
+  throw std::logic_error("a convolution's backward asked for an algorithm its forward has none of");
+}
 
 FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layout) {
   const dnnl::engine& engine = dnn.engine();
   FusedConvPrimitives p(c, x_layout);
   const ConvDescs& d = p.descs;
-  p.what = fmt::format("convolution {}, {}x{}{} to {} channels",
+  p.what = fmt::format("convolution {}, {}x{}{} pad {} to {} channels{}{}",
                        x_layout ? x_layout->name() : fmt::format("{}x{}x{}x{} nchw", c.batch, c.shape.channels,
                                                                  c.shape.height, c.shape.width),
                        c.shape.kernel, c.shape.kernel, c.shape.stride == 1 ? "" : fmt::format(" stride {}", c.shape.stride),
-                       c.out_channels);
+                       c.shape.padding, c.out_channels, c.bias ? ", bias" : "", c.relu ? ", ReLU" : "");
   for (const Algorithm& algorithm : algorithms_for(dnn)) {
     const auto desc = if_implemented<ForwardDesc>([&] {
       return ForwardDesc(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm.id, d.x_any,
@@ -177,6 +200,19 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
   p.y_chosen = p.hints.front().second.dst_desc();
   if (c.blocked_output) p.y_layout = layout_of(p.y_chosen);
   p.y_caller = p.y_layout ? p.y_chosen : desc_of(d.y_any.dims(), nullptr);
+  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain),
+                     y = sample_of(p.y_caller);
+  p.forward = choose_way<ForwardRun>(
+      dnn, algorithms_of(p), p.what + ", forward",
+      [&](const Algorithm& algorithm) {
+        const ForwardDesc& desc = hint_of(p, algorithm);
+        return std::optional<ForwardRun>(ForwardRun{
+            dnnl::convolution_forward(desc), LayoutBridge(d.x_caller, desc.src_desc(), engine, Use::kRead),
+            LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
+            c.bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
+            LayoutBridge(p.y_caller, desc.dst_desc(), engine, Use::kWrite), c.bias});
+      },
+      [&](ForwardRun& run) { run.run(dnn, x.data(), w.data(), b.data(), y.data()); });
   p.g_from_dy = LayoutBridge(p.y_caller, p.y_chosen, engine, Use::kRead);
   if (c.relu && !c.dy_masked) {
     const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
@@ -191,74 +227,56 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
   return p;
 }
 
-// The hint (forward) of each algorithm `p` has one for.
-std::vector<Algorithm> algorithms_of(const FusedConvPrimitives& p) {
-  std::vector<Algorithm> algorithms;
-  for (const auto& [algorithm, hint] : p.hints) algorithms.push_back(algorithm);
-  return algorithms;
-}
-const ForwardDesc& hint_of(const FusedConvPrimitives& p, const Algorithm& algorithm) {
-  for (const auto& [a, hint] : p.hints)
-    if (a.id == algorithm.id) return hint;
-  throw std::logic_error("a convolution's backward asked for an algorithm its forward has none of");
-}
-
-RacedWays<ForwardRun>& forward_ways(OneDnn& dnn, FusedConvPrimitives& p) {
-  if (p.forward) return *p.forward;
-  const ConvDescs& d = p.descs;
-  const dnnl::engine& engine = dnn.engine();
-  const bool bias = p.conv.bias;
-  p.forward = ways_of<ForwardRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) {
-    const ForwardDesc& desc = hint_of(p, algorithm);
-    return std::optional<ForwardRun>(ForwardRun{
-        dnnl::convolution_forward(desc), LayoutBridge(d.x_caller, desc.src_desc(), engine, Use::kRead),
-        LayoutBridge(d.w_plain, desc.weights_desc(), engine, Use::kRead),
-        bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
-        LayoutBridge(p.y_caller, desc.dst_desc(), engine, Use::kWrite), bias});
-  });
-  return *p.forward;
-}
-
-RacedWays<DataRun>& data_ways(OneDnn& dnn, FusedConvPrimitives& p) {
+DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
   if (p.data) return *p.data;
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
-  p.data = ways_of<DataRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) -> std::optional<DataRun> {
-    using Desc = dnnl::convolution_backward_data::primitive_desc;
-    const auto desc = if_implemented<Desc>([&] {
-      return Desc(dnnl::convolution_backward_data::desc(algorithm.id, d.x_any, d.w_any, d.y_any, d.strides, d.padding,
-                                                        d.padding),
-                  engine, hint_of(p, algorithm));
-    });
-    if (!desc) return std::nullopt;
-    return DataRun{dnnl::convolution_backward_data(*desc),
-                   LayoutBridge(d.w_plain, desc->weights_desc(), engine, Use::kRead),
-                   LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
-                   LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)};
-  });
+  std::vector<float> w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller);
+  p.data = choose_way<DataRun>(
+      dnn, algorithms_of(p), p.what + ", data gradient",
+      [&](const Algorithm& algorithm) -> std::optional<DataRun> {
+        using Desc = dnnl::convolution_backward_data::primitive_desc;
+        const auto desc = if_implemented<Desc>([&] {
+          return Desc(dnnl::convolution_backward_data::desc(algorithm.id, d.x_any, d.w_any, d.y_any, d.strides,
+                                                            d.padding, d.padding),
+                      engine, hint_of(p, algorithm));
+        });
+        if (!desc) return std::nullopt;
+        return DataRun{dnnl::convolution_backward_data(*desc),
+                       LayoutBridge(d.w_plain, desc->weights_desc(), engine, Use::kRead),
+                       LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                       LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)};
+      },
+      [&](DataRun& run) { run.run(dnn, w.data(), g.data(), dx.data()); });
   return *p.data;
 }
 
-RacedWays<FilterRun>& filter_ways(OneDnn& dnn, FusedConvPrimitives& p) {
+FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
   if (p.filter) return *p.filter;
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
   const bool bias = p.conv.bias;
-  p.filter = ways_of<FilterRun>(dnn, algorithms_of(p), [&](const Algorithm& algorithm) -> std::optional<FilterRun> {
-    using Desc = dnnl::convolution_backward_weights::primitive_desc;
-    const auto desc = if_implemented<Desc>([&] {
-      return Desc(dnnl::convolution_backward_weights::desc(algorithm.id, d.x_any, d.w_any, d.b_any, d.y_any, d.strides,
-                                                           d.padding, d.padding),
-                  engine, hint_of(p, algorithm));
-    });
-    if (!desc) return std::nullopt;
-    return FilterRun{dnnl::convolution_backward_weights(*desc),
-                     LayoutBridge(d.x_caller, desc->src_desc(), engine, Use::kRead),
-                     LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
-                     LayoutBridge(d.w_plain, desc->diff_weights_desc(), engine, Use::kAccumulate),
-                     bias ? LayoutBridge(d.b_plain, desc->diff_bias_desc(), engine, Use::kAccumulate) : LayoutBridge(),
-                     bias};
-  });
+  std::vector<float> x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
+                     db = sample_of(d.b_plain);
+  p.filter = choose_way<FilterRun>(
+      dnn, algorithms_of(p), p.what + ", filter gradient",
+      [&](const Algorithm& algorithm) -> std::optional<FilterRun> {
+        using Desc = dnnl::convolution_backward_weights::primitive_desc;
+        const auto desc = if_implemented<Desc>([&] {
+          return Desc(dnnl::convolution_backward_weights::desc(algorithm.id, d.x_any, d.w_any, d.b_any, d.y_any,
+                                                               d.strides, d.padding, d.padding),
+                      engine, hint_of(p, algorithm));
+        });
+        if (!desc) return std::nullopt;
+        return FilterRun{dnnl::convolution_backward_weights(*desc),
+                         LayoutBridge(d.x_caller, desc->src_desc(), engine, Use::kRead),
+                         LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
+                         LayoutBridge(d.w_plain, desc->diff_weights_desc(), engine, Use::kAccumulate),
+                         bias ? LayoutBridge(d.b_plain, desc->diff_bias_desc(), engine, Use::kAccumulate)
+                              : LayoutBridge(),
+                         bias};
+      },
+      [&](FilterRun& run) { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
   return *p.filter;
 }
 
@@ -281,8 +299,7 @@ std::optional<Layout> fused_conv_output_layout(OneDnn& dnn, const FusedConv& c, 
 void fused_conv_forward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* w,
                         const float* bias, float* y) {
   auto held = dnn.lock();
-  FusedConvPrimitives& p = primitives_for(dnn, c, x_layout);
-  run_raced(dnn, forward_ways(dnn, p), p.what + ", forward", [&](ForwardRun& run) { run.run(dnn, x, w, bias, y); });
+  primitives_for(dnn, c, x_layout).forward.run(dnn, x, w, bias, y);
 }
 
 void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout, const float* x, const float* y,
@@ -300,11 +317,8 @@ void fused_conv_backward(OneDnn& dnn, const FusedConv& c, const Layout* x_layout
   }
   stream.wait();
   const void* g_data = g.get_data_handle();
-  if (dw != nullptr)
-    run_raced(dnn, filter_ways(dnn, p), p.what + ", filter gradient",
-              [&](FilterRun& run) { run.run(dnn, x, g_data, dw, db); });
-  if (dx != nullptr)
-    run_raced(dnn, data_ways(dnn, p), p.what + ", data gradient", [&](DataRun& run) { run.run(dnn, w, g_data, dx); });
+  if (dw != nullptr) filter_run(dnn, p).run(dnn, x, g_data, dw, db);
+  if (dx != nullptr) data_run(dnn, p).run(dnn, w, g_data, dx);
 }
 
 }  // namespace paddle::kernels::onednn

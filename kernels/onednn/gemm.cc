@@ -67,16 +67,27 @@ std::optional<ProductWay> matmul_for(OneDnn& dnn, const ProductShape& s) {
                     memory(c, dnn.engine(), nullptr)};
 }
 
-// A matrix product shape's ways (OneDnn::alternative()): sgemm and matmul raced on the shape's
-// calls where the choice is timed. On the AMD EPYC, one thread, Linear(1568, 128)'s data
+// The way a matrix product shape runs (OneDnn::alternative()): sgemm, or matmul where it is
+// told so or raced faster on scratch data. On the AMD EPYC, one thread, Linear(1568, 128)'s data
 // gradient, [64x128] by [1568x128] transposed, took 305 us on sgemm and 240 on matmul.
-RacedWays<ProductWay> ways_for(OneDnn& dnn, const ProductShape& s) {
-  std::vector<std::pair<std::string, ProductWay>> ways;
-  if (dnn.alternative() != Alternative::kAlways) ways.emplace_back("sgemm", ProductWay{});
-  if (dnn.alternative() == Alternative::kAlways || dnn.times_alternatives())
-    if (auto matmul = matmul_for(dnn, s)) ways.emplace_back("matmul", std::move(*matmul));
-  if (ways.empty()) ways.emplace_back("sgemm", ProductWay{});
-  return RacedWays<ProductWay>(std::move(ways));
+ProductWay way_for(OneDnn& dnn, const ProductShape& s) {
+  const bool try_matmul = dnn.alternative() == Alternative::kAlways || dnn.times_alternatives();
+  std::optional<ProductWay> matmul = try_matmul ? matmul_for(dnn, s) : std::nullopt;
+  if (!matmul) return ProductWay{};
+  if (!dnn.times_alternatives()) return std::move(*matmul);
+  const std::string what = fmt::format("matrix product [{}x{}]{} by [{}x{}]{}{}", s.transpose_a ? s.k : s.m,
+                                       s.transpose_a ? s.m : s.k, s.transpose_a ? " transposed" : "",
+                                       s.transpose_b ? s.n : s.k, s.transpose_b ? s.k : s.n,
+                                       s.transpose_b ? " transposed" : "", s.accumulate ? ", added in" : "");
+  ProductWay sgemm_way;
+  const size_t way = dnn.decide(what, 2, [&] {
+    std::vector<float> a(static_cast<size_t>(s.m) * s.k, 0.5f), b(static_cast<size_t>(s.k) * s.n, 0.25f),
+        c(static_cast<size_t>(s.m) * s.n, 0.0f);
+    const std::vector<double> us = race({[&] { sgemm_way.run(dnn, s, a.data(), b.data(), c.data()); },
+                                         [&] { matmul->run(dnn, s, a.data(), b.data(), c.data()); }});
+    return fastest_way({{"sgemm", us[0]}, {"matmul", us[1]}});
+  });
+  return way == 1 ? std::move(*matmul) : sgemm_way;
 }
 
 }  // namespace
@@ -91,12 +102,7 @@ void gemm(OneDnn& dnn, bool transpose_a, bool transpose_b, int m, int n, int k, 
   const ProductShape s{transpose_a, transpose_b, m, n, k, accumulate};
   auto held = dnn.lock();
   const std::string key = fmt::format("gemm {} {} {} {} {} {}", transpose_a, transpose_b, m, n, k, accumulate);
-  auto& ways = dnn.cached<RacedWays<ProductWay>>(key, [&] { return ways_for(dnn, s); });
-  if (const auto decided = ways.run([&](ProductWay& way) { way.run(dnn, s, a, b, c); }))
-    dnn.note_choice(fmt::format("matrix product [{}x{}]{} by [{}x{}]{}{}: {}, timed here", s.transpose_a ? s.k : s.m,
-                                s.transpose_a ? s.m : s.k, s.transpose_a ? " transposed" : "",
-                                s.transpose_b ? s.n : s.k, s.transpose_b ? s.k : s.n,
-                                s.transpose_b ? " transposed" : "", s.accumulate ? ", added in" : "", *decided));
+  dnn.cached<ProductWay>(key, [&] { return way_for(dnn, s); }).run(dnn, s, a, b, c);
 }
 
 }  // namespace paddle::kernels::onednn

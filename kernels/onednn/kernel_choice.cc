@@ -47,6 +47,16 @@ void Race::record(double us) {
   next_ = static_cast<size_t>(std::find(running_.begin(), running_.end(), true) - running_.begin());
 }
 
+std::vector<double> race(const std::vector<std::function<void()>>& ways, int rounds) {
+  Race race(ways.size(), rounds);
+  while (!race.decided()) {
+    const auto start = std::chrono::steady_clock::now();
+    ways[race.next()]();
+    race.record(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  return race.best_us();
+}
+
 OpTiming time_op(const std::function<void()>& forward, const std::function<void()>& backward, int runs) {
   OpTiming t;
   t.forward_us = fastest_us(forward, runs);
@@ -54,19 +64,18 @@ OpTiming time_op(const std::function<void()>& forward, const std::function<void(
   return t;
 }
 
-KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const OpTiming& library) {
-  KernelChoice choice;
-  choice.ours = ours.total_us() <= library.total_us();
-  const OpTiming& chosen = choice.ours ? ours : library;
-  const OpTiming& other = choice.ours ? library : ours;
-  choice.line = fmt::format("{}: {}, {:.0f} + {:.0f} us forward + backward, against {} {:.0f} + {:.0f} us, timed here",
-                            what, choice.ours ? "ours" : "oneDNN's", chosen.forward_us, chosen.backward_us,
-                            choice.ours ? "oneDNN's" : "ours", other.forward_us, other.backward_us);
-  return choice;
+Decision choose_faster(const OpTiming& ours, const OpTiming& library) {
+  const bool ours_faster = ours.total_us() <= library.total_us();
+  const OpTiming& chosen = ours_faster ? ours : library;
+  const OpTiming& other = ours_faster ? library : ours;
+  return Decision{ours_faster ? 0u : 1u,
+                  fmt::format("{}, {:.0f} + {:.0f} us forward + backward, against {} {:.0f} + {:.0f} us",
+                              ours_faster ? "ours" : "oneDNN's", chosen.forward_us, chosen.backward_us,
+                              ours_faster ? "oneDNN's" : "ours", other.forward_us, other.backward_us)};
 }
 
-FastestWay fastest_way(const std::vector<TimedWay>& ways) {
-  FastestWay fastest;
+Decision fastest_way(const std::vector<TimedWay>& ways) {
+  Decision fastest;
   for (size_t i = 1; i < ways.size(); ++i)
     if (ways[i].us < ways[fastest.index].us) fastest.index = i;
   fastest.words = fmt::format("{}, {:.0f} us", ways[fastest.index].name, ways[fastest.index].us);

@@ -4,15 +4,15 @@
 // slower on an AMD EPYC before it was rewritten; Winograd's convolution beats direct on the EPYC's
 // gradients and loses its forward), so neither a fixed choice nor a rule keyed on the vendor holds
 // on the next machine. Our kernel against oneDNN's is timed once, on scratch data, at the shape's
-// first use (a few milliseconds); oneDNN's alternatives race on the op's own first calls.
+// first use (a few milliseconds), and so are oneDNN's alternatives, raced; a ChoiceCache keeps each
+// decision for the machine's later processes.
 
-#include <chrono>
 #include <cstddef>
 #include <functional>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "kernels/onednn/choice_cache.h"
 
 namespace paddle::kernels::onednn {
 
@@ -24,22 +24,16 @@ struct OpTiming {
 };
 OpTiming time_op(const std::function<void()>& forward, const std::function<void()>& backward, int runs = 5);
 
-// Which of the two is faster, forward and backward together, and the line that says so:
-// "<what>: ours, 85 + 58 us forward + backward, against oneDNN's 73 + 120 us, timed here".
-struct KernelChoice {
-  bool ours = false;
-  std::string line;
-};
-KernelChoice choose_faster(const std::string& what, const OpTiming& ours, const OpTiming& library);
+// Which of the two is faster, forward and backward together (index 0: ours, 1: oneDNN's), and
+// the words that say so: "ours, 85 + 58 us forward + backward, against oneDNN's 73 + 120 us".
+Decision choose_faster(const OpTiming& ours, const OpTiming& library);
 
 // A race between several ways to run the same op (algorithms of one library: Winograd's
-// convolution or direct, sgemm or matmul), run on the op's own calls, so it costs no call that
-// was not needed anyway and times each way as the job runs it, its caches as they are between
-// the other layers. Until decided, each call runs next() and reports its microseconds to
-// record(): a first pass warms each way (untimed), then `rounds` timed passes, the fastest call
-// of each way counting. After a pass, a way 25% slower than the fastest is a clear loser and runs
-// no more, and a lone leader is the winner; so a clear choice costs two calls of each way. A race
-// of one way is decided from the start.
+// convolution or direct, sgemm or matmul). Until decided, each call runs next() and reports its
+// microseconds to record(): a first pass warms each way (untimed), then `rounds` timed passes, the
+// fastest call of each way counting. After a pass, a way 25% slower than the fastest is a clear
+// loser and runs no more, and a lone leader is the winner; so a clear choice costs two calls of
+// each way. A race of one way is decided from the start.
 class Race {
  public:
   explicit Race(size_t ways, int rounds = 3);
@@ -59,25 +53,8 @@ class Race {
   bool decided_;
 };
 
-// An op's ways, named, and the Race between them, run on the op's calls.
-template <class Way>
-class RacedWays {
- public:
-  explicit RacedWays(std::vector<std::pair<std::string, Way>> ways, int rounds = 3)
-      : ways_(std::move(ways)), race_(ways_.size(), rounds) {}
-
-  // The way the op's results are shaped by (its output layout): the first.
-  const Way& first() const { return ways_.front().second; }
-  // Runs `call(way)` on this call's way, timed while the race is on. Returns, on the call that
-  // decides a race of two or more, the words that say so ("Winograd's, 836 us, against direct
-  // 898 us"), else nothing.
-  template <class Call>
-  std::optional<std::string> run(Call&& call);
-
- private:
-  std::vector<std::pair<std::string, Way>> ways_;
-  Race race_;
-};
+// The microseconds per call of each of `ways`, raced on scratch data (Race).
+std::vector<double> race(const std::vector<std::function<void()>>& ways, int rounds = 3);
 
 // One way, named, and its time per call.
 struct TimedWay {
@@ -86,26 +63,6 @@ struct TimedWay {
 };
 // The fastest of `ways` (the first among equals) and the words that say so: "Winograd's, 836 us,
 // against direct 898 us".
-struct FastestWay {
-  size_t index = 0;
-  std::string words;
-};
-FastestWay fastest_way(const std::vector<TimedWay>& ways);
-
-template <class Way>
-template <class Call>
-std::optional<std::string> RacedWays<Way>::run(Call&& call) {
-  if (race_.decided()) {
-    call(ways_[race_.next()].second);
-    return std::nullopt;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  call(ways_[race_.next()].second);
-  race_.record(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  if (!race_.decided()) return std::nullopt;
-  std::vector<TimedWay> timings;
-  for (size_t i = 0; i < ways_.size(); ++i) timings.push_back({ways_[i].first, race_.best_us()[i]});
-  return fastest_way(timings).words;
-}
+Decision fastest_way(const std::vector<TimedWay>& ways);
 
 }  // namespace paddle::kernels::onednn

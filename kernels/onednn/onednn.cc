@@ -48,8 +48,17 @@ dnnl::memory::desc desc_of(const dnnl::memory::dims& dims, const Layout* layout)
   return layout->desc().desc;
 }
 
-OneDnn::OneDnn(Pick pick, Alternative alternative)
-    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), pick_(pick), alternative_(alternative) {}
+OneDnn::OneDnn(Pick pick, Alternative alternative, std::string choice_cache)
+    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), pick_(pick), alternative_(alternative),
+      kept_choices_(std::move(choice_cache)) {}
+
+size_t OneDnn::decide(const std::string& what, size_t ways, const std::function<Decision()>& time) {
+  const Decision decision = kept_choices_.decide(what, ways, time);
+  choices_.push_back(decision.from_cache
+                         ? fmt::format("{}: {}, as timed before ({})", what, decision.words, kept_choices_.path())
+                         : fmt::format("{}: {}, timed here", what, decision.words));
+  return decision.index;
+}
 
 LayoutBridge::LayoutBridge(const dnnl::memory::desc& caller, const dnnl::memory::desc& chosen,
                            const dnnl::engine& engine, Use use)

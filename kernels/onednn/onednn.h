@@ -25,6 +25,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/layout.h"
+#include "kernels/onednn/choice_cache.h"
 
 namespace paddle::kernels::onednn {
 
@@ -50,14 +51,20 @@ enum class Alternative { kTimed, kNever, kAlways };
 
 class OneDnn {
  public:
-  explicit OneDnn(Pick pick = Pick::kFaster, Alternative alternative = Alternative::kTimed);
+  // `choice_cache`: the file that keeps timed choices for later processes (choice_cache.h); ""
+  // keeps none.
+  explicit OneDnn(Pick pick = Pick::kFaster, Alternative alternative = Alternative::kTimed,
+                  std::string choice_cache = "");
 
   Pick pick() const { return pick_; }
   Alternative alternative() const { return alternative_; }
   // Whether a choice between oneDNN's default and its alternative is timed (else: as told).
   bool times_alternatives() const { return alternative_ == Alternative::kTimed && pick_ == Pick::kFaster; }
-  // A choice between two kernels, with why (Context::kernel_choices); under lock().
-  void note_choice(std::string line) { choices_.push_back(std::move(line)); }
+  // Which of `ways` runs `what` (an op and its shape, which is also its key in the choice cache):
+  // the one kept for this machine, or the one `time` decides (and the cache keeps). Noted in
+  // choices() as "<what>: <words>, timed here", or "..., as timed before (<cache file>)"; under
+  // lock().
+  size_t decide(const std::string& what, size_t ways, const std::function<Decision()>& time);
   std::vector<std::string> choices() {
     auto held = lock();
     return choices_;
@@ -83,6 +90,7 @@ class OneDnn {
   std::map<std::string, std::any> cache_;
   Pick pick_;
   Alternative alternative_;
+  ChoiceCache kept_choices_;
   std::vector<std::string> choices_;
 };
 

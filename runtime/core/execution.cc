@@ -5,8 +5,9 @@
 
 namespace paddle::runtime {
 
-Execution::Execution(const Device& device, bool tf32, kernels::CpuKernels cpu)
-    : device_(device), context_(device.is_cuda() ? kernels::Context(device.index, tf32) : kernels::Context(cpu)) {}
+Execution::Execution(const Device& device, bool tf32, kernels::CpuKernels cpu, const std::string& choice_cache)
+    : device_(device),
+      context_(device.is_cuda() ? kernels::Context(device.index, tf32) : kernels::Context(cpu, choice_cache)) {}
 
 Execution::~Execution() = default;
 

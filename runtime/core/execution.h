@@ -18,8 +18,10 @@ class Execution {
   // Throws common::ConfigError when the build has no CUDA or this process
   // does not see the device. tf32 lets GEMMs and convolutions on a CUDA device use TF32 tensor
   // cores (kernels/cuda/handles.h). `cpu`: the CPU kernels (PADDLE_CPU_KERNELS, which Fleet
-  // reads from the job's environment).
-  explicit Execution(const Device& device, bool tf32 = false, kernels::CpuKernels cpu = kernels::CpuKernels::kOneDnn);
+  // reads from the job's environment), and `choice_cache` the file that keeps their timed
+  // choices (PADDLE_KERNEL_CACHE; "" keeps none).
+  explicit Execution(const Device& device, bool tf32 = false, kernels::CpuKernels cpu = kernels::CpuKernels::kOneDnn,
+                     const std::string& choice_cache = "");
   ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;

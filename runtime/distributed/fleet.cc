@@ -102,10 +102,14 @@ float Fleet::average(float value) { return context().average(value); }
 Execution& Fleet::execution() {
   if (!execution_) {
     const std::optional<std::string> cpu = common::get_env(env_, "PADDLE_CPU_KERNELS");
+    const auto c_str = [](const std::optional<std::string>& value) { return value ? value->c_str() : nullptr; };
+    const std::string choice_cache =
+        kernels::choice_cache_from(c_str(common::get_env(env_, "PADDLE_KERNEL_CACHE")),
+                                   c_str(common::get_env(env_, "XDG_CACHE_HOME")), c_str(common::get_env(env_, "HOME")));
     // A parameter-server process has no collective context: it computes on the CPU.
     const bool cpu_only = strategy_.use_cpu || !context_;
     execution_ = std::make_unique<Execution>(cpu_only ? Device::cpu() : context().device(), strategy_.tf32,
-                                             kernels::cpu_kernels_from(cpu ? cpu->c_str() : nullptr));
+                                             kernels::cpu_kernels_from(c_str(cpu)), choice_cache);
     if (strategy_.amp && execution_->device().is_cuda()) {
       const AmpPolicy& policy = strategy_.amp->policy;
       if (policy.runs_in_half("matmul")) execution_->set_matmul_autocast(policy.dtype);

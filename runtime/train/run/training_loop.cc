@@ -145,10 +145,8 @@ class TrainingRun {
   void train_steps(int64_t number, StepPlace& at) {
     while (auto result = workload_.train_step(position_.step)) {
       at.step = ++position_.step;
-      if (steps_run_ < kStepsThatChooseKernels) {  // the training step's shapes
-        print_kernel_choices();
-        ++steps_run_;
-      }
+      if (!first_step_done_) print_kernel_choices();  // the training step's shapes
+      first_step_done_ = true;
       workload_.mark_progress(number, at.batch + 1, position_.step, false);
       run_.train_loss = workload_.mean_over_workers(result->loss);
       page_.step_done();
@@ -235,7 +233,7 @@ class TrainingRun {
     return report;
   }
 
-  // The kernels chosen for the shapes run so far, each said once.
+  // The kernels chosen at their shapes' first use, each said once.
   void print_kernel_choices() {
     const std::vector<std::string> choices = workload_.kernel_choices();
     for (; choices_printed_ < choices.size(); ++choices_printed_) fmt::print("kernel: {}\n", choices[choices_printed_]);
@@ -261,10 +259,7 @@ class TrainingRun {
   double train_seconds_ = 0;
   int64_t trained_samples_ = 0;
   Evaluation evaluation_;
-  bool evaluated_ = false, stop_ = false;
-  // A shape's kernels are chosen by its first call, or raced over its first 8 (kernel_choice.h).
-  static constexpr int kStepsThatChooseKernels = 8;
-  int steps_run_ = 0;
+  bool evaluated_ = false, stop_ = false, first_step_done_ = false;
   size_t choices_printed_ = 0;
   // Where the last metrics line was written, for the rates of the next.
   Clock::time_point line_time_;

@@ -1,0 +1,121 @@
+#include "kernels/onednn/choice_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace paddle::kernels::onednn {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.starts_with("model name")) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+
+// What the timings depend on besides the op: the CPU, the threads oneDNN runs on, its version.
+std::string machine_key() {
+  const char* threads = std::getenv("OMP_NUM_THREADS");
+  const dnnl_version_t* version = dnnl_version();
+  return fmt::format("{}, threads: {}, oneDNN {}.{}.{}", cpu_model(),
+                     threads != nullptr && *threads != '\0' ? std::string(threads)
+                                                            : std::to_string(std::thread::hardware_concurrency()),
+                     version->major, version->minor, version->patch);
+}
+
+// The file locked for this process's turn, released when it goes.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) {
+        const int error = errno;
+        ::close(fd_);
+        throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
+      }
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+nlohmann::json read_choices(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json::object();
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json choices = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!choices.is_object()) throw std::runtime_error(fmt::format("{} is not a JSON object of kernel choices", path));
+  return choices;
+}
+
+void write_choices(const std::string& path, const nlohmann::json& choices) {
+  const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << choices.dump(1) << '\n';
+    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", temporary));
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace
+
+ChoiceCache::ChoiceCache(std::string path) : path_(std::move(path)), machine_(machine_key()) {}
+
+void ChoiceCache::give_up(const std::exception& e) {
+  fmt::print(stderr, "kernel choices: not kept in {} ({}); this process times its own\n", path_, e.what());
+  path_.clear();
+}
+
+Decision ChoiceCache::decide(const std::string& key, size_t ways, const std::function<Decision()>& time) {
+  if (path_.empty()) return time();
+  const std::string full_key = machine_ + " | " + key;
+  std::optional<FileLock> turn;
+  nlohmann::json choices;
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+    turn.emplace(path_ + ".lock");
+    choices = read_choices(path_);
+  } catch (const std::exception& e) {  // std::filesystem_error, std::runtime_error
+    give_up(e);
+    return time();
+  }
+  if (const auto kept = choices.find(full_key); kept != choices.end() && kept->is_object()) {
+    const size_t index = kept->value("index", ways);
+    if (index < ways) return Decision{index, kept->value("words", std::string()), true};
+  }
+  const Decision decision = time();  // with the file locked: another process asking waits for this
+  try {
+    choices[full_key] = {{"index", decision.index}, {"words", decision.words}};
+    write_choices(path_, choices);
+  } catch (const std::exception& e) {
+    give_up(e);
+  }
+  return decision;
+}
+
+}  // namespace paddle::kernels::onednn
