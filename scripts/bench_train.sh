@@ -22,6 +22,9 @@ peak_all=$("$build_dir/tests/gemm_peak_bench" | grep -o '[0-9.]* GFLOP/s' | cut 
 peak_one=$(OMP_NUM_THREADS=1 "$build_dir/tests/gemm_peak_bench" | grep -o '[0-9.]* GFLOP/s' | cut -d' ' -f1)
 echo "peak: oneDNN sgemm 2048^3: $peak_all GFLOP/s on $(nproc) threads, $peak_one on 1"
 echo "config: $config, train_samples=$samples (0 = all), 1 epoch, median of $runs runs"
+# Kernel choices (docs/train.md) are timed by the first run of each setup and kept for the others
+# in this bench's own file, so every bench starts from none.
+export PADDLE_KERNEL_CACHE="$work/kernel-choices.json"
 
 # Max pooling on the CNN's shapes, one thread: oneDNN's and ours on the blocked layout the chain
 # keeps, and ours on NCHW (the path before the chain).
