@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
 #include <functional>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -154,7 +156,7 @@ struct FusedConvPrimitives {
 
   FusedConv conv;
   ConvDescs descs;
-  std::string what;                                      // "convolution 64x16x14x14 nChw16c, 3x3 pad 1 to 32 channels"
+  std::string what;  // "convolution 64x16x14x14 nChw16c, 3x3 pad 1 to 32 channels, bias, ReLU": the op and its key
   std::vector<std::pair<Algorithm, ForwardDesc>> hints;  // each algorithm's forward, for its backward
   std::optional<Layout> y_layout;
   memory::desc y_chosen, y_caller;
@@ -167,7 +169,7 @@ struct FusedConvPrimitives {
   std::optional<FilterRun> filter;
 };
 
-// The hint (forward) of each algorithm `p` has one for.
+// The algorithms `p` has a forward for, and each one's forward: the hint its backward is built from.
 std::vector<Algorithm> algorithms_of(const FusedConvPrimitives& p) {
   std::vector<Algorithm> algorithms;
   for (const auto& [algorithm, hint] : p.hints) algorithms.push_back(algorithm);
@@ -183,11 +185,12 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
   const dnnl::engine& engine = dnn.engine();
   FusedConvPrimitives p(c, x_layout);
   const ConvDescs& d = p.descs;
-  p.what = fmt::format("convolution {}, {}x{}{} pad {} to {} channels{}{}",
+  p.what = fmt::format("convolution {}, {}x{}{} pad {} to {} channels{}{}{}",
                        x_layout ? x_layout->name() : fmt::format("{}x{}x{}x{} nchw", c.batch, c.shape.channels,
                                                                  c.shape.height, c.shape.width),
                        c.shape.kernel, c.shape.kernel, c.shape.stride == 1 ? "" : fmt::format(" stride {}", c.shape.stride),
-                       c.shape.padding, c.out_channels, c.bias ? ", bias" : "", c.relu ? ", ReLU" : "");
+                       c.shape.padding, c.out_channels, c.bias ? ", bias" : "", c.relu ? ", ReLU" : "",
+                       c.blocked_output ? "" : ", plain output");
   for (const Algorithm& algorithm : algorithms_for(dnn)) {
     const auto desc = if_implemented<ForwardDesc>([&] {
       return ForwardDesc(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm.id, d.x_any,
