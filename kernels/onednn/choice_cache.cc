@@ -14,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "common/file.h"
 
 namespace paddle::kernels::onednn {
 namespace {
@@ -63,23 +64,11 @@ class FileLock {
 };
 
 nlohmann::json read_choices(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nlohmann::json::object();
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json choices = nlohmann::json::parse(text.str(), nullptr, false);
+  const std::optional<std::string> text = common::read_file(path);
+  if (!text) return nlohmann::json::object();
+  nlohmann::json choices = nlohmann::json::parse(*text, nullptr, false);
   if (!choices.is_object()) throw std::runtime_error(fmt::format("{} is not a JSON object of kernel choices", path));
   return choices;
-}
-
-void write_choices(const std::string& path, const nlohmann::json& choices) {
-  const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << choices.dump(1) << '\n';
-    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", temporary));
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 }  // namespace
@@ -97,7 +86,7 @@ Decision ChoiceCache::decide(const std::string& key, size_t ways, const std::fun
   std::optional<FileLock> turn;
   nlohmann::json choices;
   try {
-    std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+    std::filesystem::create_directories(std::filesystem::path(path_).parent_path());  // for the lock
     turn.emplace(path_ + ".lock");
     choices = read_choices(path_);
   } catch (const std::exception& e) {  // std::filesystem_error, std::runtime_error
@@ -111,7 +100,7 @@ Decision ChoiceCache::decide(const std::string& key, size_t ways, const std::fun
   const Decision decision = time();  // with the file locked: another process asking waits for this
   try {
     choices[full_key] = {{"index", decision.index}, {"words", decision.words}};
-    write_choices(path_, choices);
+    common::write_file_atomically(path_, choices.dump(1) + "\n", common::Durability::kReadersOnly);
   } catch (const std::exception& e) {
     give_up(e);
   }
