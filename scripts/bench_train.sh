@@ -33,8 +33,14 @@ export PADDLE_KERNEL_CACHE="$work/kernel-choices.json"
 have_torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || { have_torch=0; echo "PyTorch: /usr/bin/python3 has no torch (apt install python3-torch); its rows are left out"; }
 
+# Each timed run starts 2 s after the last one ended: a job's teardown (the kernel freeing its
+# memory and its cgroup) goes on after its processes exit and, on a 2-core VM, slowed the next
+# job by 2-8% when runs came back to back.
+settle() { sleep 2; }
+
 # run SETUP PROCS: prints "samples/s test_acc" of one run
 run() {
+  settle
   local dir="$work/run$RANDOM$RANDOM"
   mkdir -p "$dir"
   case "$1" in
@@ -73,6 +79,7 @@ done
 # Where each 2-process run's CPU time goes, thread by thread (names set by the trainer): the
 # compute thread, oneDNN's OpenMP workers, the batch loader and the gradient allreduce thread,
 # sampled from /proc every 50 ms while the job runs.
+settle
 mkdir -p "$work/threads"
 (cd "$work/threads" && python3 - "$launcher" "$train" "$config" "$samples" <<'PY'
 import os, subprocess, sys, time
@@ -123,11 +130,14 @@ PY
 # What watching progress costs a step: the default (hang and straggler detection: a mark on the
 # progress page per phase and collective, an allgather of one float every 5 steps) against
 # --hang_timeout=0 --straggler_factor=0 (no marks at all), 2 processes, PROGRESS_RUNS (default 5)
-# pairs interleaved, median of each.
+# pairs interleaved, each pair's order the other way round from the last, median of each.
 progress_runs="${PROGRESS_RUNS:-5}"
 watched=(); unwatched=()
-for _ in $(seq "$progress_runs"); do
-  for mode in watched unwatched; do
+for pair in $(seq "$progress_runs"); do
+  order="watched unwatched"
+  [ $((pair % 2)) = 0 ] && order="unwatched watched"  # neither always first
+  for mode in $order; do
+    settle
     dir="$work/progress$RANDOM$RANDOM"
     mkdir -p "$dir"
     flags=()
