@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "common/file.h"
+#include "common/wait.h"
 
 namespace paddle::kernels::onednn {
 namespace {
@@ -43,17 +45,27 @@ std::string machine_key() {
                      version->major, version->minor, version->patch);
 }
 
-// The file locked for this process's turn, released when it goes.
+// The file locked for this process's turn, released when it goes; a holder that keeps it past
+// `longest_turn` is waited for no longer (the constructor throws).
 class FileLock {
  public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  FileLock(const std::string& path, std::chrono::milliseconds longest_turn)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
     if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) {
-        const int error = errno;
-        ::close(fd_);
-        throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
-      }
+    int failure = 0;  // an error other than the lock being another's
+    const bool locked_or_failed = common::wait_until(
+        longest_turn,
+        [&] {
+          if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return true;
+          if (errno != EWOULDBLOCK && errno != EINTR) failure = errno;
+          return failure != 0;
+        },
+        std::chrono::milliseconds(1));
+    if (locked_or_failed && failure == 0) return;
+    ::close(fd_);
+    throw std::runtime_error(failure != 0 ? fmt::format("cannot lock {}: {}", path, std::strerror(failure))
+                                          : fmt::format("another process has held {} for {} ms", path,
+                                                        longest_turn.count()));
   }
   ~FileLock() { ::close(fd_); }
   FileLock(const FileLock&) = delete;
@@ -73,7 +85,8 @@ nlohmann::json read_choices(const std::string& path) {
 
 }  // namespace
 
-ChoiceCache::ChoiceCache(std::string path) : path_(std::move(path)), machine_(machine_key()) {}
+ChoiceCache::ChoiceCache(std::string path, std::chrono::milliseconds longest_turn)
+    : path_(std::move(path)), machine_(machine_key()), longest_turn_(longest_turn) {}
 
 void ChoiceCache::give_up(const std::exception& e) {
   fmt::print(stderr, "kernel choices: not kept in {} ({}); this process times its own\n", path_, e.what());
@@ -87,7 +100,7 @@ Decision ChoiceCache::decide(const std::string& key, size_t ways, const std::fun
   nlohmann::json choices;
   try {
     std::filesystem::create_directories(std::filesystem::path(path_).parent_path());  // for the lock
-    turn.emplace(path_ + ".lock");
+    turn.emplace(path_ + ".lock", longest_turn_);
     choices = read_choices(path_);
   } catch (const std::exception& e) {  // std::filesystem_error, std::runtime_error
     give_up(e);

@@ -14,6 +14,7 @@
 //
 // PADDLE_KERNEL_CACHE names the file (kernels::choice_cache_from); delete it to time again.
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -30,8 +31,10 @@ struct Decision {
 
 class ChoiceCache {
  public:
-  // `path` "" keeps nothing: every decide() times.
-  explicit ChoiceCache(std::string path);
+  // `path` "" keeps nothing: every decide() times. A turn takes milliseconds (one op's timing);
+  // a process holding the file's lock past `longest_turn` (stopped, or hung) is waited for no
+  // longer: this one then times its own choices, as with a file it cannot keep.
+  explicit ChoiceCache(std::string path, std::chrono::milliseconds longest_turn = std::chrono::seconds(30));
 
   const std::string& path() const { return path_; }
   // The decision kept under `key` for this machine (one of `ways`), or the one `time` makes,
@@ -44,6 +47,7 @@ class ChoiceCache {
 
   std::string path_;
   std::string machine_;  // the key prefix: CPU model, threads, oneDNN version
+  std::chrono::milliseconds longest_turn_;
 };
 
 }  // namespace paddle::kernels::onednn

@@ -5,6 +5,8 @@
 #include "kernels/context.h"
 
 #ifdef PADDLE_LAUNCH_WITH_ONEDNN
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -111,6 +113,29 @@ TEST_CASE("a cache that cannot be kept is left alone: the process says why and t
   onednn::ChoiceCache unwritable("/proc/no-such-directory/kernel-choices.json");
   CHECK(unwritable.decide("k", 2, time).index == 1);
   CHECK(unwritable.path().empty());
+}
+
+TEST_CASE("a process that holds the cache's lock too long is waited for no longer") {
+  ScratchFile file;
+  fs::create_directories(fs::path(file.path).parent_path());
+  const int held = ::open((file.path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);  // another open file: another process, to flock
+  onednn::ChoiceCache cache(file.path, std::chrono::milliseconds(100));
+  int timings = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const onednn::Decision d = cache.decide("k", 2, [&] {
+    ++timings;
+    return onednn::Decision{1, "w", false};
+  });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(d.index == 1);
+  CHECK(timings == 1);
+  CHECK(cache.path().empty());  // given up, and said why
+  CHECK(waited >= std::chrono::milliseconds(100));
+  CHECK(waited < std::chrono::seconds(10));
+  CHECK_FALSE(fs::exists(file.path));  // nothing written without the lock
+  ::close(held);
 }
 
 TEST_CASE("a OneDnn with a cache says which choices it took from it") {
