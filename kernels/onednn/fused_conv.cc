@@ -112,12 +112,12 @@ std::vector<float> sample_of(const memory::desc& desc) {
 }
 
 // The way a direction runs: of one per algorithm with a primitive for the shape (`make` gives
-// nothing for one without), the one OneDnn::decide() takes, raced on scratch data by `call`
-// where the choice is timed; else the first.
+// nothing for one without), the one OneDnn::decide() takes, where the choice is timed raced by
+// the call `on_scratch` gives (made only then: its scratch data can be megabytes); else the first.
 template <class Run>
 Run choose_way(OneDnn& dnn, const std::vector<Algorithm>& algorithms, const std::string& what,
                const std::function<std::optional<Run>(const Algorithm&)>& make,
-               const std::function<void(Run&)>& call) {
+               const std::function<std::function<void(Run&)>()>& on_scratch) {
   std::vector<std::pair<Algorithm, Run>> ways;
   for (const Algorithm& algorithm : algorithms) {
     if (!ways.empty() && !dnn.times_alternatives()) break;
@@ -126,6 +126,7 @@ Run choose_way(OneDnn& dnn, const std::vector<Algorithm>& algorithms, const std:
   if (ways.empty()) throw std::logic_error(fmt::format("{}: oneDNN has no algorithm for it", what));
   if (ways.size() == 1) return std::move(ways.front().second);
   const size_t way = dnn.decide(what, ways.size(), [&] {
+    const std::function<void(Run&)> call = on_scratch();
     std::vector<std::function<void()>> calls;
     for (auto& [algorithm, run] : ways) calls.push_back([&call, &run = run] { call(run); });
     const std::vector<double> us = race(calls);
@@ -203,8 +204,6 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
   p.y_chosen = p.hints.front().second.dst_desc();
   if (c.blocked_output) p.y_layout = layout_of(p.y_chosen);
   p.y_caller = p.y_layout ? p.y_chosen : desc_of(d.y_any.dims(), nullptr);
-  std::vector<float> x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain),
-                     y = sample_of(p.y_caller);
   p.forward = choose_way<ForwardRun>(
       dnn, algorithms_of(p), p.what + ", forward",
       [&](const Algorithm& algorithm) {
@@ -215,7 +214,12 @@ FusedConvPrimitives build(OneDnn& dnn, const FusedConv& c, const Layout* x_layou
             c.bias ? LayoutBridge(d.b_plain, desc.bias_desc(), engine, Use::kRead) : LayoutBridge(),
             LayoutBridge(p.y_caller, desc.dst_desc(), engine, Use::kWrite), c.bias});
       },
-      [&](ForwardRun& run) { run.run(dnn, x.data(), w.data(), b.data(), y.data()); });
+      [&] {
+        return [&dnn, x = sample_of(d.x_caller), w = sample_of(d.w_plain), b = sample_of(d.b_plain),
+                y = sample_of(p.y_caller)](ForwardRun& run) mutable {
+          run.run(dnn, x.data(), w.data(), b.data(), y.data());
+        };
+      });
   p.g_from_dy = LayoutBridge(p.y_caller, p.y_chosen, engine, Use::kRead);
   if (c.relu && !c.dy_masked) {
     const auto relu = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
@@ -234,7 +238,6 @@ DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
   if (p.data) return *p.data;
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
-  std::vector<float> w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller);
   p.data = choose_way<DataRun>(
       dnn, algorithms_of(p), p.what + ", data gradient",
       [&](const Algorithm& algorithm) -> std::optional<DataRun> {
@@ -250,7 +253,10 @@ DataRun& data_run(OneDnn& dnn, FusedConvPrimitives& p) {
                        LayoutBridge(p.y_chosen, desc->diff_dst_desc(), engine, Use::kRead),
                        LayoutBridge(d.x_caller, desc->diff_src_desc(), engine, Use::kWrite)};
       },
-      [&](DataRun& run) { run.run(dnn, w.data(), g.data(), dx.data()); });
+      [&] {
+        return [&dnn, w = sample_of(d.w_plain), g = sample_of(p.y_chosen), dx = sample_of(d.x_caller)](
+                   DataRun& run) mutable { run.run(dnn, w.data(), g.data(), dx.data()); };
+      });
   return *p.data;
 }
 
@@ -259,8 +265,6 @@ FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
   const ConvDescs& d = p.descs;
   const dnnl::engine& engine = dnn.engine();
   const bool bias = p.conv.bias;
-  std::vector<float> x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
-                     db = sample_of(d.b_plain);
   p.filter = choose_way<FilterRun>(
       dnn, algorithms_of(p), p.what + ", filter gradient",
       [&](const Algorithm& algorithm) -> std::optional<FilterRun> {
@@ -279,7 +283,12 @@ FilterRun& filter_run(OneDnn& dnn, FusedConvPrimitives& p) {
                               : LayoutBridge(),
                          bias};
       },
-      [&](FilterRun& run) { run.run(dnn, x.data(), g.data(), dw.data(), db.data()); });
+      [&] {
+        return [&dnn, x = sample_of(d.x_caller), g = sample_of(p.y_chosen), dw = sample_of(d.w_plain),
+                db = sample_of(d.b_plain)](FilterRun& run) mutable {
+          run.run(dnn, x.data(), g.data(), dw.data(), db.data());
+        };
+      });
   return *p.filter;
 }
 
